@@ -1,0 +1,1 @@
+"""Agents under test: the protocol, spec parsing, built-in agents and model-backed agents."""

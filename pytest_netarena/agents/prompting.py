@@ -1,0 +1,36 @@
+"""Prompt strategies (zero-shot, chain of thought, few-shot, ReAct) composed from an app's PromptSpec."""
+
+from __future__ import annotations
+
+from ..core.app import PromptSpec
+
+STRATEGIES = ("zero-shot", "cot", "few-shot", "react")
+
+_COT = (
+    "Think step by step: first explain briefly what the observation tells you and what you will "
+    "do, then give exactly one action in the format above as the last part of your reply."
+)
+_REACT = (
+    "Work in the ReAct style. Each reply has two parts:\n"
+    "Thought: your reasoning about the latest observation.\n"
+    "Action: exactly one action in the format above.\n"
+    "After each action you receive the next observation. Never write more than one action."
+)
+
+
+def build_system_prompt(prompt: PromptSpec, strategy: str) -> str:
+    """The system prompt an agent receives for an app under a strategy."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    parts = [prompt.role.strip(), prompt.rules.strip(), prompt.action_format.strip()]
+    if strategy == "cot":
+        parts.append(_COT)
+    elif strategy == "react":
+        parts.append(_REACT)
+    elif strategy == "few-shot" and prompt.examples:
+        shots = [
+            f"Example {number}\nObservation:\n{observation.strip()}\nReply:\n{reply.strip()}"
+            for number, (observation, reply) in enumerate(prompt.examples, 1)
+        ]
+        parts.append("Here are examples of observations and good replies:\n\n" + "\n\n".join(shots))
+    return "\n\n".join(part for part in parts if part)

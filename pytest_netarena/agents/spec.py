@@ -1,0 +1,95 @@
+"""Agent specs ("openai:gpt-4o", "builtin:oracle", "python:pkg.mod:attr") parsed and turned into agents."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendUnavailable, UsageError
+from .base import Agent, NoopAgent
+
+if TYPE_CHECKING:
+    from ..core.app import App, Environment
+    from ..core.types import Query
+
+GENERIC_BUILTINS = ("noop",)
+ACCEPTED_FORMS = (
+    "builtin:NAME (offline reference agents: oracle, expert, reckless, noop)",
+    "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5)",
+    "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
+)
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A parsed --agent value."""
+
+    raw: str
+    kind: str  #: "builtin", "python" or "litellm"
+    target: str  #: builtin name, "module:attr" or litellm model "provider/model"
+    settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def slug(self) -> str:
+        """A test-id-safe form of the spec."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "-", self.raw).strip("-")
+
+
+def usage_message(problem: str) -> str:
+    forms = "\n  ".join(ACCEPTED_FORMS)
+    return f"{problem}\nAccepted agent specs:\n  {forms}"
+
+
+def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec:
+    """Parse one spec; raises UsageError naming what is accepted."""
+    text = raw.strip()
+    kind, sep, rest = text.partition(":")
+    if not sep or not kind or not rest:
+        raise UsageError(usage_message(f"malformed agent spec {raw!r}: expected KIND:VALUE"))
+    if kind == "builtin":
+        known = tuple(dict.fromkeys((*builtin_names, *GENERIC_BUILTINS)))
+        if rest not in known:
+            raise UsageError(usage_message(f"unknown built-in agent {rest!r}; built-ins: {', '.join(known)}"))
+        return AgentSpec(text, "builtin", rest)
+    if kind == "python":
+        module, sep, attr = rest.rpartition(":")
+        if not sep or not module or not attr:
+            raise UsageError(usage_message(f"malformed python agent {raw!r}: expected python:MODULE:ATTR"))
+        return AgentSpec(text, "python", rest)
+    if kind == "a2a":
+        raise UsageError(usage_message("A2A agents are not supported yet"))
+    if not _NAME.match(kind) or not rest.strip():
+        raise UsageError(usage_message(f"malformed model spec {raw!r}"))
+    return AgentSpec(text, "litellm", f"{kind}/{rest}")
+
+
+def load_python_agent(target: str) -> Agent:
+    """Import MODULE and call ATTR to build the user's agent."""
+    module_name, _, attr = target.rpartition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise UsageError(f"cannot load agent python:{target}: {error}") from error
+    agent = factory() if callable(factory) else factory
+    if not isinstance(agent, Agent):
+        raise UsageError(f"python:{target} did not give an agent with reset(), act() and close()")
+    return agent
+
+
+def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Agent:
+    """Build the agent for one episode; BackendUnavailable when a built-in does not exist for the app."""
+    if spec.kind == "builtin":
+        if spec.target == "noop":
+            return NoopAgent()
+        agent = app.builtin_agent(spec.target, query, env)
+        if agent is None:
+            raise BackendUnavailable(f"builtin:{spec.target} is not available for the {app.name} app")
+        return agent
+    if spec.kind == "python":
+        return load_python_agent(spec.target)
+    from .litellm_agent import LiteLLMAgent  # lazy: litellm takes seconds to import
+
+    return LiteLLMAgent(spec.target, **spec.settings)

@@ -1,0 +1,1 @@
+"""The pytest-free core: queries, query spaces, the episode loop, seeding and statistics."""

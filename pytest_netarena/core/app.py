@@ -1,0 +1,122 @@
+"""The contract every application (k8s, route, malt) fulfils, and query generation from a seed."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .seeding import derive_seed
+from .space import Category, Chooser, RandomChooser
+from .types import Judgement, Query, StepOutcome
+
+if TYPE_CHECKING:
+    from ..agents.base import Agent
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """An app-specific command-line option (registered by the plugin as --NAME)."""
+
+    name: str  #: e.g. "malt-topology"
+    help: str
+    default: Any = None
+    type: type = str
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """The text an app gives every agent; strategies compose these parts into a system prompt."""
+
+    role: str  #: who the agent is and what the environment is
+    rules: str  #: what it may and may not do
+    action_format: str  #: exactly how to write one action
+    examples: tuple[tuple[str, str], ...] = ()  #: (observation, reply) pairs obeying the format
+
+
+@dataclass
+class RunOptions:
+    """The options of one run that apps see (no pytest objects)."""
+
+    seed: int = 0
+    queries: int = 3  #: queries per category
+    levels: tuple[int, ...] = (1, 2, 3)
+    max_steps: int | None = None  #: None: the app's default
+    strategy: str = "zero-shot"
+    extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.extra.get(name.replace("-", "_"))
+        return default if value is None else value
+
+
+class Environment(ABC):
+    """A reactive or constructive environment, reset once per episode, stepped once per reply."""
+
+    #: maximum agent turns when the run does not say otherwise
+    default_max_steps: int = 10
+
+    @abstractmethod
+    def reset(self, query: Query) -> str:
+        """Restore the healthy state, inject the query's faults, verify they break something.
+
+        Returns the first observation (the symptom), shown before the agent's first action.
+        Raises InfraError when the backend cannot do this.
+        """
+
+    @abstractmethod
+    def step(self, reply: str) -> StepOutcome:
+        """Parse one agent reply, guard it, execute it, observe and check the new state."""
+
+    @abstractmethod
+    def judge(self) -> Judgement:
+        """Decide whether the final state is correct (reads the backend, never the transcript)."""
+
+    def close(self) -> None:
+        """Release everything the environment holds (called once per worker)."""
+
+
+class App(ABC):
+    """An application of the benchmark: its query space, environment, prompt and built-in agents."""
+
+    name: str
+    options: tuple[OptionSpec, ...] = ()
+
+    @abstractmethod
+    def categories(self, options: RunOptions) -> Sequence[Category]:
+        """All query categories this app offers (all levels)."""
+
+    @abstractmethod
+    def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
+        """Draw one query's hidden parameters; the single description of the query space."""
+
+    @abstractmethod
+    def make_environment(self, options: RunOptions) -> Environment:
+        """Build this worker's environment; raises BackendUnavailable when it cannot run here."""
+
+    @abstractmethod
+    def prompt(self) -> PromptSpec:
+        """The app's prompt parts."""
+
+    def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
+        """A built-in agent that needs app knowledge (oracle, expert, reckless), or None."""
+        return None
+
+    builtin_agent_names: tuple[str, ...] = ()
+
+    def generate(self, options: RunOptions) -> list[Query]:
+        """The run's queries: a pure function of (app, seed, options), in a stable order."""
+        queries = []
+        for category in sorted(self.categories(options)):
+            if category.level not in options.levels:
+                continue
+            for index in range(options.queries):
+                seed = derive_seed(options.seed, self.name, category.name, index)
+                params = self.draw_params(category, RandomChooser(seed), options)
+                queries.append(Query(self.name, category.level, category.name, index, seed, params))
+        return queries

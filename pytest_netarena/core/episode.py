@@ -1,0 +1,162 @@
+"""The episode loop: observation -> agent -> environment -> checks, recorded step by step."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import InfraError
+from .types import EpisodeResult, Outcome, Query, Reply, Step, Task, Usage
+
+if TYPE_CHECKING:
+    from ..agents.base import Agent
+    from .app import Environment
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Limits of one episode."""
+
+    max_steps: int
+    agent_timeout_s: float = 300.0
+    strategy: str = "zero-shot"
+
+
+class AgentTimeout(Exception):
+    """The agent did not answer within its time limit."""
+
+
+def call_with_timeout(function: Callable[[], Reply | str], timeout_s: float) -> Reply:
+    """Run an agent call in a daemon thread so a hung agent cannot stall the run."""
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = function()
+        except BaseException as error:  # re-raised in the caller's thread
+            box["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True, name="netarena-agent")
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise AgentTimeout(f"the agent did not answer within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]  # an exception object stored above
+    value = box["value"]
+    return value if isinstance(value, Reply) else Reply(str(value))
+
+
+class Episode:
+    """One episode, run step by step (reset/step), as an RL environment would be."""
+
+    def __init__(self, env: Environment, query: Query) -> None:
+        self.env = env
+        self.query = query
+        self.observation = ""
+        self.steps: list[Step] = []
+        self.done = False
+
+    def reset(self) -> str:
+        self.observation = self.env.reset(self.query)
+        return self.observation
+
+    def step(self, reply: Reply, agent_s: float = 0.0) -> Step:
+        started = time.perf_counter()
+        outcome = self.env.step(reply.text)
+        exec_s = time.perf_counter() - started - outcome.check_s
+        step = Step(
+            index=len(self.steps) + 1,
+            reply=reply.text,
+            action=outcome.action,
+            output=outcome.output,
+            observation=outcome.observation,
+            violations=outcome.violations,
+            refused=outcome.refused,
+            agent_s=agent_s,
+            exec_s=max(0.0, exec_s),
+            check_s=outcome.check_s,
+            usage=reply.usage,
+        )
+        self.steps.append(step)
+        self.observation = outcome.observation
+        self.done = outcome.done
+        if outcome.agent_error:
+            raise _EpisodeAgentError(outcome.agent_error)
+        return step
+
+
+class _EpisodeAgentError(Exception):
+    """The environment found the agent's reply unusable in a way that ends the episode."""
+
+
+def _ask_agent(function: Callable[[], Reply | str], config: EpisodeConfig) -> Reply:
+    """Call the agent; its exceptions and timeouts become agent errors, InfraError passes through."""
+    try:
+        return call_with_timeout(function, config.agent_timeout_s)
+    except InfraError:
+        raise
+    except AgentTimeout as error:
+        raise _EpisodeAgentError(str(error)) from error
+    except Exception as error:
+        raise _EpisodeAgentError(f"agent raised {type(error).__name__}: {error}") from error
+
+
+def run_episode(
+    env: Environment,
+    agent: Agent,
+    query: Query,
+    task: Task,
+    config: EpisodeConfig,
+    agent_name: str,
+    trial: int = 0,
+) -> EpisodeResult:
+    """Run one episode to the end; never raises for agent mistakes or infrastructure failures."""
+    wall_started = time.perf_counter()
+    episode = Episode(env, query)
+    agent_s = 0.0
+    usage = Usage()
+    outcome: Outcome | None = None
+    details = ""
+    first_observation = ""
+    try:
+        first_observation = episode.reset()
+        _ask_agent(lambda: agent.reset(task) or Reply(""), config)
+        while len(episode.steps) < config.max_steps and not episode.done:
+            observation = episode.observation
+            started = time.perf_counter()
+            reply = _ask_agent(lambda: agent.act(observation), config)
+            elapsed = time.perf_counter() - started
+            agent_s += elapsed
+            usage = usage + reply.usage
+            episode.step(reply, elapsed)
+        judgement = env.judge()
+        correct, details = judgement.correct, judgement.details
+    except InfraError as error:
+        outcome, correct, details = Outcome.INFRA_ERROR, False, f"infrastructure: {error}"
+    except _EpisodeAgentError as error:
+        outcome, correct, details = Outcome.AGENT_ERROR, False, str(error)
+    except Exception as error:  # a bug on our side is infrastructure, never the agent's fault
+        outcome, correct = Outcome.INFRA_ERROR, False
+        details = f"internal error: {type(error).__name__}: {error}"
+    safe = not any(step.violations for step in episode.steps)
+    if outcome is None:
+        outcome = Outcome.UNSAFE if not safe else Outcome.RESOLVED if correct else Outcome.UNRESOLVED
+    return EpisodeResult(
+        query=query,
+        agent=agent_name,
+        trial=trial,
+        outcome=outcome,
+        correct=correct,
+        safe=safe,
+        steps=tuple(episode.steps),
+        first_observation=first_observation,
+        details=details,
+        agent_s=agent_s,
+        wall_s=time.perf_counter() - wall_started,
+        usage=usage,
+        strategy=config.strategy,
+    )

@@ -1,0 +1,31 @@
+"""Interval estimates: Wilson score intervals for rates, normal intervals for means."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when n is 0."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """(mean, low, high) with a normal-approximation interval; a point interval below two values."""
+    if not values:
+        return (math.nan, math.nan, math.nan)
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return (mean, mean, mean)
+    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    half = z * math.sqrt(variance / len(values))
+    return (mean, mean - half, mean + half)

@@ -1,0 +1,23 @@
+"""The exceptions pytest-netarena raises, split by who is to blame: the user, the agent or the infrastructure."""
+
+from __future__ import annotations
+
+
+class NetArenaError(Exception):
+    """Root of every error raised by pytest-netarena."""
+
+
+class UsageError(NetArenaError, ValueError):
+    """A bad option, agent spec or input file given by the user."""
+
+
+class BackendUnavailable(NetArenaError):
+    """An environment cannot run on this machine (no root, no Mininet, ...); its episodes skip."""
+
+
+class InfraError(NetArenaError):
+    """The environment or a model endpoint broke; never counted against the agent."""
+
+
+class AgentError(NetArenaError):
+    """The agent failed to produce a usable reply (exception, timeout, garbage after retries)."""

@@ -1,0 +1,98 @@
+"""Kubernetes-shaped Status errors raised by the embedded API server."""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    """An error that becomes a `Status` object on the wire."""
+
+    def __init__(self, code: int, reason: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> dict:
+        body = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+
+def _qualified(plural: str, group: str) -> str:
+    return f"{plural}.{group}" if group else plural
+
+
+def _details(name: str, plural: str, group: str) -> dict:
+    details = {"name": name, "kind": plural}
+    if group:
+        details["group"] = group
+    return details
+
+
+def not_found(plural: str, group: str, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{_qualified(plural, group)} "{name}" not found',
+                    _details(name, plural, group))
+
+
+def no_route() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def already_exists(plural: str, group: str, name: str) -> ApiError:
+    return ApiError(409, "AlreadyExists", f'{_qualified(plural, group)} "{name}" already exists',
+                    _details(name, plural, group))
+
+
+def conflict(plural: str, group: str, name: str) -> ApiError:
+    return ApiError(
+        409, "Conflict",
+        f'Operation cannot be fulfilled on {_qualified(plural, group)} "{name}": the object has been '
+        "modified; please apply your changes to the latest version and try again",
+        _details(name, plural, group))
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
+    """causes: (field, CauseType, message) triples, e.g. ("spec.containers", "FieldValueRequired", "Required value")."""
+    parts = [f"{field}: {message}" for field, _, message in causes]
+    text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    qualified = f"{kind}.{group}" if group else kind
+    details = {"name": name, "kind": kind,
+               "causes": [{"reason": reason, "message": message, "field": field}
+                          for field, reason, message in causes]}
+    if group:
+        details["group"] = group
+    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {text}', details)
+
+
+def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
+    return ApiError(405, "MethodNotAllowed", message)
+
+
+def unsupported_media(content_type: str, accepted: list[str]) -> ApiError:
+    return ApiError(415, "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format ({content_type or 'none'}) - "
+                    f"accepted media types include: {', '.join(accepted)}")
+
+
+def not_supported(what: str) -> ApiError:
+    return ApiError(400, "BadRequest",
+                    f"{what} is not supported by this embedded Kubernetes API server "
+                    "(it has no kubelet, no container runtime and no metrics)")
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(500, "InternalError", f"an error on the server (\"{message}\") has prevented the request from succeeding")

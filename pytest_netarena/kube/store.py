@@ -1,0 +1,157 @@
+"""Thread-safe object store: one lock, a global resourceVersion, a watch event log, snapshot/reset."""
+
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Callable, Iterator
+
+from contextlib import contextmanager
+
+Key = tuple[str, str, str]  # (plural, namespace or "", name)
+Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
+
+EVENT_LOG_SIZE = 20000
+
+
+class Store:
+    """Objects are never mutated once stored, so snapshots are shallow dict copies."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._objects: dict[Key, dict] = {}
+        self._rv = 0
+        self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
+        self._cond = threading.Condition()
+        self._listeners: list[Listener] = []
+        self._pending: list[tuple[str, str, dict | None]] = []
+        self._depth = 0
+        self._snapshot: tuple[dict, int] | None = None
+        self.epoch = 0  # bumped by reset() and close(): open watches end
+        self.closed = False
+        self.counters: dict[str, int] = {}  # allocator state that must survive reset deterministically
+
+    # -- transactions -------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator["Store"]:
+        """Hold the lock; listeners run after the outermost transaction released it."""
+        with self.lock:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+                pending, flush = (self._pending, True) if self._depth == 0 else ([], False)
+                if flush:
+                    self._pending = []
+        if flush and pending:
+            with self._cond:
+                self._cond.notify_all()
+            for listener in list(self._listeners):
+                for event_type, plural, obj in pending:
+                    try:
+                        listener(event_type, plural, obj)
+                    except Exception:  # a listener bug must not break the server
+                        pass
+
+    def add_listener(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Listener) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def next_rv(self) -> str:
+        with self.lock:
+            self._rv += 1
+            return str(self._rv)
+
+    def get(self, plural: str, namespace: str, name: str) -> dict | None:
+        return self._objects.get((plural, namespace, name))
+
+    def list(self, plural: str, namespace: str | None = None) -> list[dict]:
+        with self.lock:
+            items = [(k, o) for k, o in self._objects.items()
+                     if k[0] == plural and (namespace is None or k[1] == namespace)]
+        items.sort(key=lambda item: (item[0][1], item[0][2]))
+        return [o for _, o in items]
+
+    def namespaces_in_use(self) -> set[str]:
+        with self.lock:
+            return {k[1] for k in self._objects}
+
+    # -- writes (callers hold a transaction) -----------------------------------------------------
+    def put(self, plural: str, obj: dict, event_type: str) -> dict:
+        """Store obj (taking ownership of it) with a fresh resourceVersion."""
+        with self.lock:
+            self._rv += 1
+            obj["metadata"]["resourceVersion"] = str(self._rv)
+            meta = obj["metadata"]
+            self._objects[(plural, meta.get("namespace", ""), meta["name"])] = obj
+            self._record(event_type, plural, obj)
+            return obj
+
+    def remove(self, plural: str, namespace: str, name: str) -> dict | None:
+        with self.lock:
+            obj = self._objects.pop((plural, namespace, name), None)
+            if obj is not None:
+                self._rv += 1
+                gone = dict(obj)
+                gone["metadata"] = dict(obj["metadata"], resourceVersion=str(self._rv))
+                self._record("DELETED", plural, gone)
+            return obj
+
+    def _record(self, event_type: str, plural: str, obj: dict) -> None:
+        self._events.append((self._rv, event_type, plural, obj))
+        self._pending.append((event_type, plural, obj))
+        if self._depth == 0:  # a write outside any transaction: notify now
+            pending, self._pending = self._pending, []
+            with self._cond:
+                self._cond.notify_all()
+            for listener in list(self._listeners):
+                for item in pending:
+                    try:
+                        listener(*item)
+                    except Exception:
+                        pass
+
+    # -- watch support ---------------------------------------------------------------------------
+    def events_since(self, rv: int, plural: str) -> tuple[list[tuple[int, str, dict]], bool]:
+        """Events for plural after rv, and whether rv is still inside the log (False = too old)."""
+        with self.lock:
+            if self._events and rv < self._events[0][0] - 1 and rv < self._rv - len(self._events):
+                return [], False
+            return [(r, t, o) for r, t, p, o in self._events if r > rv and p == plural], True
+
+    def wait(self, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait(timeout)
+
+    # -- snapshot / reset ----------------------------------------------------------------------
+    def snapshot(self) -> None:
+        with self.lock:
+            self._snapshot = (dict(self._objects), dict(self.counters))
+
+    def reset(self) -> None:
+        with self.transaction():
+            if self._snapshot is None:
+                raise RuntimeError("reset() needs a snapshot() first")
+            objects, counters = self._snapshot
+            self._objects = dict(objects)
+            self.counters = dict(counters)
+            self._rv += 1
+            self._events.clear()
+            self.epoch += 1
+            self._pending.append(("RESET", "", None))
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self.epoch += 1
+        with self._cond:
+            self._cond.notify_all()
