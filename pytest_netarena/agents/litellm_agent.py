@@ -1,0 +1,290 @@
+"""The model-backed agent: any litellm model, with retries, token and cost accounting and a bounded context."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from typing import Any
+
+from ..core.types import Reply, Task, Usage
+from ..errors import InfraError, UsageError
+
+#: how the plugin's option names (dest form) map onto constructor keywords
+SETTING_ALIASES = {
+    "llm_api_base": "api_base",
+    "llm_api_key": "api_key",
+    "llm_temperature": "temperature",
+    "llm_seed": "seed",
+    "llm_max_retries": "max_retries",
+    "llm_backoff_s": "backoff_s",
+    "llm_timeout": "request_timeout_s",
+    "llm_request_timeout_s": "request_timeout_s",
+    "llm_max_history_chars": "max_history_chars",
+    "llm_max_tokens": "max_tokens",
+    "timeout": "request_timeout_s",
+}
+DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current chat model's context
+MAX_BACKOFF_S = 60.0
+#: HTTP statuses worth retrying: request timeout, conflict, too early, rate limit
+_TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+#: litellm reports a missing key as a 500; retrying it only delays the inevitable
+_CONFIG_MARKERS = ("missing credentials", "api_key client option", "llm provider not provided")
+EMPTY_REPLY_PLACEHOLDER = "(empty reply)"
+
+_litellm_module: Any = None
+
+
+def import_litellm() -> Any:
+    """Import litellm once, offline: its price map comes from the installed package, not the network."""
+    global _litellm_module
+    if _litellm_module is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        try:
+            import litellm
+        except ImportError as error:
+            raise UsageError("model agents need litellm: pip install 'pytest-netarena[llm]'") from error
+        litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on every error
+        _litellm_module = litellm
+    return _litellm_module
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a failed completion is worth retrying (rate limits, 5xx, timeouts, dropped connections)."""
+    litellm = import_litellm()
+    text = str(error).lower()
+    if any(marker in text for marker in _CONFIG_MARKERS):
+        return False
+    if isinstance(error, (litellm.Timeout, litellm.APIConnectionError, TimeoutError, ConnectionError)):
+        return True
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int):
+        return status in _TRANSIENT_STATUSES or status >= 500
+    return False
+
+
+def _retry_after_s(error: BaseException) -> float | None:
+    """The provider's Retry-After in seconds, when it sent one."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+class LiteLLMAgent:
+    """An agent answering with a chat model through litellm (`openai/gpt-4o`, `ollama/qwen2.5`, ...).
+
+    Failure policy (the environment never blames the agent for a broken endpoint):
+    - transient errors (429, 5xx, timeouts, connection errors, unparseable bodies) are retried
+      `max_retries` times with exponential backoff, then raise InfraError;
+    - every other provider error (401, 400, unknown model, missing key) raises InfraError at once:
+      it is a configuration problem of the run that retrying cannot fix and that says nothing
+      about the model's ability, so it must not be scored as an agent failure;
+    - a well-formed response without text (no choices, null content) is the model's own answer:
+      it is returned as an empty Reply (tokens still counted), and the environment records an
+      unusable action, exactly as for any reply it cannot parse.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = 0.0,
+        seed: int | None = None,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        request_timeout_s: float = 120,
+        max_history_chars: int = DEFAULT_MAX_HISTORY_CHARS,
+        max_tokens: int | None = None,
+        **settings: Any,
+    ) -> None:
+        explicit = {
+            "api_base": api_base, "api_key": api_key, "temperature": temperature, "seed": seed,
+            "max_retries": max_retries, "backoff_s": backoff_s, "request_timeout_s": request_timeout_s,
+            "max_history_chars": max_history_chars, "max_tokens": max_tokens,
+        }
+        for name, value in settings.items():
+            if name not in SETTING_ALIASES:
+                accepted = ", ".join(sorted({*explicit, *SETTING_ALIASES}))
+                raise UsageError(f"unknown setting {name!r} for model agent {model!r}; accepted: {accepted}")
+            if value is not None:  # an option left unset by the plugin keeps the default
+                explicit[SETTING_ALIASES[name]] = value
+        if not model or "/" not in model:
+            raise UsageError(f"model agent needs a litellm model 'provider/model', got {model!r}")
+        self.model = model
+        self.api_base = explicit["api_base"]
+        self.api_key = explicit["api_key"]
+        self.temperature = None if explicit["temperature"] is None else float(explicit["temperature"])
+        self.seed = None if explicit["seed"] is None else int(explicit["seed"])
+        self.max_retries = max(0, int(explicit["max_retries"] if explicit["max_retries"] is not None else 4))
+        self.backoff_s = max(0.0, float(explicit["backoff_s"] if explicit["backoff_s"] is not None else 1.0))
+        self.request_timeout_s = float(explicit["request_timeout_s"] or 120)
+        self.max_history_chars = int(explicit["max_history_chars"] or DEFAULT_MAX_HISTORY_CHARS)
+        self.max_tokens = None if explicit["max_tokens"] is None else int(explicit["max_tokens"])
+        self.system_prompt = ""
+        self.history: list[dict[str, str]] = []  #: system, first observation, recent turns
+        self.dropped_messages = 0  #: turns removed from the middle of the history so far
+        self.attempts = 0  #: HTTP requests made, retries included (for tests and reports)
+        self._ready = False
+
+    # the Agent protocol
+
+    def reset(self, task: Task) -> None:
+        self.system_prompt = task.system_prompt
+        self.history = [{"role": "system", "content": task.system_prompt}]
+        self.dropped_messages = 0
+        self._ready = True
+
+    def act(self, observation: str) -> Reply:
+        if not self._ready:
+            raise RuntimeError("LiteLLMAgent.act() called before reset(task)")
+        dropped_before = self.dropped_messages
+        history = self._trim([*self.history, {"role": "user", "content": observation}])
+        try:
+            response = self._complete(self._sendable(history))
+        except BaseException:
+            self.dropped_messages = dropped_before  # nothing is committed when the call fails
+            raise
+        text = _reply_text(response)
+        # some providers reject empty assistant turns, so the history keeps a visible placeholder
+        history.append({"role": "assistant", "content": text or EMPTY_REPLY_PLACEHOLDER})
+        self.history = history  # committed only on success: a retried act() does not duplicate turns
+        return Reply(text, self._usage(response))
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The conversation as it would be sent now (system first, with the truncation marker)."""
+        return self._sendable(self.history)
+
+    def close(self) -> None:
+        self.history = []
+        self._ready = False
+
+    # internals
+
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "timeout": self.request_timeout_s,
+            "drop_params": True,  # temperature/seed go only to providers that take them
+            "num_retries": 0,  # retries are ours, so they are counted, bounded and reported
+            "max_retries": 0,
+        }
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        if self.seed is not None:
+            request["seed"] = self.seed
+        if self.max_tokens is not None:
+            request["max_tokens"] = self.max_tokens
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self.api_key:
+            request["api_key"] = self.api_key
+        return request
+
+    def _complete(self, messages: list[dict[str, str]]) -> Any:
+        litellm = import_litellm()
+        request = self._request(messages)
+        for attempt in range(self.max_retries + 1):
+            self.attempts += 1
+            try:
+                return litellm.completion(**request)
+            except Exception as error:  # every provider failure is infrastructure, never the agent's
+                if not is_transient(error):
+                    raise InfraError(f"model {self.model} refused the request (not retried): {_describe(error)}") from error
+                if attempt == self.max_retries:
+                    raise InfraError(
+                        f"model {self.model} failed {attempt + 1} times with transient errors; "
+                        f"last: {_describe(error)}"
+                    ) from error
+                time.sleep(self._delay_s(attempt, error))
+        raise AssertionError("unreachable")
+
+    def _delay_s(self, attempt: int, error: BaseException) -> float:
+        # jitter spreads the retries of parallel xdist workers that hit one rate limit together
+        delay = self.backoff_s * (2**attempt) * (1.0 + 0.25 * random.random())
+        retry_after = _retry_after_s(error)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, MAX_BACKOFF_S)
+
+    def _usage(self, response: Any) -> Usage:
+        usage = getattr(response, "usage", None)
+        tokens_in = _count(getattr(usage, "prompt_tokens", 0))
+        tokens_out = _count(getattr(usage, "completion_tokens", 0))
+        return Usage(tokens_in, tokens_out, _cost(response))
+
+    def _trim(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """Keep system + first observation + the most recent turns within max_history_chars.
+
+        Whole turns go from the front, so the kept tail still starts with an observation; the
+        latest observation is always kept, even alone over the limit. Counts the marker's length.
+        """
+        head, tail = messages[:2], messages[2:]
+        dropped = self.dropped_messages
+        while len(tail) > 1:
+            marker = len(_marker_text(dropped)) if dropped else 0
+            if _chars(head) + marker + _chars(tail) <= self.max_history_chars:
+                break
+            cut = 1
+            while cut < len(tail) - 1 and tail[cut]["role"] != "user":
+                cut += 1
+            dropped += cut
+            tail = tail[cut:]
+        self.dropped_messages = dropped
+        return [*head, *tail]
+
+    def _sendable(self, history: list[dict[str, str]]) -> list[dict[str, str]]:
+        """The history as sent: a marker after the first observation says how much was dropped."""
+        if not self.dropped_messages:
+            return list(history)
+        return [*history[:2], {"role": "user", "content": _marker_text(self.dropped_messages)}, *history[2:]]
+
+
+def _marker_text(dropped: int) -> str:
+    return f"[{dropped} earlier messages were removed to keep the conversation short; the latest follow.]"
+
+
+def _chars(messages: list[dict[str, str]]) -> int:
+    return sum(len(message.get("content") or "") for message in messages)
+
+
+def _reply_text(response: Any) -> str:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else ""
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _cost(response: Any) -> float:
+    """The reply's price from litellm's bundled price map; 0.0 for unpriced or local models."""
+    litellm = import_litellm()
+    try:
+        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # unpriced models raise; a missing price is not worth failing a run over
+        return 0.0
+    return cost if math.isfinite(cost) and cost > 0 else 0.0
+
+
+def _describe(error: BaseException) -> str:
+    status = getattr(error, "status_code", None)
+    message = " ".join(str(error).split())
+    if len(message) > 500:
+        message = message[:500] + "..."
+    prefix = f"HTTP {status} " if isinstance(status, int) else ""
+    return f"{prefix}{type(error).__name__}: {message}"
