@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netpol_xyz import PODS, Reachability, assert_reachability, make_model, netpol, pod_ip, pods_labelled
+from .netpol_xyz import PODS, Reachability, assert_reachability, make_model, netpol, pod_ip, pods_labelled
 
 NS_NAME = "kubernetes.io/metadata.name"
 
