@@ -17,6 +17,14 @@ APP_ENTRY_POINTS = {
 }
 
 
+def register_app(name: str, entry_point: str) -> None:
+    """Add a user's app ("module:attribute" of an App instance), e.g. from the netarena_apps ini key."""
+    if APP_ENTRY_POINTS.get(name, entry_point) != entry_point:
+        raise ValueError(f"app {name!r} is already registered as {APP_ENTRY_POINTS[name]}")
+    APP_ENTRY_POINTS[name] = entry_point
+    get_app.cache_clear()
+
+
 @cache
 def get_app(name: str) -> App:
     """The App registered under name; KeyError if there is none."""
@@ -25,12 +33,20 @@ def get_app(name: str) -> App:
 
 
 def available_apps() -> dict[str, App]:
-    """Every registered app whose package is present (an app still being built is left out)."""
-    apps = {}
+    """Every registered app that loads; the others are in load_errors()."""
+    return {name: app for name, app in _load_all().items() if not isinstance(app, Exception)}
+
+
+def load_errors() -> dict[str, Exception]:
+    """Why each registered app that does not load failed (a broken app must not break the others)."""
+    return {name: app for name, app in _load_all().items() if isinstance(app, Exception)}
+
+
+def _load_all() -> dict[str, App | Exception]:
+    loaded: dict[str, App | Exception] = {}
     for name in APP_ENTRY_POINTS:
         try:
-            apps[name] = get_app(name)
-        except ModuleNotFoundError as error:
-            if not (error.name or "").startswith(f"pytest_netarena.apps.{name}"):
-                raise
-    return apps
+            loaded[name] = get_app(name)
+        except (ImportError, AttributeError) as error:
+            loaded[name] = error
+    return loaded

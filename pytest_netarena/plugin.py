@@ -1,0 +1,367 @@
+"""The pytest glue: options, seeding across xdist workers, one test per episode, reports.
+
+Everything substantive lives in the pytest-free core; the hooks here only translate between
+pytest and it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .agents.prompting import STRATEGIES, build_system_prompt
+from .agents.spec import ACCEPTED_FORMS, AgentSpec, make_agent
+from .apps import available_apps, get_app, load_errors, register_app
+from .assertions import render_transcript
+from .core.app import App, Environment, RunOptions
+from .core.episode import EpisodeConfig, run_episode
+from .core.seeding import new_run_seed
+from .core.types import EpisodeResult, Outcome, Query, Task
+from .errors import BackendUnavailable, InfraError, UsageError
+from .reporting import artifacts
+from .reporting.properties import episode_properties, record_from_properties
+from .reporting.summary import render_table, summarize
+from .settings import Settings, parse_agents, parse_levels, positive_int
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+RESULT_KEY = pytest.StashKey[EpisodeResult]()
+
+NO_AGENT_MESSAGE = (
+    "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
+)
+
+# (option, ini key, help, default); CLI values win over ini values.
+_OPTIONS = (
+    ("seed", "netarena_seed", "run seed (default: random, printed in the header)", None),
+    ("queries", "netarena_queries", "queries per category (default 3)", "3"),
+    ("levels", "netarena_levels", "levels to run, e.g. 1,2 (default 1,2,3)", "1,2,3"),
+    ("max-steps", "netarena_max_steps", "agent turns per episode (default: the app's own)", None),
+    ("strategy", "netarena_strategy", f"prompt strategy: {', '.join(STRATEGIES)} (default zero-shot)", "zero-shot"),
+    ("trials", "netarena_trials", "runs of every query per agent (default 1)", "1"),
+    ("reports-dir", "netarena_reports_dir", "where run folders are written (default reports/)", "reports"),
+    ("agent-timeout", "netarena_agent_timeout", "seconds an agent may take per reply (default 300)", "300"),
+    ("llm-api-base", "netarena_llm_api_base", "base URL of an OpenAI-compatible endpoint for model agents", None),
+    ("temperature", "netarena_temperature", "sampling temperature for model agents (default 0)", "0"),
+)
+
+
+# ---- options and configuration ---------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("netarena", "pytest-netarena benchmark")
+    group.addoption(
+        "--agent",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="agent under test (repeatable): " + "; ".join(ACCEPTED_FORMS),
+    )
+    parser.addini("netarena_agents", "agents under test when --agent is not given", type="linelist")
+    parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
+    for name, ini, help_text, default in _OPTIONS:
+        group.addoption(f"--{name}", default=None, help=help_text)
+        parser.addini(ini, help_text, default=default)
+    for app in available_apps().values():
+        for spec in app.options:
+            group.addoption(f"--{spec.name}", default=None, help=f"[{app.name}] {spec.help}")
+            parser.addini(f"netarena_{spec.dest}", spec.help, default=spec.default)
+
+
+def _value(config: pytest.Config, name: str, ini: str) -> Any:
+    value = config.getoption(name.replace("-", "_"))
+    return value if value is not None else config.getini(ini)
+
+
+def _register_user_apps(config: pytest.Config) -> None:
+    for line in config.getini("netarena_apps"):
+        name, sep, entry_point = (part.strip() for part in line.partition("="))
+        if not sep or ":" not in entry_point:
+            raise UsageError(f"netarena_apps entries look like 'NAME = MODULE:ATTR'; got {line!r}")
+        try:
+            register_app(name, entry_point)
+            get_app(name)
+        except (ValueError, ImportError, AttributeError) as error:
+            raise UsageError(f"cannot load app {line!r}: {error}") from None
+
+
+def _build_settings(config: pytest.Config) -> Settings:
+    _register_user_apps(config)
+    apps = available_apps()
+    builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
+    raw_agents = config.getoption("agent") or config.getini("netarena_agents") or []
+    agents = parse_agents(list(raw_agents), builtin_names)
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
+    else:
+        seed_text = _value(config, "seed", "netarena_seed")
+        try:
+            seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
+        except ValueError:
+            raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
+        run_id = artifacts.new_run_id(seed)
+    strategy = _value(config, "strategy", "netarena_strategy")
+    if strategy not in STRATEGIES:
+        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    max_steps = _value(config, "max-steps", "netarena_max_steps")
+    extra = {
+        spec.dest: _value(config, spec.name, f"netarena_{spec.dest}")
+        for app in apps.values()
+        for spec in app.options
+    }
+    run_options = RunOptions(
+        seed=seed,
+        queries=positive_int("--queries", _value(config, "queries", "netarena_queries")),
+        levels=parse_levels(_value(config, "levels", "netarena_levels")),
+        max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
+        strategy=strategy,
+        extra=extra,
+    )
+    try:
+        timeout = float(_value(config, "agent-timeout", "netarena_agent_timeout"))
+        temperature = float(_value(config, "temperature", "netarena_temperature"))
+    except ValueError as error:
+        raise UsageError(f"--agent-timeout and --temperature take numbers: {error}") from None
+    llm_settings = {"temperature": temperature, "seed": seed}
+    api_base = _value(config, "llm-api-base", "netarena_llm_api_base")
+    if api_base:
+        llm_settings["api_base"] = api_base
+    agents = [replace(a, settings=llm_settings) if a.kind == "litellm" else a for a in agents]
+    reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
+    if not reports_dir.is_absolute():
+        reports_dir = config.rootpath / reports_dir
+    return Settings(
+        seed=seed,
+        run_id=run_id,
+        agents=agents,
+        run_options=run_options,
+        trials=positive_int("--trials", _value(config, "trials", "netarena_trials")),
+        agent_timeout_s=timeout,
+        reports_dir=reports_dir,
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "netarena(app): a benchmark test run once per query x agent x trial")
+    try:
+        config.stash[SETTINGS_KEY] = _build_settings(config)
+    except UsageError as error:
+        raise pytest.UsageError(f"pytest-netarena: {error}") from None
+    if not hasattr(config, "workerinput"):  # only the controller aggregates and writes run files
+        config.pluginmanager.register(RunReporter(config), "netarena-reporter")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(), "netarena-xdist")
+
+
+class XdistHooks:
+    """Ships the controller's seed and run id to every worker, so all collect the same queries."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        settings = node.config.stash[SETTINGS_KEY]
+        node.workerinput["netarena_seed"] = settings.seed
+        node.workerinput["netarena_run_id"] = settings.run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    settings = config.stash[SETTINGS_KEY]
+    agents = ", ".join(a.raw for a in settings.agents) or "none"
+    options = settings.run_options
+    lines = [
+        f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
+        f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}",
+        f"netarena: reports in {settings.run_dir}",
+    ]
+    for app in available_apps().values():
+        lines.extend(f"netarena: {app.name}: {note}" for note in getattr(app, "header_notes", lambda: [])())
+    return lines
+
+
+# ---- collection: one test per query x agent x trial --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """The parameter of one benchmark test."""
+
+    query: Query
+    agent: AgentSpec | None
+    trial: int
+
+
+def queries_for(settings: Settings, app_name: str) -> list[Query]:
+    if app_name not in settings.query_cache:
+        settings.query_cache[app_name] = get_app(app_name).generate(settings.run_options)
+    return settings.query_cache[app_name]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "netarena_case" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("netarena")
+    if marker is None or not marker.args:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: use @pytest.mark.netarena('<app>') with netarena_case")
+    settings = metafunc.config.stash[SETTINGS_KEY]
+    if marker.args[0] not in available_apps():
+        reason = load_errors().get(marker.args[0], "it is not registered")
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: app {marker.args[0]!r} cannot be loaded: {reason}")
+    queries = queries_for(settings, marker.args[0])
+    agents: list[AgentSpec | None] = list(settings.agents) or [None]
+    cases, ids = [], []
+    for query, agent, trial in itertools.product(queries, agents, range(settings.trials)):
+        cases.append(Case(query, agent, trial))
+        suffix = f"-{agent.slug}" if agent is not None and len(agents) > 1 else ""
+        suffix += f"-t{trial}" if settings.trials > 1 else ""
+        ids.append(query.id + suffix)
+    metafunc.parametrize("netarena_case", cases, ids=ids)
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+
+
+class EnvironmentPool:
+    """One environment per app per worker, built on first use and closed at the end."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.environments: dict[str, Environment | BackendUnavailable] = {}
+
+    def get(self, app: App) -> Environment:
+        if app.name not in self.environments:
+            try:
+                self.environments[app.name] = app.make_environment(self.options)
+            except BackendUnavailable as error:
+                self.environments[app.name] = error
+        environment = self.environments[app.name]
+        if isinstance(environment, BackendUnavailable):
+            pytest.skip(f"{app.name} cannot run here: {environment}")
+        return environment
+
+    def close(self) -> None:
+        for environment in self.environments.values():
+            if isinstance(environment, Environment):
+                environment.close()
+
+
+@pytest.fixture(scope="session")
+def netarena_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run's resolved settings (seed, agents, options)."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture(scope="session")
+def netarena_environments(netarena_settings: Settings) -> Any:
+    pool = EnvironmentPool(netarena_settings.run_options)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def netarena_result(
+    request: pytest.FixtureRequest, netarena_case: Case, netarena_settings: Settings, netarena_environments: EnvironmentPool
+) -> EpisodeResult:
+    """Runs the episode of this test's query with its agent and returns the result."""
+    case, settings = netarena_case, netarena_settings
+    if case.agent is None:
+        pytest.skip(NO_AGENT_MESSAGE)
+    app = get_app(case.query.app)
+    env = netarena_environments.get(app)
+    try:
+        agent = make_agent(case.agent, app, case.query, env)
+    except BackendUnavailable as error:
+        pytest.skip(str(error))
+    except UsageError as error:
+        raise pytest.UsageError(str(error)) from None
+    options = settings.run_options
+    max_steps = options.max_steps or env.default_max_steps
+    task = Task(
+        app=app.name,
+        query_id=case.query.id,
+        level=case.query.level,
+        category=case.query.category,
+        system_prompt=build_system_prompt(app.prompt(), options.strategy),
+        strategy=options.strategy,
+        max_steps=max_steps,
+    )
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=settings.agent_timeout_s, strategy=options.strategy)
+    try:
+        result = run_episode(env, agent, case.query, task, config, case.agent.raw, case.trial)
+    finally:
+        agent.close()
+    request.node.stash[RESULT_KEY] = result
+    request.node.user_properties.extend(episode_properties(result))
+    artifacts.append_episode(settings.run_dir, result)
+    if result.outcome is Outcome.INFRA_ERROR:
+        raise InfraError(result.details)  # a test error, not a failure: never the agent's fault
+    return result
+
+
+# ---- reporting ----------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    result = item.stash.get(RESULT_KEY, None)
+    if result is not None and report.failed and report.when in ("setup", "call"):
+        report.sections.append(("netarena transcript", render_transcript(result)))
+    return report
+
+
+class RunReporter:
+    """Collects episode records from test reports (which xdist ships from workers) and writes the run files."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: list[dict[str, Any]] = []
+        self.no_agent_skips = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and NO_AGENT_MESSAGE in str(report.longrepr):
+            self.no_agent_skips += 1
+        if report.when == "teardown":
+            record = record_from_properties(list(report.user_properties))
+            if record is not None:
+                self.records.append(record)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.records:
+            settings = self.config.stash[SETTINGS_KEY]
+            artifacts.write_run_info(settings.run_dir, _run_info(self.config, settings))
+            artifacts.write_summary(settings.run_dir, summarize(self.records))
+        elif self.no_agent_skips:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.no_agent_skips:
+            terminalreporter.write_line(f"pytest-netarena: {self.no_agent_skips} episodes skipped: {NO_AGENT_MESSAGE}", red=True)
+        if not self.records:
+            return
+        settings = self.config.stash[SETTINGS_KEY]
+        terminalreporter.section("netarena summary")
+        for line in render_table(summarize(self.records)):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"seed {settings.seed}; reports in {settings.run_dir}")
+
+
+def _run_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
+    options = settings.run_options
+    return {
+        "run_id": settings.run_id,
+        "seed": settings.seed,
+        "agents": [agent.raw for agent in settings.agents],
+        "options": {
+            "queries": options.queries,
+            "levels": list(options.levels),
+            "max_steps": options.max_steps,
+            "strategy": options.strategy,
+            "trials": settings.trials,
+            **{key: value for key, value in options.extra.items() if value is not None},
+        },
+        "args": list(config.invocation_params.args),
+    }

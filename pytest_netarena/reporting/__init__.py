@@ -1,0 +1,1 @@
+"""Reports: JUnit properties, run folders, summaries with confidence intervals, terminal tables."""

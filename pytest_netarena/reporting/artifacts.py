@@ -1,0 +1,62 @@
+"""The run folder reports/<run-id>/: run.json, episodes.jsonl (appended live) and summary.json."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.types import EpisodeResult
+
+
+def new_run_id(seed: int) -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{seed}"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(temporary, path)  # readers never see a half-written file
+
+
+def append_episode(run_dir: Path, result: EpisodeResult) -> None:
+    """Append one transcript line; a lock keeps lines from parallel workers whole."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(result.to_dict(), sort_keys=True, default=str) + "\n"
+    with open(run_dir / "episodes.jsonl", "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            handle.write(line)
+            handle.flush()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
+    from .. import __version__
+
+    versions = {"pytest-netarena": __version__, "python": platform.python_version()}
+    for package in ("pytest", "hypothesis", "networkx", "pytest-xdist", "litellm"):
+        try:
+            from importlib.metadata import version
+
+            versions[package] = version(package)
+        except Exception:
+            continue
+    _write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform()})
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    _write_json(run_dir / "summary.json", summary)
+
+
+def read_episodes(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "episodes.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,37 @@
+"""Per-episode JUnit user_properties (`netarena.*`), and reading them back into records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.types import EpisodeResult
+
+PREFIX = "netarena."
+
+
+def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
+    """The properties attached to an episode's test report (strings and numbers only)."""
+    values: dict[str, Any] = {
+        "query": result.query.id,
+        "app": result.query.app,
+        "level": result.query.level,
+        "category": result.query.category,
+        "agent": result.agent,
+        "trial": result.trial,
+        "seed": result.query.seed,
+        "outcome": result.outcome.value,
+        "correct": result.correct,
+        "safe": result.safe,
+        "steps": len(result.steps),
+        "latency_s": round(result.agent_s, 4),
+        "wall_s": round(result.wall_s, 4),
+        "tokens": result.usage.tokens,
+        "cost_usd": round(result.usage.cost_usd, 6),
+    }
+    return [(PREFIX + key, value) for key, value in values.items()]
+
+
+def record_from_properties(properties: list[tuple[str, Any]]) -> dict[str, Any] | None:
+    """The episode record carried by a report's user_properties, or None if it has none."""
+    record = {key[len(PREFIX):]: value for key, value in properties if key.startswith(PREFIX)}
+    return record if "outcome" in record else None

@@ -1,0 +1,100 @@
+"""Aggregation of episode records into per-category rates with Wilson intervals, and a text table."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from ..core.stats import mean_interval, wilson_interval
+
+SCHEMA_VERSION = 1
+
+
+def _rate(successes: int, n: int) -> dict[str, Any]:
+    low, high = wilson_interval(successes, n)
+    return {"rate": successes / n if n else None, "k": successes, "n": n, "ci95": [low, high]}
+
+
+def _mean(values: list[float]) -> dict[str, Any]:
+    mean, low, high = mean_interval(values)
+    if not values:
+        return {"mean": None, "ci95": [None, None]}
+    return {"mean": mean, "ci95": [low, high]}
+
+
+def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Statistics over records of one group. Infra errors are counted apart, never scored."""
+    scored = [r for r in records if r["outcome"] != "infra_error"]
+    n = len(scored)
+    return {
+        "episodes": len(records),
+        "scored": n,
+        "infra_errors": len(records) - n,
+        "agent_errors": sum(r["outcome"] == "agent_error" for r in scored),
+        "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
+        "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
+        "resolved": _rate(sum(r["outcome"] == "resolved" for r in scored), n),
+        "steps": _mean([float(r["steps"]) for r in scored]),
+        "latency_s": _mean([float(r["latency_s"]) for r in scored]),
+        "tokens": sum(int(r.get("tokens", 0)) for r in records),
+        "cost_usd": sum(float(r.get("cost_usd", 0.0)) for r in records),
+    }
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """summary.json: per app x agent overall, and per level x category, plus leaderboard fields."""
+    by_agent: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_agent[(record["app"], record["agent"])].append(record)
+    groups = []
+    for (app, agent), items in sorted(by_agent.items()):
+        overall = aggregate(items)
+        by_category: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+        for record in items:
+            by_category[(int(record["level"]), record["category"])].append(record)
+        groups.append(
+            {
+                "app": app,
+                "agent": agent,
+                "overall": overall,
+                # the AgentBeats leaderboard's field names, over scored episodes
+                "avg_correctness": overall["correctness"]["rate"],
+                "avg_safety": overall["safety"]["rate"],
+                "avg_iterations": overall["steps"]["mean"],
+                "categories": [
+                    {"level": level, "category": category, **aggregate(group)}
+                    for (level, category), group in sorted(by_category.items())
+                ],
+            }
+        )
+    return {"schema_version": SCHEMA_VERSION, "groups": groups}
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    if rate["n"] == 0:
+        return "-"
+    low, high = rate["ci95"]
+    return f"{100 * rate['rate']:5.1f}% [{100 * low:3.0f}-{100 * high:3.0f}]"
+
+
+def render_table(summary: dict[str, Any]) -> list[str]:
+    """Terminal lines: one row per app x agent x level x category, then an overall row."""
+    header = f"{'app':<6} {'agent':<22} {'L':>1} {'category':<32} {'n':>4} {'correct [95% CI]':>19} {'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5}"
+    lines = [header, "-" * len(header)]
+
+    def row(app: str, agent: str, level: str, category: str, stats: dict[str, Any]) -> str:
+        steps = stats["steps"]["mean"]
+        latency = stats["latency_s"]["mean"]
+        return (
+            f"{app:<6} {agent[:22]:<22} {level:>1} {category[:32]:<32} {stats['scored']:>4} "
+            f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
+            f"{stats['infra_errors']:>5}"
+        )
+
+    for group in summary["groups"]:
+        for category in group["categories"]:
+            lines.append(row(group["app"], group["agent"], str(category["level"]), category["category"], category))
+        lines.append(row(group["app"], group["agent"], "*", "ALL", group["overall"]))
+    return lines

@@ -1,0 +1,172 @@
+"""The plugin end to end in pytester: options, parametrization, outcomes, reports, xdist."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+
+
+def run_dir(pytester: pytest.Pytester):
+    (folder,) = (pytester.path / "reports").iterdir()
+    return folder
+
+
+def read_summary(pytester: pytest.Pytester) -> dict:
+    return json.loads((run_dir(pytester) / "summary.json").read_text())
+
+# the toy app has 2 categories (levels 1 and 2); 3 queries each by default
+DEFAULT_EPISODES = 6
+
+
+def test_oracle_resolves_every_episode_and_reports_are_written(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--seed=7")
+    result.assert_outcomes(passed=DEFAULT_EPISODES)
+    result.stdout.fnmatch_lines(["*netarena: seed=7 agents=builtin:oracle*", "*netarena summary*", "*toy*ALL*100.0%*"])
+    folder = run_dir(toy)
+    run = json.loads((folder / "run.json").read_text())
+    assert run["seed"] == 7 and run["agents"] == ["builtin:oracle"]
+    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == DEFAULT_EPISODES
+    assert all(e["outcome"] == "resolved" and len(e["steps"]) == 1 for e in episodes)
+    (group,) = read_summary(toy)["groups"]
+    assert group["avg_correctness"] == 1.0 and group["avg_safety"] == 1.0 and group["avg_iterations"] == 1.0
+    assert group["overall"]["correctness"]["ci95"][1] == pytest.approx(1.0)
+    assert [c["category"] for c in group["categories"]] == ["set", "set+set"]
+
+
+def test_noop_resolves_nothing(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:noop")
+    result.assert_outcomes(failed=DEFAULT_EPISODES)
+    (group,) = read_summary(toy)["groups"]
+    assert group["avg_correctness"] == 0.0
+    assert group["overall"]["steps"]["mean"] == 3.0  # the toy's default max steps, all used
+
+
+def test_reckless_agent_is_flagged_unsafe_with_the_violation_named(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:reckless", "--queries=1")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*unsafe after*", "*first unsafe step 1*", "*counter went negative (-1)*"])
+    (group,) = read_summary(toy)["groups"]
+    assert group["avg_safety"] == 0.0 and group["avg_correctness"] == 1.0
+
+
+def test_junit_carries_netarena_properties(toy: pytest.Pytester) -> None:
+    toy.runpytest("--agent=builtin:oracle", "--queries=1", "--junitxml=junit.xml").assert_outcomes(passed=2)
+    cases = ET.parse(toy.path / "junit.xml").getroot().iter("testcase")
+    properties = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
+    assert len(properties) == 2
+    for props in properties:
+        assert props["netarena.app"] == "toy" and props["netarena.outcome"] == "resolved"
+        for key in ("level", "category", "agent", "seed", "correct", "safe", "steps", "latency_s", "tokens", "cost_usd"):
+            assert f"netarena.{key}" in props
+
+
+def test_ids_are_readable_and_depend_only_on_the_seed(toy: pytest.Pytester) -> None:
+    first = toy.runpytest("--agent=builtin:oracle", "--seed=3", "--collect-only", "-q").stdout.lines
+    again = toy.runpytest("--agent=builtin:oracle", "--seed=3", "--collect-only", "-q").stdout.lines
+    ids = [line for line in first if "::" in line]
+    assert ids == [line for line in again if "::" in line]
+    assert ids[0].endswith("test_episode[toy-L1-set-0000]") and ids[-1].endswith("[toy-L2-set+set-0002]")
+
+
+def test_same_seed_same_queries_other_seed_other_queries(toy: pytest.Pytester) -> None:
+    def targets(seed: int) -> list[int]:
+        toy.runpytest("--agent=builtin:oracle", f"--seed={seed}", "--reports-dir", f"r{seed}-{len(list(toy.path.iterdir()))}")
+        folder = max(toy.path.glob(f"r{seed}-*/*"), key=lambda p: p.stat().st_mtime)
+        lines = (folder / "episodes.jsonl").read_text().splitlines()
+        return sorted(json.loads(line)["query"]["params"]["target"] for line in lines)
+
+    assert targets(11) == targets(11)
+    assert targets(11) != targets(12)
+
+
+def test_levels_queries_trials_and_several_agents_shape_the_parametrization(toy: pytest.Pytester) -> None:
+    result = toy.runpytest(
+        "--agent=builtin:oracle", "--agent=builtin:noop", "--levels=2", "--queries=2", "--trials=2", "--collect-only", "-q"
+    )
+    ids = [line.split("[")[1].rstrip("]") for line in result.stdout.lines if "::" in line]
+    assert len(ids) == 2 * 2 * 2
+    assert "toy-L2-set+set-0001-builtin-noop-t1" in ids
+    assert not any("-L1-" in test_id for test_id in ids)
+
+
+def test_collection_is_identical_under_xdist(toy: pytest.Pytester) -> None:
+    serial = toy.runpytest_subprocess("--agent=builtin:oracle", "--seed=5", "-v", "-p", "no:cacheprovider")
+    parallel = toy.runpytest_subprocess("--agent=builtin:oracle", "--seed=5", "-v", "-n", "2", "-p", "no:cacheprovider")
+
+    def passed(lines: list[str]) -> list[str]:
+        return sorted(line.split("::")[1].split(" ")[0] for line in lines if "PASSED" in line and "::" in line)
+
+    assert passed(serial.stdout.lines) == passed(parallel.stdout.lines)
+    assert len(passed(parallel.stdout.lines)) == DEFAULT_EPISODES
+    # the controller wrote one summary covering the workers' episodes
+    summaries = list((toy.path / "reports").glob("*/summary.json"))
+    totals = sorted(json.loads(s.read_text())["groups"][0]["overall"]["episodes"] for s in summaries)
+    assert totals == [DEFAULT_EPISODES, DEFAULT_EPISODES]
+
+
+def test_infra_errors_are_test_errors_and_never_scored(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOY_BROKEN", "1")
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1")
+    result.assert_outcomes(errors=2)
+    overall = read_summary(toy)["groups"][0]["overall"]
+    assert overall["infra_errors"] == 2 and overall["scored"] == 0 and overall["correctness"]["rate"] is None
+
+
+def test_no_agent_is_a_clear_usage_error(toy: pytest.Pytester) -> None:
+    result = toy.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*no agent selected: pass --agent=SPEC*"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("gpt-4o", "*malformed agent spec 'gpt-4o'*"),
+        ("builtin:wizard", "*unknown built-in agent 'wizard'*"),
+        ("python:nomodule", "*malformed python agent*"),
+    ],
+)
+def test_bad_agent_specs_are_usage_errors_listing_accepted_forms(toy: pytest.Pytester, spec: str, message: str) -> None:
+    result = toy.runpytest(f"--agent={spec}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message, "*Accepted agent specs:*", "*builtin:NAME*"])
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [("--levels=4", "*--levels must list levels among 1, 2 and 3*"), ("--queries=0", "*--queries must be at least 1*"),
+     ("--strategy=magic", "*--strategy must be one of*"), ("--seed=abc", "*--seed takes a whole number*")],
+)
+def test_bad_options_are_usage_errors(toy: pytest.Pytester, option: str, message: str) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_options_can_be_set_in_the_ini_file(toy: pytest.Pytester) -> None:
+    toy.makeini(
+        "[pytest]\nnetarena_apps = toy = toy_app:APP\nnetarena_agents = builtin:oracle\nnetarena_queries = 1\nnetarena_seed = 42\n"
+    )
+    result = toy.runpytest()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*netarena: seed=42 agents=builtin:oracle*"])
+
+
+def test_a_users_python_agent_is_loaded(toy: pytest.Pytester) -> None:
+    toy.makepyfile(
+        my_agent="""
+class Agent:
+    def reset(self, task):
+        self.prompt = task.system_prompt
+    def act(self, observation):
+        return "set " + observation.rsplit(" ", 1)[1]
+    def close(self):
+        pass
+"""
+    )
+    toy.syspathinsert()
+    toy.runpytest("--agent=python:my_agent:Agent", "--queries=1").assert_outcomes(passed=2)

@@ -1,0 +1,80 @@
+"""A tiny app for the plugin's own tests: set a counter to a hidden target without going negative."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from pytest_netarena.core.app import App, Environment, PromptSpec, RunOptions
+from pytest_netarena.core.space import Category, Chooser
+from pytest_netarena.core.types import Judgement, Query, Reply, StepOutcome, Task
+from pytest_netarena.errors import InfraError
+
+
+class CounterEnvironment(Environment):
+    """State: one integer. Action: 'set N'. Unsafe: a negative value. TOY_BROKEN=1 makes reset fail."""
+
+    default_max_steps = 3
+
+    def reset(self, query: Query) -> str:
+        if os.environ.get("TOY_BROKEN") == "1":
+            raise InfraError("the toy backend is down")
+        self.value, self.target = 0, query.params["target"]
+        return f"counter is {self.value}; make it {self.target}"
+
+    def step(self, reply: str) -> StepOutcome:
+        match = re.search(r"set (-?\d+)", reply)
+        if match is None:
+            return StepOutcome("", "no action", "say 'set N'", refused=True)
+        self.value = int(match.group(1))
+        violations = (f"counter went negative ({self.value})",) if self.value < 0 else ()
+        done = self.value == self.target
+        return StepOutcome(match.group(0), "ok", f"counter is {self.value}", violations, done=done)
+
+    def judge(self) -> Judgement:
+        return Judgement(self.value == self.target, f"counter {self.value}, target {self.target}")
+
+
+class OracleAgent:
+    def __init__(self, target: int) -> None:
+        self.target = target
+
+    def reset(self, task: Task) -> None:
+        pass
+
+    def act(self, observation: str) -> Reply:
+        return Reply(f"set {self.target}")
+
+    def close(self) -> None:
+        pass
+
+
+class RecklessAgent(OracleAgent):
+    def act(self, observation: str) -> Reply:
+        self.target, value = self.target, -1 if "is 0" in observation else self.target
+        return Reply(f"set {value}")
+
+
+class CounterApp(App):
+    name = "toy"
+    builtin_agent_names = ("oracle", "reckless")
+
+    def categories(self, options: RunOptions) -> list[Category]:
+        return [Category(1, "set"), Category(2, "set+set")]
+
+    def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
+        return {"target": chooser.integer(1, 100)}
+
+    def make_environment(self, options: RunOptions) -> Environment:
+        return CounterEnvironment()
+
+    def prompt(self) -> PromptSpec:
+        return PromptSpec("You control a counter.", "Never go negative.", "Reply 'set N'.", (("counter is 0; make it 3", "set 3"),))
+
+    def builtin_agent(self, name: str, query: Query, env: Environment) -> Any:
+        agents = {"oracle": OracleAgent, "reckless": RecklessAgent}
+        return agents[name](query.params["target"]) if name in agents else None
+
+
+APP = CounterApp()
