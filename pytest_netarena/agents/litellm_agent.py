@@ -66,15 +66,15 @@ def is_transient(error: BaseException) -> bool:
 
 def _retry_after_s(error: BaseException) -> float | None:
     """The provider's Retry-After in seconds, when it sent one."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
+    # litellm keeps the provider's headers apart; its own error.response is rebuilt without them
+    for headers in (getattr(error, "litellm_response_headers", None), getattr(getattr(error, "response", None), "headers", None)):
+        try:
+            value = float(headers.get("retry-after"))  # type: ignore[union-attr]
+        except (AttributeError, TypeError, ValueError):
+            continue
+        if math.isfinite(value) and value >= 0:
+            return value
+    return None
 
 
 class LiteLLMAgent:

@@ -1,0 +1,45 @@
+"""Fixtures for the agent tests: a local OpenAI-compatible server and litellm imported once."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_netarena.agents.litellm_agent import LiteLLMAgent, import_litellm
+from pytest_netarena.core.types import Task
+from pytest_netarena.testing.openai_server import OpenAIStubServer
+
+TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "zero-shot", 5)
+
+
+@pytest.fixture(scope="session")
+def litellm():
+    """litellm takes seconds to import: pay it once per session (and offline: local price map)."""
+    return import_litellm()
+
+
+@pytest.fixture
+def serve():
+    """Start stub servers for this test; all are stopped at its end."""
+    servers: list[OpenAIStubServer] = []
+
+    def start(replies=()) -> OpenAIStubServer:
+        server = OpenAIStubServer(replies).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def agent_for(litellm):
+    """A LiteLLMAgent pointed at a stub server, with tiny backoff; reset with TASK."""
+
+    def make(server: OpenAIStubServer, model: str = "openai/gpt-4o", **settings) -> LiteLLMAgent:
+        settings.setdefault("backoff_s", 0.01)
+        agent = LiteLLMAgent(model, api_base=server.url + "/v1", api_key="test", **settings)
+        agent.reset(TASK)
+        return agent
+
+    return make
