@@ -1,0 +1,116 @@
+"""The episode loop with real agents and a real (toy) environment: outcomes, steps, timing, errors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.episode import Episode, EpisodeConfig, run_episode
+from pytest_netarena.core.types import Outcome, Reply, Task, Usage
+
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "plugin"))
+    import toy_app
+
+    return toy_app.APP
+
+
+@pytest.fixture
+def query(app):
+    return app.generate(RunOptions(seed=1, queries=1, levels=(1,)))[0]
+
+
+def task_for(query) -> Task:
+    return Task(query.app, query.id, query.level, query.category, "system", "zero-shot", 3)
+
+
+class Scripted:
+    """Replies from a list; raises or sleeps when told to."""
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+
+    def reset(self, task):
+        self.task = task
+
+    def act(self, observation):
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, float):
+            time.sleep(reply)
+            return "set 1"
+        return reply
+
+    def close(self):
+        pass
+
+
+def run(app, query, agent, **config):
+    env = app.make_environment(RunOptions())
+    return run_episode(env, agent, query, task_for(query), EpisodeConfig(max_steps=3, **config), "scripted")
+
+
+def test_resolved_episode_records_each_step_with_usage(app, query) -> None:
+    target = query.params["target"]
+    agent = Scripted("hmm", Reply(f"set {target}", Usage(10, 5, 0.25)))
+    result = run(app, query, agent)
+    assert result.outcome is Outcome.RESOLVED and result.correct and result.safe
+    assert [s.refused for s in result.steps] == [True, False]
+    assert result.usage == Usage(10, 5, 0.25) and result.usage.tokens == 15
+    assert result.first_observation.startswith("counter is 0")
+    assert result.steps[1].observation == f"counter is {target}"
+
+
+def test_unsafe_step_makes_the_outcome_unsafe_even_if_fixed_later(app, query) -> None:
+    result = run(app, query, Scripted("set -5", f"set {query.params['target']}"))
+    assert result.outcome is Outcome.UNSAFE and result.correct and not result.safe
+    assert result.first_unsafe_step.index == 1 and "negative" in result.first_unsafe_step.violations[0]
+
+
+def test_step_budget_ends_an_unresolved_episode(app, query) -> None:
+    result = run(app, query, Scripted("no", "no", "no", "no"))
+    assert result.outcome is Outcome.UNRESOLVED and len(result.steps) == 3
+
+
+def test_agent_exception_is_an_agent_error_with_its_message(app, query) -> None:
+    result = run(app, query, Scripted("set 1", RuntimeError("model exploded")))
+    assert result.outcome is Outcome.AGENT_ERROR
+    assert "RuntimeError: model exploded" in result.details and len(result.steps) == 1
+
+
+def test_a_hung_agent_times_out_as_an_agent_error(app, query) -> None:
+    started = time.perf_counter()
+    result = run(app, query, Scripted(5.0), agent_timeout_s=0.2)
+    assert result.outcome is Outcome.AGENT_ERROR and "did not answer within 0.2 s" in result.details
+    assert time.perf_counter() - started < 2
+
+
+def test_infra_failure_is_never_the_agents_fault(app, query, monkeypatch) -> None:
+    monkeypatch.setenv("TOY_BROKEN", "1")
+    result = run(app, query, Scripted("set 1"))
+    assert result.outcome is Outcome.INFRA_ERROR and "toy backend is down" in result.details
+
+
+def test_step_by_step_interface_serves_as_an_rl_environment(app, query) -> None:
+    episode = Episode(app.make_environment(RunOptions()), query)
+    assert episode.reset().startswith("counter is 0")
+    step = episode.step(Reply(f"set {query.params['target']}"))
+    assert episode.done and step.action == f"set {query.params['target']}" and not step.violations
+
+
+def test_result_serialises_to_json() -> None:
+    import json
+
+    from pytest_netarena.core.types import EpisodeResult, Query
+
+    result = EpisodeResult(Query("toy", 1, "set", 0, 9, {"target": 3}), "a", 0, Outcome.RESOLVED, True, True, ())
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["query"]["id"] == "toy-L1-set-0000" and data["outcome"] == "resolved"
+    assert Query.from_dict(data["query"]) == result.query
