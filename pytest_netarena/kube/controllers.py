@@ -1,0 +1,417 @@
+"""Light synchronous controllers: Deployment -> ReplicaSet -> Pods, a kubelet stand-in, endpoints, GC."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import ipaddress
+import json
+
+from . import defaults
+from .ops import stable_uid
+
+from .selectors import selector_matches
+from .tables import timestamp
+
+NODE_NAME = "netarena-node"
+NODE_IP = "172.18.0.2"
+POD_CIDR = ipaddress.ip_network("10.244.0.0/16")
+ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+HASH_LABEL = "pod-template-hash"
+REVISION = "deployment.kubernetes.io/revision"
+MANAGED_EP = "endpoints.kubernetes.io/managed-by"
+
+
+def _suffix(text: str, length: int) -> str:
+    digest = hashlib.sha256(text.encode()).digest()
+    return "".join(ALPHABET[b % len(ALPHABET)] for b in digest[:length])
+
+
+def template_hash(template: dict) -> str:
+    return _suffix(json.dumps(template, sort_keys=True), 10)
+
+
+def _owner(obj: dict, block: bool = True) -> dict:
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
+            "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": block}
+
+
+def _owned_by(obj: dict, owner: dict) -> bool:
+    return any(ref.get("uid") == owner["metadata"]["uid"] for ref in obj["metadata"].get("ownerReferences") or [])
+
+
+class _Writer:
+    def __init__(self, cluster):
+        self.store = cluster.store
+        self.changed = False
+
+    def put(self, plural: str, obj: dict, old: dict | None) -> dict:
+        if old is not None:
+            obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+            if obj == old:
+                return old
+        self.changed = True
+        return self.store.put(plural, obj, "MODIFIED" if old is not None else "ADDED")
+
+    def create(self, plural: str, obj: dict) -> dict:
+        meta = obj["metadata"]
+        meta["uid"] = stable_uid(plural, meta.get("namespace", ""), meta["name"], str(self.store.resource_version))
+        meta["creationTimestamp"] = timestamp()
+        return self.put(plural, obj, None)
+
+    def remove(self, plural: str, namespace: str, name: str) -> None:
+        if self.store.remove(plural, namespace, name) is not None:
+            self.changed = True
+
+
+def reconcile(cluster, namespace: str) -> None:
+    writer = _Writer(cluster)
+    namespaces = [namespace] if namespace else sorted(
+        n["metadata"]["name"] for n in cluster.store.list("namespaces"))
+    for _ in range(6):  # cascades (deployment -> rs -> pods) settle in a few passes
+        writer.changed = False
+        _collect_garbage(writer, namespaces)
+        for ns in namespaces:
+            for deploy in cluster.store.list("deployments", ns):
+                _deployment(writer, deploy)
+            for rs in cluster.store.list("replicasets", ns):
+                _replicaset(writer, rs)
+            for pod in cluster.store.list("pods", ns):
+                _kubelet(writer, pod)
+            for rs in cluster.store.list("replicasets", ns):
+                _replicaset_status(writer, rs)
+            for deploy in cluster.store.list("deployments", ns):
+                _deployment_status(writer, deploy)
+            _endpoints(writer, ns)
+        if not writer.changed:
+            break
+
+
+def _collect_garbage(writer: _Writer, namespaces: list[str]) -> None:
+    store = writer.store
+    for ns in namespaces:
+        uids = None
+        for plural in ("replicasets", "pods", "endpointslices", "endpoints"):
+            for obj in store.list(plural, ns):
+                refs = obj["metadata"].get("ownerReferences") or []
+                if not refs:
+                    continue
+                if uids is None:
+                    uids = {o["metadata"]["uid"] for p in ("deployments", "replicasets", "services")
+                            for o in store.list(p, ns)}
+                if not any(ref.get("uid") in uids for ref in refs):
+                    writer.remove(plural, ns, obj["metadata"]["name"])
+                    uids = None
+
+
+def _deployment(writer: _Writer, deploy: dict) -> None:
+    store, spec = writer.store, deploy.get("spec") or {}
+    ns, name = deploy["metadata"]["namespace"], deploy["metadata"]["name"]
+    template = copy.deepcopy(spec.get("template") or {})
+    digest = template_hash(template)
+    owned = [rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)]
+    revisions = [int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")) for rs in owned]
+    top = max(revisions, default=0)
+    current = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
+    replicas = spec.get("replicas", 1)
+    if spec.get("paused") and current is None:
+        return
+    labels = dict((template.get("metadata") or {}).get("labels") or {}, **{HASH_LABEL: digest})
+    template.setdefault("metadata", {})["labels"] = labels
+    selector = copy.deepcopy(spec.get("selector") or {})
+    selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
+    if current is None:
+        revision = top + 1
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+              "metadata": {"name": f"{name}-{digest}", "namespace": ns, "labels": labels,
+                           "annotations": {"deployment.kubernetes.io/desired-replicas": str(replicas),
+                                           "deployment.kubernetes.io/max-replicas": str(replicas + 1),
+                                           REVISION: str(revision)},
+                           "ownerReferences": [_owner(deploy)], "generation": 1},
+              "spec": {"replicas": replicas, "selector": selector, "template": template,
+                       "minReadySeconds": spec.get("minReadySeconds", 0)} if spec.get("minReadySeconds")
+              else {"replicas": replicas, "selector": selector, "template": template}}
+        defaults.replicaset(rs)
+        writer.create("replicasets", rs)
+    else:
+        revision = int((current["metadata"].get("annotations") or {}).get(REVISION, "0"))
+        if revision < top:  # rolled back to an older template
+            revision = top + 1
+        rs = copy.deepcopy(current)
+        rs["metadata"].setdefault("annotations", {}).update({
+            "deployment.kubernetes.io/desired-replicas": str(replicas),
+            "deployment.kubernetes.io/max-replicas": str(replicas + 1), REVISION: str(revision)})
+        if rs["spec"].get("replicas") != replicas:
+            rs["spec"]["replicas"] = replicas
+            rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
+        writer.put("replicasets", rs, current)
+    for old in owned:
+        if (old["metadata"].get("labels") or {}).get(HASH_LABEL) != digest and old["spec"].get("replicas"):
+            scaled = copy.deepcopy(old)
+            scaled["spec"]["replicas"] = 0
+            scaled["metadata"]["generation"] = scaled["metadata"].get("generation", 1) + 1
+            writer.put("replicasets", scaled, old)
+    history = sorted((rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)
+                      and (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest),
+                     key=lambda rs: int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")))
+    limit = spec.get("revisionHistoryLimit", 10)
+    for rs in history[:max(0, len(history) - limit)]:
+        writer.remove("replicasets", ns, rs["metadata"]["name"])
+    annotations = deploy["metadata"].get("annotations") or {}
+    if annotations.get(REVISION) != str(revision):
+        updated = copy.deepcopy(deploy)
+        updated["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
+        writer.put("deployments", updated, deploy)
+
+
+def _replicaset(writer: _Writer, rs: dict) -> None:
+    store, ns = writer.store, rs["metadata"]["namespace"]
+    selector = (rs.get("spec") or {}).get("selector")
+    pods = [p for p in store.list("pods", ns) if _owned_by(p, rs)]
+    wanted = (rs.get("spec") or {}).get("replicas", 1)
+    counter_key = f"rs-pods/{ns}/{rs['metadata']['uid']}"
+    while len(pods) < wanted:
+        n = store.counters.get(counter_key, 0)
+        store.counters[counter_key] = n + 1
+        name = f"{rs['metadata']['name']}-{_suffix(rs['metadata']['uid'] + str(n), 5)}"
+        if store.get("pods", ns, name) is not None:
+            continue
+        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+        meta = template.get("metadata") or {}
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "generateName": f"{rs['metadata']['name']}-", "namespace": ns,
+                            "labels": meta.get("labels") or {}, "ownerReferences": [_owner(rs)]},
+               "spec": template.get("spec") or {}}
+        if meta.get("annotations"):
+            pod["metadata"]["annotations"] = meta["annotations"]
+        defaults.pod(pod)
+        pods.append(writer.create("pods", pod))
+    if len(pods) > wanted:
+        # Newest first, like the ReplicaSet controller's preference for young pods.
+        pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), reverse=True)
+        for pod in pods[:len(pods) - wanted]:
+            writer.remove("pods", ns, pod["metadata"]["name"])
+    del selector
+
+
+def _allocate_ip(store) -> str:
+    used = None
+    while True:
+        n = store.counters.get("pod-ip", 0)
+        store.counters["pod-ip"] = n + 1
+        offset = n % (POD_CIDR.num_addresses - 258) + 2
+        ip = str(POD_CIDR.network_address + offset)
+        if ip.endswith(".0") or ip.endswith(".255"):
+            continue
+        if n < POD_CIDR.num_addresses - 258:
+            return ip
+        if used is None:  # wrapped around: skip addresses still in use
+            used = {(p.get("status") or {}).get("podIP") for p in store.list("pods")}
+        if ip not in used:
+            return ip
+
+
+def _kubelet(writer: _Writer, pod: dict) -> None:
+    status = pod.get("status") or {}
+    if status.get("phase"):
+        return
+    spec = pod.get("spec") or {}
+    if spec.get("nodeName") and spec["nodeName"] != NODE_NAME:
+        return
+    now = timestamp()
+    ip = _allocate_ip(writer.store)
+    updated = copy.deepcopy(pod)
+    updated["spec"]["nodeName"] = NODE_NAME
+    conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+                  for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+    containers = []
+    for c in spec.get("containers") or []:
+        containers.append({"name": c.get("name"), "image": c.get("image"), "imageID": "",
+                           "containerID": "containerd://" + hashlib.sha256(
+                               (pod["metadata"]["uid"] + str(c.get("name"))).encode()).hexdigest(),
+                           "ready": True, "started": True, "restartCount": 0, "lastState": {},
+                           "state": {"running": {"startedAt": now}}})
+    updated["status"] = {"phase": "Running", "conditions": conditions, "hostIP": NODE_IP,
+                         "hostIPs": [{"ip": NODE_IP}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+                         "containerStatuses": containers, "qosClass": "BestEffort"}
+    writer.put("pods", updated, pod)
+
+
+def _ready(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    if pod["metadata"].get("deletionTimestamp") or status.get("phase") != "Running":
+        return False
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _set(status: dict, key: str, value: int) -> None:
+    if value:
+        status[key] = value
+    else:
+        status.pop(key, None)
+
+
+def _replicaset_status(writer: _Writer, rs: dict) -> None:
+    pods = [p for p in writer.store.list("pods", rs["metadata"]["namespace"]) if _owned_by(p, rs)]
+    ready = sum(1 for p in pods if _ready(p))
+    status: dict = {"replicas": len(pods)}
+    _set(status, "fullyLabeledReplicas", len(pods))
+    _set(status, "readyReplicas", ready)
+    _set(status, "availableReplicas", ready)
+    status["observedGeneration"] = rs["metadata"].get("generation", 1)
+    if status != rs.get("status"):
+        updated = copy.deepcopy(rs)
+        updated["status"] = status
+        writer.put("replicasets", updated, rs)
+
+
+def _condition(old: list, kind: str, reason: str, message: str) -> dict:
+    now = timestamp()
+    previous = next((c for c in old if c.get("type") == kind), None)
+    if previous and previous.get("status") == "True" and previous.get("reason") == reason \
+            and previous.get("message") == message:
+        return previous
+    transition = previous.get("lastTransitionTime") if previous and previous.get("status") == "True" else now
+    return {"type": kind, "status": "True", "lastUpdateTime": now, "lastTransitionTime": transition,
+            "reason": reason, "message": message}
+
+
+def _deployment_status(writer: _Writer, deploy: dict) -> None:
+    ns = deploy["metadata"]["namespace"]
+    owned = [rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)]
+    digest = template_hash((deploy.get("spec") or {}).get("template") or {})
+    new_rs = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
+    total = sum((rs.get("status") or {}).get("replicas", 0) for rs in owned)
+    ready = sum((rs.get("status") or {}).get("readyReplicas", 0) for rs in owned)
+    updated_count = (new_rs.get("status") or {}).get("replicas", 0) if new_rs else 0
+    old_conditions = (deploy.get("status") or {}).get("conditions") or []
+    status: dict = {"observedGeneration": deploy["metadata"].get("generation", 1)}
+    _set(status, "replicas", total)
+    _set(status, "updatedReplicas", updated_count)
+    _set(status, "readyReplicas", ready)
+    _set(status, "availableReplicas", ready)
+    conditions = [_condition(old_conditions, "Available", "MinimumReplicasAvailable",
+                             "Deployment has minimum availability.")]
+    if new_rs is not None:
+        conditions.append(_condition(old_conditions, "Progressing", "NewReplicaSetAvailable",
+                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
+    status["conditions"] = conditions
+    if status != deploy.get("status"):
+        updated = copy.deepcopy(deploy)
+        updated["status"] = status
+        writer.put("deployments", updated, deploy)
+
+
+def _resolve_port(pod: dict, target, protocol: str) -> int | None:
+    if isinstance(target, int):
+        return target
+    if isinstance(target, str) and target.isdigit():
+        return int(target)
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for port in c.get("ports") or []:
+            if port.get("name") == target and port.get("protocol", "TCP") == protocol:
+                return port.get("containerPort")
+    return None
+
+
+def _endpoints(writer: _Writer, ns: str) -> None:
+    store = writer.store
+    pods = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")]
+    services = {s["metadata"]["name"]: s for s in store.list("services", ns)}
+    for ep in store.list("endpoints", ns):
+        if (ep["metadata"].get("labels") or {}).get(MANAGED_EP) and ep["metadata"]["name"] not in services:
+            writer.remove("endpoints", ns, ep["metadata"]["name"])
+    for svc in services.values():
+        selector = (svc.get("spec") or {}).get("selector")
+        if not selector or (svc.get("spec") or {}).get("type") == "ExternalName":
+            continue
+        members = [p for p in pods if selector_matches({"matchLabels": selector}, p["metadata"].get("labels"))]
+        groups: dict[str, tuple[list, list]] = {}
+        for pod in members:
+            ports = []
+            for port in (svc.get("spec") or {}).get("ports") or []:
+                number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
+                if number is not None:
+                    entry = {"port": number, "protocol": port.get("protocol", "TCP")}
+                    if port.get("name"):
+                        entry = {"name": port["name"], **entry}
+                    if port.get("appProtocol"):
+                        entry["appProtocol"] = port["appProtocol"]
+                    ports.append(entry)
+            key = json.dumps(ports, sort_keys=True)
+            groups.setdefault(key, (ports, []))[1].append(pod)
+        _write_endpoints(writer, svc, groups)
+        _write_slices(writer, svc, groups)
+
+
+def _target(pod: dict) -> dict:
+    meta = pod["metadata"]
+    return {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]}
+
+
+def _ip_key(pod: dict):
+    return ipaddress.ip_address(pod["status"]["podIP"])
+
+
+def _write_endpoints(writer: _Writer, svc: dict, groups) -> None:
+    ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+    subsets = []
+    for key in sorted(groups):
+        ports, pods = groups[key]
+        subset = {"addresses": [{"ip": p["status"]["podIP"], "nodeName": p["spec"].get("nodeName", NODE_NAME),
+                                 "targetRef": _target(p)} for p in sorted(pods, key=_ip_key)]}
+        if ports:
+            subset["ports"] = ports
+        subsets.append(subset)
+    labels = dict(svc["metadata"].get("labels") or {}, **{MANAGED_EP: "endpoint-controller"})
+    old = writer.store.get("endpoints", ns, name)
+    if old is not None and not (old["metadata"].get("labels") or {}).get(MANAGED_EP):
+        return  # hand-written endpoints of a service that also has a selector: leave alone
+    ep = copy.deepcopy(old) if old else {"apiVersion": "v1", "kind": "Endpoints",
+                                         "metadata": {"name": name, "namespace": ns}}
+    ep["metadata"]["labels"] = labels
+    if subsets:
+        ep["subsets"] = subsets
+    else:
+        ep.pop("subsets", None)
+    if old is None:
+        writer.create("endpoints", ep)
+    else:
+        writer.put("endpoints", ep, old)
+
+
+def _write_slices(writer: _Writer, svc: dict, groups) -> None:
+    ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+    existing = {s["metadata"]["name"]: s for s in writer.store.list("endpointslices", ns)
+                if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
+                and _owned_by(s, svc)}
+    wanted = {}
+    for index, key in enumerate(sorted(groups) or [""]):
+        ports, pods = groups.get(key, ([], []))
+        slice_name = f"{name}-{_suffix(svc['metadata']['uid'] + str(index), 5)}"
+        wanted[slice_name] = {
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": slice_name, "generateName": f"{name}-", "namespace": ns,
+                         "labels": dict(svc["metadata"].get("labels") or {}, **{
+                             "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                             "kubernetes.io/service-name": name}),
+                         "ownerReferences": [_owner(svc)], "generation": 1},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [p["status"]["podIP"]],
+                           "conditions": {"ready": True, "serving": True, "terminating": False},
+                           "nodeName": p["spec"].get("nodeName", NODE_NAME), "targetRef": _target(p)}
+                          for p in sorted(pods, key=_ip_key)],
+            "ports": [{"name": p.get("name", ""), **{k: v for k, v in p.items() if k != "name"}} for p in ports]}
+    for slice_name, obj in wanted.items():
+        old = existing.pop(slice_name, None)
+        if old is None:
+            writer.create("endpointslices", obj)
+        else:
+            merged = copy.deepcopy(old)
+            merged["endpoints"], merged["ports"] = obj["endpoints"], obj["ports"]
+            merged["metadata"]["labels"] = obj["metadata"]["labels"]
+            writer.put("endpointslices", merged, old)
+    for slice_name in existing:
+        writer.remove("endpointslices", ns, slice_name)
+
+

@@ -1,0 +1,270 @@
+"""Request routing: turns (method, path, query, headers, body) into a response or a watch stream."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from dataclasses import dataclass, field
+
+from . import errors, openapi, registry, tables
+from .registry import Resource
+
+TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+JSON_TYPES = ("application/json", "")
+PATCH_TYPES = {"application/json-patch+json": "json", "application/merge-patch+json": "merge",
+               "application/strategic-merge-patch+json": "strategic"}
+UNSUPPORTED_SUBRESOURCES = {
+    "log": "reading container logs (kubectl logs)",
+    "exec": "running commands in containers (kubectl exec)",
+    "attach": "attaching to containers (kubectl attach)",
+    "portforward": "port forwarding (kubectl port-forward)",
+    "proxy": "proxying to services and pods",
+    "eviction": "pod eviction (kubectl drain)",
+}
+
+
+@dataclass
+class Response:
+    code: int = 200
+    body: object = None  # dict -> JSON, bytes/str -> as is
+    content_type: str = "application/json"
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class WatchRequest:
+    res: Resource
+    namespace: str | None
+    query: dict
+    table: bool
+    include_object: str
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict
+    headers: dict
+    body: bytes
+
+    def q(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else default
+
+    @property
+    def accept(self) -> str:
+        return self.headers.get("accept", "") or ""
+
+    @property
+    def content_type(self) -> str:
+        return (self.headers.get("content-type", "") or "").split(";")[0].strip().lower()
+
+    @property
+    def dry_run(self) -> bool:
+        return "All" in self.query.get("dryRun", [])
+
+    @property
+    def strict(self) -> bool:
+        return (self.q("fieldValidation") or "").lower() == "strict"
+
+
+def wants_table(accept: str) -> bool:
+    return "as=Table" in accept
+
+
+def parse(method: str, raw_path: str, headers: dict, body: bytes) -> Request:
+    split = urllib.parse.urlsplit(raw_path)
+    return Request(method, split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True),
+                   {k.lower(): v for k, v in headers.items()}, body)
+
+
+class Router:
+    def __init__(self, app):
+        self.app = app  # EmbeddedAPIServer
+
+    @property
+    def cluster(self):
+        return self.app.cluster
+
+    def handle(self, req: Request) -> Response | WatchRequest:
+        path = req.path.rstrip("/") or "/"
+        if path == "/version":
+            return Response(body=self.app.version_info())
+        if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+            return Response(body=b"ok", content_type="text/plain; charset=utf-8")
+        if path in ("/api", "/apis"):
+            return self._discovery_root(req, legacy=path == "/api")
+        if path == "/openapi/v3":
+            return Response(body=openapi.index())
+        if path.startswith("/openapi/v3/"):
+            return self._openapi(path[len("/openapi/v3/"):])
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        if parts[0] == "api" and len(parts) >= 2:
+            return self._group_version(req, "", parts[1], parts[2:])
+        if parts[0] == "apis" and len(parts) >= 3:
+            return self._group_version(req, parts[1], parts[2], parts[3:])
+        if parts[0] == "apis" and len(parts) == 2:
+            return self._group(parts[1])
+        raise errors.no_route()
+
+    # -- discovery --------------------------------------------------------------------------
+    def _discovery_root(self, req: Request, legacy: bool) -> Response:
+        accept = req.accept
+        for media in accept.split(","):
+            if "as=APIGroupDiscoveryList" in media:
+                version = "v2" if "v=v2;" in media + ";" and "v2beta1" not in media else "v2beta1"
+                return Response(body=registry.aggregated(legacy, version),
+                                content_type=f"application/json;g=apidiscovery.k8s.io;v={version};"
+                                             "as=APIGroupDiscoveryList")
+        return Response(body=registry.api_versions() if legacy else registry.api_group_list())
+
+    def _group(self, group: str) -> Response:
+        for item in registry.api_group_list()["groups"]:
+            if item["name"] == group:
+                return Response(body={"kind": "APIGroup", "apiVersion": "v1", **item})
+        raise errors.no_route()
+
+    def _openapi(self, rest: str) -> Response:
+        parts = rest.split("/")
+        if parts[0] == "api" and len(parts) == 2:
+            group, version = "", parts[1]
+        elif parts[0] == "apis" and len(parts) == 3:
+            group, version = parts[1], parts[2]
+        else:
+            raise errors.no_route()
+        if (group, version) not in registry.GROUP_VERSIONS:
+            raise errors.no_route()
+        return Response(body=openapi.document(group, version),
+                        headers={"Cache-Control": "public, immutable", "Etag": '"static"'})
+
+    # -- resources --------------------------------------------------------------------------
+    def _group_version(self, req: Request, group: str, version: str, rest: list[str]):
+        if (group, version) not in registry.GROUP_VERSIONS:
+            raise errors.no_route()
+        if not rest:
+            if req.method != "GET":
+                raise errors.method_not_allowed()
+            return Response(body=registry.api_resource_list(group, version))
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and group == "" and registry.lookup(group, version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        elif rest[0] == "namespaces" and len(rest) >= 3 and group and registry.lookup(group, version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        res = registry.lookup(group, version, rest[0])
+        if res is None or len(rest) > 3:
+            raise errors.no_route()
+        if res.namespaced is False and namespace is not None:
+            raise errors.no_route()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in res.subresources:
+            raise errors.no_route()
+        if sub in UNSUPPORTED_SUBRESOURCES:
+            raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
+        if res.plural == "selfsubjectaccessreviews":
+            return self._access_review(req)
+        if name is None:
+            return self._collection(req, res, namespace)
+        if res.namespaced and namespace is None:
+            raise errors.no_route()
+        return self._item(req, res, namespace or "", name, sub)
+
+    def _collection(self, req: Request, res: Resource, namespace: str | None):
+        if req.method == "GET":
+            if req.q("watch") in ("true", "1"):
+                return WatchRequest(res, namespace, req.query, wants_table(req.accept),
+                                    req.q("includeObject", "Metadata"))
+            items, rv = self.cluster.list(res, namespace, req.q("labelSelector"), req.q("fieldSelector"))
+            if wants_table(req.accept):
+                return Response(body=tables.table(res.kind, items, rv, req.q("includeObject", "Metadata")),
+                                content_type=TABLE_TYPE)
+            return Response(body={"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                                  "metadata": {"resourceVersion": rv}, "items": items})
+        if req.method == "POST":
+            if res.namespaced and namespace is None:
+                raise errors.method_not_allowed()
+            body = self.app.decode_body(req, res)
+            obj = self.cluster.create(res, namespace or "", body, req.dry_run, req.strict)
+            return Response(201, obj)
+        if req.method == "DELETE":
+            if res.namespaced and namespace is None:
+                raise errors.method_not_allowed()
+            items, rv = self.cluster.list(res, namespace, req.q("labelSelector"), req.q("fieldSelector"))
+            for item in items:
+                self.cluster.delete(res, namespace or "", item["metadata"]["name"], req.dry_run)
+            return Response(body={"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                                  "metadata": {"resourceVersion": rv}, "items": items})
+        raise errors.method_not_allowed()
+
+    def _item(self, req: Request, res: Resource, namespace: str, name: str, sub: str) -> Response:
+        if sub == "scale":
+            return self._scale(req, res, namespace, name)
+        if req.method == "GET":
+            obj = self.cluster.get(res, namespace, name)
+            if wants_table(req.accept) and not sub:
+                return Response(body=tables.table(res.kind, [obj], obj["metadata"].get("resourceVersion", ""),
+                                                  req.q("includeObject", "Metadata")), content_type=TABLE_TYPE)
+            return Response(body=obj)
+        if req.method == "PUT":
+            body = self.app.decode_body(req, res)
+            return Response(body=self.cluster.update(res, namespace, name, body, sub, req.dry_run, req.strict))
+        if req.method == "PATCH":
+            patch_type = self._patch_type(req)
+            body = self.app.decode_json(req.body)
+            return Response(body=self.cluster.patch(res, namespace, name, patch_type, body, sub, req.dry_run,
+                                                    req.strict))
+        if req.method == "DELETE" and not sub:
+            options = self.app.decode_json(req.body) if req.body.strip() else {}
+            dry_run = req.dry_run or "All" in ((options or {}).get("dryRun") or [])
+            return Response(body=self.cluster.delete(res, namespace, name, dry_run))
+        raise errors.method_not_allowed()
+
+    def _patch_type(self, req: Request) -> str:
+        media = req.content_type
+        if media == "application/apply-patch+yaml" or media == "application/apply-patch+cbor":
+            raise errors.ApiError(
+                415, "UnsupportedMediaType",
+                "server-side apply (kubectl apply --server-side) is not supported by this embedded Kubernetes "
+                "API server; use client-side `kubectl apply` (without --server-side) instead")
+        if media not in PATCH_TYPES:
+            raise errors.unsupported_media(media, list(PATCH_TYPES))
+        return PATCH_TYPES[media]
+
+    def _scale(self, req: Request, res: Resource, namespace: str, name: str) -> Response:
+        if req.method == "GET":
+            return Response(body=self.cluster.get_scale(res, namespace, name))
+        if req.method == "PUT":
+            return Response(body=self.cluster.set_scale(res, namespace, name, self.app.decode_json(req.body),
+                                                        req.dry_run))
+        if req.method == "PATCH":
+            from . import patch as patches
+
+            current = self.cluster.get_scale(res, namespace, name)
+            patch_type = self._patch_type(req)
+            body = self.app.decode_json(req.body)
+            if patch_type == "json":
+                wanted = patches.json_patch(current, body)
+            elif not isinstance(body, dict):
+                raise errors.bad_request("patch body must be a JSON object")
+            else:
+                wanted = patches.merge_patch(current, body)
+            return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run))
+        raise errors.method_not_allowed()
+
+    def _access_review(self, req: Request) -> Response:
+        if req.method != "POST":
+            raise errors.method_not_allowed()
+        from .registry import BY_PLURAL
+
+        body = self.app.decode_body(req, BY_PLURAL["selfsubjectaccessreviews"])
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body must be a SelfSubjectAccessReview object")
+        body.setdefault("metadata", {})["creationTimestamp"] = None
+        body["kind"], body["apiVersion"] = "SelfSubjectAccessReview", "authorization.k8s.io/v1"
+        body["status"] = {"allowed": True, "reason": "the embedded API server allows every request"}
+        return Response(201, body)
+
+
+def dumps(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()

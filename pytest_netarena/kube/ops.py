@@ -1,0 +1,293 @@
+"""Object lifecycle shared by HTTP and Python callers: create, update, patch, delete, list, scale."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+
+from . import defaults, errors, patch as patches, schema as sch, selectors, validation
+from .registry import BY_PLURAL, Resource
+from .store import Store
+from .tables import timestamp
+
+# Kinds whose `status` is owned by the status subresource (and the controllers).
+STATUS_OWNED = {"Pod", "Deployment", "ReplicaSet", "Namespace", "Node", "Service", "ResourceQuota"}
+NO_SPEC_GENERATION = {"ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "ServiceAccount", "Namespace"}
+SERVER_META = ("uid", "creationTimestamp", "resourceVersion", "generation", "selfLink", "managedFields")
+
+
+def stable_uid(*parts: str) -> str:
+    return str(uuid.UUID(bytes=hashlib.sha256("/".join(parts).encode()).digest()[:16], version=4))
+
+
+class Cluster:
+    """The API semantics on top of a Store; controllers run synchronously after each write."""
+
+    def __init__(self, store: Store, controllers: bool = True):
+        self.store = store
+        self.controllers_enabled = controllers
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, res: Resource, namespace: str, name: str) -> dict:
+        obj = self.store.get(res.plural, namespace if res.namespaced else "", name)
+        if obj is None:
+            raise errors.not_found(res.plural, res.group, name)
+        return copy.deepcopy(obj)
+
+    def list(self, res: Resource, namespace: str | None, label_selector: str | None = None,
+             field_selector: str | None = None) -> tuple[list[dict], str]:
+        label_reqs = selectors.parse_labels(label_selector)
+        field_reqs = selectors.parse_fields(field_selector)
+        with self.store.lock:
+            rv = str(self.store.resource_version)
+            items = self.store.list(res.plural, namespace if res.namespaced else None)
+        items = [o for o in items if selectors.labels_match(label_reqs, o["metadata"].get("labels"))
+                 and selectors.fields_match(field_reqs, o)]
+        return copy.deepcopy(items), rv
+
+    # -- writes ---------------------------------------------------------------------------------
+    def create(self, res: Resource, namespace: str, body: dict, dry_run: bool = False,
+               strict: bool = False, privileged: bool = False) -> dict:
+        obj = self._prepare_body(res, namespace, body, None, strict)
+        meta = obj["metadata"]
+        with self.store.transaction():
+            if res.namespaced and not privileged and self.store.get("namespaces", "", meta["namespace"]) is None:
+                raise errors.not_found("namespaces", "", meta["namespace"])
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = self._generate_name(res, meta)
+            defaults.apply_defaults(res.kind, obj)
+            validation.validate(res.kind, res.group, obj)
+            key_ns = meta.get("namespace", "")
+            if self.store.get(res.plural, key_ns, meta["name"]) is not None:
+                raise errors.already_exists(res.plural, res.group, meta["name"])
+            for field in SERVER_META:
+                meta.pop(field, None)
+            meta["uid"] = stable_uid(res.plural, key_ns, meta["name"], str(self.store.resource_version))
+            meta["creationTimestamp"] = timestamp()
+            if res.kind not in NO_SPEC_GENERATION:
+                meta["generation"] = 1
+            if res.kind in STATUS_OWNED and not privileged and res.kind not in ("Service", "Namespace"):
+                obj.pop("status", None)
+            self._allocate(res, obj)
+            if dry_run:
+                return obj
+            self.store.put(res.plural, obj, "ADDED")
+            self._reconcile(key_ns)
+            return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
+
+    def update(self, res: Resource, namespace: str, name: str, body: dict, subresource: str = "",
+               dry_run: bool = False, strict: bool = False, privileged: bool = False) -> dict:
+        obj = self._prepare_body(res, namespace, body, name, strict)
+        with self.store.transaction():
+            old = self.store.get(res.plural, namespace if res.namespaced else "", name)
+            if old is None:
+                raise errors.not_found(res.plural, res.group, name)
+            wanted_rv = obj["metadata"].get("resourceVersion")
+            if wanted_rv and wanted_rv != old["metadata"].get("resourceVersion"):
+                raise errors.conflict(res.plural, res.group, name)
+            return self._replace(res, old, obj, subresource, dry_run, privileged)
+
+    def patch(self, res: Resource, namespace: str, name: str, patch_type: str, body, subresource: str = "",
+              dry_run: bool = False, strict: bool = False) -> dict:
+        with self.store.transaction():
+            old = self.store.get(res.plural, namespace if res.namespaced else "", name)
+            if old is None:
+                raise errors.not_found(res.plural, res.group, name)
+            if isinstance(body, dict):
+                wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
+                if wanted_rv and wanted_rv != old["metadata"].get("resourceVersion"):
+                    raise errors.conflict(res.plural, res.group, name)
+            current = copy.deepcopy(old)
+            if patch_type == "json":
+                patched = patches.json_patch(current, body)
+            elif patch_type == "merge":
+                if not isinstance(body, dict):
+                    raise errors.bad_request("merge patch body must be a JSON object")
+                patched = patches.merge_patch(current, body)
+            else:
+                patched = patches.strategic_merge(current, body, sch.kind_schema(res.definition)
+                                                  if res.definition else None)
+            if not isinstance(patched, dict):
+                raise errors.bad_request("the patch produced something that is not an object")
+            obj = self._prepare_body(res, namespace, patched, name, strict)
+            obj["metadata"].pop("resourceVersion", None)
+            return self._replace(res, old, obj, subresource, dry_run, False)
+
+    def delete(self, res: Resource, namespace: str, name: str, dry_run: bool = False) -> dict:
+        with self.store.transaction():
+            key_ns = namespace if res.namespaced else ""
+            old = self.store.get(res.plural, key_ns, name)
+            if old is None:
+                raise errors.not_found(res.plural, res.group, name)
+            if dry_run:
+                return copy.deepcopy(old)
+            self.store.remove(res.plural, key_ns, name)
+            if res.kind == "Namespace":
+                for other in BY_PLURAL.values():
+                    if other.namespaced:
+                        for item in self.store.list(other.plural, name):
+                            self.store.remove(other.plural, name, item["metadata"]["name"])
+            self._reconcile(key_ns)
+            return copy.deepcopy(old)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _prepare_body(self, res: Resource, namespace: str, body, name: str | None, strict: bool) -> dict:
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"the body of the request must be a JSON object, got {type(body).__name__}")
+        obj = copy.deepcopy(body)
+        kind = obj.get("kind") or res.kind
+        api_version = obj.get("apiVersion") or res.api_version
+        if kind != res.kind or api_version != res.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({res.api_version})" if api_version != res.api_version else
+                f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
+        obj["kind"], obj["apiVersion"] = kind, api_version
+        # Ordered like the real server prints: apiVersion, kind, metadata, ... (kubectl keeps the order).
+        obj = {"apiVersion": api_version, "kind": kind, **{k: v for k, v in obj.items()
+                                                            if k not in ("apiVersion", "kind")}}
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise errors.bad_request(f"{res.kind} in version \"{res.version}\" cannot be handled as a {res.kind}: "
+                                     "metadata must be an object")
+        if res.definition:
+            sch.strict_check(res.kind, res.api_version, res.definition, obj, unknown_fields=strict)
+        if res.namespaced:
+            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace "
+                                         "sent on the request")
+            meta["namespace"] = meta.get("namespace") or namespace or "default"
+        else:
+            meta.pop("namespace", None)
+        if name is not None:
+            if meta.get("name") and meta["name"] != name:
+                raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on "
+                                         f"the URL ({name})")
+            meta["name"] = name
+        return obj
+
+    def _replace(self, res: Resource, old: dict, obj: dict, subresource: str, dry_run: bool,
+                 privileged: bool) -> dict:
+        meta, old_meta = obj["metadata"], old["metadata"]
+        if subresource == "status":
+            merged = copy.deepcopy(old)
+            merged["status"] = obj.get("status")
+            if merged["status"] is None:
+                merged.pop("status")
+            obj = merged
+            meta = obj["metadata"]
+        else:
+            if res.kind in STATUS_OWNED and not privileged:
+                if "status" in old:
+                    obj["status"] = copy.deepcopy(old["status"])
+                else:
+                    obj.pop("status", None)
+            defaults.apply_defaults(res.kind, obj)
+            if res.kind == "Service":
+                spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
+                for field in ("clusterIP", "clusterIPs"):
+                    if not spec.get(field) and old_spec.get(field):
+                        spec[field] = old_spec[field]
+            validation.validate(res.kind, res.group, obj)
+            validation.validate_update(res.kind, res.group, old, obj)
+        for field in ("uid", "creationTimestamp", "generation", "deletionTimestamp"):
+            if field in old_meta:
+                meta[field] = old_meta[field]
+            else:
+                meta.pop(field, None)
+        meta.pop("managedFields", None)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if "generation" in meta and _spec_of(obj) != _spec_of(old):
+            meta["generation"] = int(old_meta.get("generation", 1)) + 1
+        if obj == old:
+            return copy.deepcopy(old)
+        if dry_run:
+            return obj
+        key_ns = meta.get("namespace", "")
+        self.store.put(res.plural, obj, "MODIFIED")
+        self._reconcile(key_ns)
+        return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
+
+    def _generate_name(self, res: Resource, meta: dict) -> str:
+        alphabet = "bcdfghjklmnpqrstvwxz2456789"
+        for attempt in range(1000):
+            digest = hashlib.sha256(f"{meta['generateName']}/{self.store.resource_version}/{attempt}".encode()).digest()
+            name = meta["generateName"] + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+            if self.store.get(res.plural, meta.get("namespace", ""), name) is None:
+                return name
+        raise errors.internal("could not generate a unique name")
+
+    def _allocate(self, res: Resource, obj: dict) -> None:
+        if res.kind != "Service":
+            return
+        spec = obj.setdefault("spec", {})
+        if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
+            if spec.get("clusterIP") == "None":
+                spec["clusterIPs"] = ["None"]
+            return
+        if not spec.get("clusterIP"):
+            used = {(s.get("spec") or {}).get("clusterIP") for s in self.store.list("services")}
+            seed = int.from_bytes(hashlib.sha256(
+                f"{obj['metadata']['namespace']}/{obj['metadata']['name']}".encode()).digest()[:4], "big")
+            # 10.96.0.0/16 (inside the usual 10.96.0.0/12); .0.1 is the kubernetes service.
+            for probe in range(65536):
+                offset = (seed + probe) % 65534 + 2
+                ip = f"10.96.{offset // 256}.{offset % 256}"
+                if ip not in used and offset % 256 not in (0, 255):
+                    spec["clusterIP"] = ip
+                    break
+        spec["clusterIPs"] = [spec["clusterIP"]]
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            used_ports = {p.get("nodePort") for s in self.store.list("services")
+                          for p in (s.get("spec") or {}).get("ports") or []}
+            next_port = 30000
+            for port in spec.get("ports") or []:
+                if not port.get("nodePort"):
+                    while next_port in used_ports:
+                        next_port += 1
+                    port["nodePort"] = next_port
+                    used_ports.add(next_port)
+
+    def _reconcile(self, namespace: str) -> None:
+        if self.controllers_enabled:
+            from . import controllers
+
+            controllers.reconcile(self, namespace)
+
+    # -- scale subresource ------------------------------------------------------------------------
+    def get_scale(self, res: Resource, namespace: str, name: str) -> dict:
+        return to_scale(self.get(res, namespace, name))
+
+    def set_scale(self, res: Resource, namespace: str, name: str, scale_body: dict, dry_run: bool = False) -> dict:
+        with self.store.transaction():
+            current = self.get(res, namespace, name)
+            wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
+            if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
+                raise errors.conflict(res.plural, res.group, name)
+            replicas = (scale_body.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+                raise errors.invalid("Scale", "autoscaling", name,
+                                     [validation.bad_value("spec.replicas", replicas,
+                                                           "must be greater than or equal to 0")])
+            current.setdefault("spec", {})["replicas"] = replicas
+            current["metadata"].pop("resourceVersion", None)
+            updated = self.update(res, namespace, name, current, dry_run=dry_run)
+            return to_scale(updated)
+
+
+def _spec_of(obj: dict):
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+
+def to_scale(obj: dict) -> dict:
+    meta = obj["metadata"]
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {"name": meta["name"], "namespace": meta.get("namespace"), "uid": meta.get("uid"),
+                         "resourceVersion": meta.get("resourceVersion"),
+                         "creationTimestamp": meta.get("creationTimestamp")},
+            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                       "selector": selectors.selector_string((obj.get("spec") or {}).get("selector"))}}

@@ -1,0 +1,213 @@
+"""Server-side patches: strategic merge (driven by the schema's patch metadata), JSON merge, JSON patch."""
+
+from __future__ import annotations
+
+import copy
+
+from . import schema as sch
+from .errors import ApiError, bad_request
+
+
+def merge_patch(target, patch):
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+# -- JSON patch (RFC 6902) -------------------------------------------------------------------------
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: "
+                       f"invalid JSON pointer {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _walk(doc, parts: list[str]):
+    for part in parts:
+        if isinstance(doc, list):
+            doc = doc[_index(doc, part, False)]
+        elif isinstance(doc, dict):
+            doc = doc[part]
+        else:
+            raise KeyError(part)
+    return doc
+
+
+def _index(lst: list, part: str, adding: bool) -> int:
+    if part == "-" and adding:
+        return len(lst)
+    if not part.isdigit():
+        raise KeyError(part)
+    index = int(part)
+    if index > len(lst) or (index == len(lst) and not adding):
+        raise KeyError(part)
+    return index
+
+
+def json_patch(doc, operations) -> dict:
+    if not isinstance(operations, list):
+        raise bad_request("json patch must be a list of operations")
+    doc = copy.deepcopy(doc)
+    for op in operations:
+        try:
+            kind = op["op"]
+            parts = _pointer(op["path"])
+            if kind in ("add", "replace", "test"):
+                value = copy.deepcopy(op["value"])
+            elif kind in ("move", "copy"):
+                source = _pointer(op["from"])
+                value = copy.deepcopy(_walk(doc, source))
+                if kind == "move":
+                    doc = _remove(doc, source)
+            if kind == "remove":
+                doc = _remove(doc, parts)
+            elif kind == "test":
+                if _walk(doc, parts) != value:
+                    raise ApiError(422, "Invalid", f"the server rejected our request: test operation failed at {op['path']}")
+            elif kind in ("add", "move", "copy", "replace"):
+                if not parts:
+                    doc = value
+                    continue
+                parent = _walk(doc, parts[:-1])
+                if isinstance(parent, list):
+                    if kind == "replace":
+                        parent[_index(parent, parts[-1], False)] = value
+                    else:
+                        parent.insert(_index(parent, parts[-1], True), value)
+                elif isinstance(parent, dict):
+                    if kind == "replace" and parts[-1] not in parent:
+                        raise KeyError(parts[-1])
+                    parent[parts[-1]] = value
+                else:
+                    raise KeyError(parts[-1])
+            else:
+                raise bad_request(f"unknown json patch operation {kind!r}")
+        except (KeyError, IndexError, TypeError) as error:
+            path = op.get("path") if isinstance(op, dict) else op
+            raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: "
+                           f"json patch operation {op.get('op') if isinstance(op, dict) else '?'} "
+                           f"failed at {path}: missing {error}") from None
+    return doc
+
+
+def _remove(doc, parts):
+    if not parts:
+        return None
+    parent = _walk(doc, parts[:-1])
+    if isinstance(parent, list):
+        del parent[_index(parent, parts[-1], False)]
+    else:
+        del parent[parts[-1]]
+    return doc
+
+
+# -- strategic merge patch -------------------------------------------------------------------------
+def strategic_merge(target: dict, patch: dict, root_schema: dict | None) -> dict:
+    if not isinstance(patch, dict):
+        raise bad_request("strategic merge patch body must be a JSON object")
+    return _merge_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch, root_schema)
+
+
+def _merge_map(target: dict, patch: dict, schema: dict | None) -> dict:
+    directive = patch.get("$patch")
+    if directive == "replace":
+        return {k: _strip(v) for k, v in patch.items() if k != "$patch"}
+    if directive == "delete":
+        return None  # type: ignore[return-value]
+    retain = patch.get("$retainKeys")
+    orders = {}
+    for key, value in patch.items():
+        if key in ("$patch", "$retainKeys"):
+            continue
+        if key.startswith("$setElementOrder/"):
+            orders[key.split("/", 1)[1]] = value
+            continue
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            if isinstance(target.get(field), list):
+                target[field] = [v for v in target[field] if v not in value]
+            continue
+        field_schema = sch.child(schema, key)
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            current = target.get(key)
+            merged = _merge_map(current if isinstance(current, dict) else {}, value, field_schema)
+            if merged is None:
+                target.pop(key, None)
+            else:
+                target[key] = merged
+        elif isinstance(value, list):
+            target[key] = _merge_list(target.get(key), value, field_schema)
+        else:
+            target[key] = value
+    for field, order in orders.items():
+        if isinstance(target.get(field), list):
+            target[field] = _apply_order(target[field], order, sch.child(schema, field))
+    if isinstance(retain, list):
+        for key in list(target):
+            if key not in retain:
+                del target[key]
+    return target
+
+
+def _strip(value):
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if not k.startswith("$")}
+    if isinstance(value, list):
+        return [_strip(v) for v in value if not (isinstance(v, dict) and "$patch" in v and len(v) == 1)]
+    return value
+
+
+def _merge_list(current, patch: list, schema: dict | None) -> list:
+    strategy, key = sch.patch_meta(schema)
+    if "merge" not in strategy.split(","):
+        return [_strip(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
+    if any(isinstance(v, dict) and v.get("$patch") == "replace" for v in patch):
+        return [_strip(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
+    result = list(current) if isinstance(current, list) else []
+    if not key:  # primitive list with merge strategy: set union
+        for value in patch:
+            if value not in result:
+                result.append(value)
+        return result
+    item_schema = sch.items(schema)
+    for element in patch:
+        if not isinstance(element, dict):
+            raise bad_request(f"map: {element!r} does not contain declared merge key: {key}")
+        if key not in element:
+            raise bad_request(f"map: {element!r} does not contain declared merge key: {key}")
+        match = next((i for i, existing in enumerate(result)
+                      if isinstance(existing, dict) and existing.get(key) == element[key]), None)
+        if element.get("$patch") == "delete":
+            if match is not None:
+                del result[match]
+            continue
+        if match is None:
+            result.append(_merge_map({}, element, item_schema))
+        else:
+            result[match] = _merge_map(copy.deepcopy(result[match]), element, item_schema)
+    return result
+
+
+def _apply_order(values: list, order: list, schema: dict | None) -> list:
+    _, key = sch.patch_meta(schema)
+
+    def ident(v):
+        return v.get(key) if key and isinstance(v, dict) else v
+
+    wanted = [o.get(key) if key and isinstance(o, dict) else o for o in order]
+    ranked = {w: i for i, w in enumerate(wanted)}
+    named = [v for v in values if ident(v) in ranked]
+    named.sort(key=lambda v: ranked[ident(v)])
+    rest = [v for v in values if ident(v) not in ranked]
+    return named + rest

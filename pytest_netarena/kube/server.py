@@ -1,0 +1,332 @@
+"""EmbeddedAPIServer: the HTTP server thread, its lifecycle, kubeconfig, and the Python-side store API."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import tempfile
+import threading
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import baseline, bodies, errors, handlers, registry
+from .ops import Cluster
+from .store import Store
+from .watch import CONTENT_TYPES, stream
+
+MAX_BODY = 64 * 1024 * 1024
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address, handler, app):
+        self.app = app
+        super().__init__(address, handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "netarena-kube"
+    sys_version = ""
+
+    def log_message(self, format, *args):  # noqa: A002 - quiet; the app keeps an optional request log
+        pass
+
+    def do_GET(self):
+        self._serve("GET")
+
+    def do_POST(self):
+        self._serve("POST")
+
+    def do_PUT(self):
+        self._serve("PUT")
+
+    def do_PATCH(self):
+        self._serve("PATCH")
+
+    def do_DELETE(self):
+        self._serve("DELETE")
+
+    def do_HEAD(self):
+        self._serve("GET")
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            raise errors.ApiError(413, "RequestEntityTooLarge", "the request body is too large")
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self, method: str) -> None:
+        app = self.server.app
+        try:
+            body = self._read_body()
+            req = handlers.parse(method, self.path, dict(self.headers.items()), body)
+            if app.request_log is not None:
+                app.request_log.append((method, self.path, req.headers.get("content-type", ""),
+                                        req.headers.get("accept", "")))
+            result = app.router.handle(req)
+        except errors.ApiError as error:
+            result = handlers.Response(error.code, error.status())
+        except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
+            app.last_error = traceback.format_exc()
+            result = handlers.Response(500, errors.internal(f"{type(error).__name__}: {error}").status())
+        try:
+            if isinstance(result, handlers.WatchRequest):
+                self._watch(app, result)
+            else:
+                self._respond(result)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
+
+    def _respond(self, result: handlers.Response) -> None:
+        payload = result.body
+        if isinstance(payload, (dict, list)):
+            payload = handlers.dumps(payload)
+        elif isinstance(payload, str):
+            payload = payload.encode()
+        elif payload is None:
+            payload = b""
+        self.send_response(result.code)
+        self.send_header("Content-Type", result.content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", result.headers.pop("Cache-Control", "no-cache, private"))
+        for key, value in result.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _watch(self, app, watch: handlers.WatchRequest) -> None:
+        header_sent = [False]
+
+        def send_headers() -> None:
+            if not header_sent[0]:
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPES[watch.table])
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Cache-Control", "no-cache, private")
+                self.end_headers()
+                header_sent[0] = True
+
+        def write_chunk(data: bytes) -> None:
+            send_headers()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        try:
+            stream(app, watch, write_chunk)
+        except errors.ApiError as error:
+            if not header_sent[0]:
+                self._respond(handlers.Response(error.code, error.status()))
+                return
+            write_chunk(handlers.dumps({"type": "ERROR", "object": error.status()}) + b"\n")
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
+            return
+        except Exception as error:
+            app.last_error = traceback.format_exc()
+            if not header_sent[0]:
+                self._respond(handlers.Response(500, errors.internal(str(error)).status()))
+                return
+        send_headers()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+class EmbeddedAPIServer:
+    """An in-process Kubernetes API server that kubectl and the kubernetes client can talk to."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
+                 minor: int | None = None, request_log: bool = False):
+        self.host, self.port = host, port
+        self.store = Store()
+        self.cluster = Cluster(self.store, controllers=controllers)
+        self.router = handlers.Router(self)
+        self._minor = minor
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._kubeconfig: str | None = None
+        self._tmpdir: str | None = None
+        self.stopping = False
+        self.last_error: str | None = None
+        self.request_log: list | None = [] if request_log else None
+        baseline.load(self.cluster)
+        self.store.snapshot()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> "EmbeddedAPIServer":
+        if self._httpd is not None:
+            return self
+        self._httpd = _HTTPServer((self.host, self.port), _Handler, self)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name=f"kube-apiserver:{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.store.close()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if self._tmpdir is not None:
+            import shutil
+
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def __enter__(self) -> "EmbeddedAPIServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the server is not started")
+        return f"http://{self.host}:{self.port}"
+
+    def wait_ready(self, timeout: float = 5.0) -> None:
+        """Block until /healthz answers over TCP."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1) as sock:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if sock.recv(64).startswith(b"HTTP/1.1 200"):
+                        return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+            if time.monotonic() > deadline:
+                raise TimeoutError("the embedded API server did not become ready")
+            time.sleep(0.01)
+
+    # -- kubeconfig -------------------------------------------------------------------------------
+    def kubeconfig(self, namespace: str = "default") -> dict:
+        return {"apiVersion": "v1", "kind": "Config", "current-context": "netarena",
+                "clusters": [{"name": "netarena", "cluster": {"server": self.url}}],
+                "users": [{"name": "netarena", "user": {"token": "netarena"}}],
+                "contexts": [{"name": "netarena", "context": {"cluster": "netarena", "user": "netarena",
+                                                              "namespace": namespace}}],
+                "preferences": {}}
+
+    def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
+        path = os.fspath(path)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(self.kubeconfig(namespace), handle, indent=1)  # JSON is valid YAML
+        os.replace(tmp, path)
+        self._kubeconfig = path
+        return path
+
+    @property
+    def kubeconfig_path(self) -> str:
+        if self._kubeconfig is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="netarena-kube-")
+            self.write_kubeconfig(os.path.join(self._tmpdir, "kubeconfig"))
+        return self._kubeconfig
+
+    # -- version / bodies -------------------------------------------------------------------------
+    def version_info(self) -> dict:
+        minor = self._minor
+        if minor is None:
+            from .kubectl import DEFAULT_MINOR, kubectl_minor_or_none
+
+            minor = self._minor = kubectl_minor_or_none() or DEFAULT_MINOR
+        return {"major": "1", "minor": str(minor), "emulationMajor": "1", "emulationMinor": str(minor),
+                "minCompatibilityMajor": "1", "minCompatibilityMinor": str(minor - 1),
+                "gitVersion": f"v1.{minor}.0", "gitCommit": "0" * 40, "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
+                "platform": "linux/amd64"}
+
+    def decode_body(self, req, res):
+        return bodies.decode(req.content_type, req.body, res.kind)
+
+    @staticmethod
+    def decode_json(raw: bytes):
+        return bodies.decode_json(raw)
+
+    # -- snapshot / reset -------------------------------------------------------------------------
+    def snapshot(self) -> None:
+        """Remember the current objects; reset() returns to them."""
+        self.store.snapshot()
+
+    def reset(self) -> None:
+        """Restore the last snapshot (the baseline cluster if snapshot() was never called); ends watches."""
+        self.store.reset()
+
+    @property
+    def resource_version(self) -> int:
+        """Increases on every change (and on reset): compare two readings to see whether anything changed."""
+        return self.store.resource_version
+
+    def add_listener(self, fn) -> None:
+        """fn(event_type, plural, obj) after each change, outside the lock ("RESET", "", None on reset)."""
+        self.store.add_listener(fn)
+
+    def remove_listener(self, fn) -> None:
+        self.store.remove_listener(fn)
+
+    # -- Python-side store API ------------------------------------------------------------------
+    def apply_object(self, obj: dict) -> dict:
+        """Create or replace obj (a manifest dict); status given here is kept. Returns the stored object."""
+        res = registry.resource_for_kind(obj.get("kind", ""))
+        body = copy.deepcopy(obj)
+        meta = body.setdefault("metadata", {})
+        namespace = meta.get("namespace") or ("default" if res.namespaced else "")
+        with self.store.transaction():
+            if res.namespaced and self.store.get("namespaces", "", namespace) is None:
+                self.cluster.create(registry.BY_KIND["Namespace"], "", {"metadata": {"name": namespace}})
+            existing = self.store.get(res.plural, namespace if res.namespaced else "", meta.get("name", ""))
+            if existing is None:
+                return self.cluster.create(res, namespace, body, privileged=True)
+            meta.pop("resourceVersion", None)
+            return self.cluster.update(res, namespace, meta["name"], body, privileged=True)
+
+    def apply_objects(self, objects) -> list[dict]:
+        return [self.apply_object(o) for o in objects]
+
+    def get_object(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        res = registry.resource_for_kind(kind)
+        obj = self.store.get(res.plural, (namespace or "default") if res.namespaced else "", name)
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def list_objects(self, kind: str, namespace: str | None = None) -> list[dict]:
+        res = registry.resource_for_kind(kind)
+        return copy.deepcopy(self.store.list(res.plural, namespace if res.namespaced else None))
+
+    def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
+        res = registry.resource_for_kind(kind)
+        try:
+            self.cluster.delete(res, (namespace or "default") if res.namespaced else "", name)
+        except errors.ApiError as error:
+            if error.code == 404:
+                return False
+            raise
+        return True

@@ -1,0 +1,238 @@
+"""Server-side Table output for `kubectl get`: columns per kind, cells, and human-readable ages."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .selectors import selector_string
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def timestamp(when: dt.datetime | None = None) -> str:
+    return (when or now()).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+
+
+def human_duration(seconds: float) -> str:
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        return f"{hours // (24 * 365)}y{(hours // 24) % 365}d"
+    return f"{hours // (24 * 365)}y"
+
+
+def age(text: str | None) -> str:
+    when = parse_time(text)
+    if when is None:
+        return "<unknown>"
+    return human_duration((now() - when).total_seconds())
+
+
+def _containers(obj: dict) -> list[dict]:
+    return ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+
+
+def pod_status(pod: dict) -> str:
+    meta, status = pod.get("metadata", {}), pod.get("status") or {}
+    reason = status.get("reason") or status.get("phase") or "Pending"
+    for cs in status.get("containerStatuses") or []:
+        state = cs.get("state") or {}
+        if "waiting" in state and state["waiting"].get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state:
+            reason = state["terminated"].get("reason") or "Completed"
+    if meta.get("deletionTimestamp"):
+        reason = "Terminating"
+    return reason
+
+
+def _pod_row(pod: dict, wide: bool) -> list:
+    status = pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    total = len((pod.get("spec") or {}).get("containers") or [])
+    ready = sum(1 for cs in statuses if cs.get("ready"))
+    restarts = sum(int(cs.get("restartCount") or 0) for cs in statuses)
+    row = [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts),
+           age(pod["metadata"].get("creationTimestamp"))]
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    row += [status.get("podIP") or "<none>", (pod.get("spec") or {}).get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>", f"{len(gates)}/{len(gates)}" if gates else "<none>"]
+    return row
+
+
+def _ports(svc: dict) -> str:
+    parts = []
+    for port in (svc.get("spec") or {}).get("ports") or []:
+        text = str(port.get("port"))
+        if port.get("nodePort"):
+            text += f":{port['nodePort']}"
+        parts.append(f"{text}/{port.get('protocol', 'TCP')}")
+    return ",".join(parts) or "<none>"
+
+
+def _external_ip(svc: dict) -> str:
+    spec = svc.get("spec") or {}
+    kind = spec.get("type", "ClusterIP")
+    if kind == "ExternalName":
+        return spec.get("externalName") or "<none>"
+    ips = list(spec.get("externalIPs") or [])
+    if kind == "LoadBalancer":
+        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        ips += [i.get("ip") or i.get("hostname") for i in ingress]
+        return ",".join(ips) if ips else "<pending>"
+    return ",".join(ips) if ips else "<none>"
+
+
+def _endpoints(ep: dict) -> str:
+    items = []
+    for subset in ep.get("subsets") or []:
+        ports = subset.get("ports") or [{}]
+        for address in subset.get("addresses") or []:
+            for port in ports:
+                items.append(f"{address['ip']}:{port['port']}" if "port" in port else address["ip"])
+    if not items:
+        return "<none>"
+    text = ",".join(items[:3])
+    return text + (f" + {len(items) - 3} more..." if len(items) > 3 else "")
+
+
+def _images(obj: dict) -> tuple[str, str]:
+    cs = _containers(obj)
+    return ",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)
+
+
+def _node_ready(node: dict) -> str:
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return "Ready" if cond.get("status") == "True" else "NotReady"
+    return "Unknown"
+
+
+def _event_object(ev: dict) -> str:
+    obj = ev.get("involvedObject") or {}
+    return f"{(obj.get('kind') or '').lower()}/{obj.get('name', '')}"
+
+
+def _c(name: str, kind: str = "string", priority: int = 0, fmt: str = "") -> dict:
+    return {"name": name, "type": kind, "format": fmt, "description": name, "priority": priority}
+
+
+NAME = _c("Name", fmt="name")
+AGE = _c("Age")
+
+# kind -> (columns, row function)
+COLUMNS = {
+    "Pod": ([NAME, _c("Ready"), _c("Status"), _c("Restarts"), AGE, _c("IP", priority=1),
+             _c("Node", priority=1), _c("Nominated Node", priority=1), _c("Readiness Gates", priority=1)],
+            lambda o: _pod_row(o, True)),
+    "Service": ([NAME, _c("Type"), _c("Cluster-IP"), _c("External-IP"), _c("Port(s)"), AGE,
+                 _c("Selector", priority=1)],
+                lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("type", "ClusterIP"),
+                           (o.get("spec") or {}).get("clusterIP") or "<none>", _external_ip(o), _ports(o),
+                           age(o["metadata"].get("creationTimestamp")),
+                           ",".join(f"{k}={v}" for k, v in sorted(((o.get("spec") or {}).get("selector") or {}).items()))
+                           or "<none>"]),
+    "Deployment": ([NAME, _c("Ready"), _c("Up-to-date", "integer"), _c("Available", "integer"), AGE,
+                    _c("Containers", priority=1), _c("Images", priority=1), _c("Selector", priority=1)],
+                   lambda o: [o["metadata"]["name"],
+                              f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 1)}",
+                              (o.get("status") or {}).get("updatedReplicas", 0),
+                              (o.get("status") or {}).get("availableReplicas", 0),
+                              age(o["metadata"].get("creationTimestamp")), *_images(o),
+                              selector_string((o.get("spec") or {}).get("selector"))]),
+    "ReplicaSet": ([NAME, _c("Desired", "integer"), _c("Current", "integer"), _c("Ready", "integer"), AGE,
+                    _c("Containers", priority=1), _c("Images", priority=1), _c("Selector", priority=1)],
+                   lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("replicas", 1),
+                              (o.get("status") or {}).get("replicas", 0),
+                              (o.get("status") or {}).get("readyReplicas", 0),
+                              age(o["metadata"].get("creationTimestamp")), *_images(o),
+                              selector_string((o.get("spec") or {}).get("selector"))]),
+    "ConfigMap": ([NAME, _c("Data", "integer"), AGE],
+                  lambda o: [o["metadata"]["name"], len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+                             age(o["metadata"].get("creationTimestamp"))]),
+    "Secret": ([NAME, _c("Type"), _c("Data", "integer"), AGE],
+               lambda o: [o["metadata"]["name"], o.get("type", "Opaque"), len(o.get("data") or {}),
+                          age(o["metadata"].get("creationTimestamp"))]),
+    "Namespace": ([NAME, _c("Status"), AGE],
+                  lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", "Active"),
+                             age(o["metadata"].get("creationTimestamp"))]),
+    "Endpoints": ([NAME, _c("Endpoints"), AGE],
+                  lambda o: [o["metadata"]["name"], _endpoints(o), age(o["metadata"].get("creationTimestamp"))]),
+    "EndpointSlice": ([NAME, _c("AddressType"), _c("Ports"), _c("Endpoints"), AGE],
+                      lambda o: [o["metadata"]["name"], o.get("addressType", "IPv4"),
+                                 ",".join(str(p.get("port")) for p in o.get("ports") or []) or "<unset>",
+                                 ",".join(a for e in o.get("endpoints") or [] for a in e.get("addresses", []))
+                                 or "<unset>", age(o["metadata"].get("creationTimestamp"))]),
+    "NetworkPolicy": ([NAME, _c("Pod-Selector"), AGE],
+                      lambda o: [o["metadata"]["name"],
+                                 selector_string((o.get("spec") or {}).get("podSelector")) or "<none>",
+                                 age(o["metadata"].get("creationTimestamp"))]),
+    "Event": ([_c("Last Seen"), _c("Type"), _c("Reason"), _c("Object"), _c("Message"), NAME],
+              lambda o: [age(o.get("lastTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp")),
+                         o.get("type", "Normal"), o.get("reason", ""), _event_object(o), o.get("message", ""),
+                         o["metadata"]["name"]]),
+    "Node": ([NAME, _c("Status"), _c("Roles"), AGE, _c("Version"), _c("Internal-IP", priority=1),
+              _c("External-IP", priority=1), _c("OS-Image", priority=1), _c("Kernel-Version", priority=1),
+              _c("Container-Runtime", priority=1)],
+             lambda o: [o["metadata"]["name"], _node_ready(o),
+                        ",".join(sorted(k.split("/", 1)[1] for k in (o["metadata"].get("labels") or {})
+                                        if k.startswith("node-role.kubernetes.io/"))) or "<none>",
+                        age(o["metadata"].get("creationTimestamp")),
+                        ((o.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", ""),
+                        next((a["address"] for a in (o.get("status") or {}).get("addresses") or []
+                              if a.get("type") == "InternalIP"), "<none>"), "<none>",
+                        ((o.get("status") or {}).get("nodeInfo") or {}).get("osImage", ""),
+                        ((o.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion", ""),
+                        ((o.get("status") or {}).get("nodeInfo") or {}).get("containerRuntimeVersion", "")]),
+    "ServiceAccount": ([NAME, _c("Secrets", "integer"), AGE],
+                       lambda o: [o["metadata"]["name"], len(o.get("secrets") or []),
+                                  age(o["metadata"].get("creationTimestamp"))]),
+}
+# Event tables hide the name column (wide only), as upstream does.
+COLUMNS["Event"][0][5] = _c("Name", fmt="name", priority=1)
+
+
+def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata") -> dict:
+    columns, row_fn = COLUMNS.get(kind, ([NAME, AGE], lambda o: [o["metadata"]["name"],
+                                                                  age(o["metadata"].get("creationTimestamp"))]))
+    rows = []
+    for obj in objects:
+        row = {"cells": row_fn(obj)}
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object != "None":
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": obj.get("metadata", {})}
+        rows.append(row)
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
+            "columnDefinitions": columns, "rows": rows}
