@@ -13,7 +13,8 @@ from .tables import timestamp
 
 # Kinds whose `status` is owned by the status subresource (and the controllers).
 STATUS_OWNED = {"Pod", "Deployment", "ReplicaSet", "Namespace", "Node", "Service", "ResourceQuota"}
-NO_SPEC_GENERATION = {"ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "ServiceAccount", "Namespace"}
+NO_SPEC_GENERATION = {"ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "ServiceAccount", "Namespace",
+                      "Service", "Node"}
 SERVER_META = ("uid", "creationTimestamp", "resourceVersion", "generation", "selfLink", "managedFields")
 
 
