@@ -67,7 +67,8 @@ def is_transient(error: BaseException) -> bool:
 def _retry_after_s(error: BaseException) -> float | None:
     """The provider's Retry-After in seconds, when it sent one."""
     # litellm keeps the provider's headers apart; its own error.response is rebuilt without them
-    for headers in (getattr(error, "litellm_response_headers", None), getattr(getattr(error, "response", None), "headers", None)):
+    response = getattr(error, "response", None)
+    for headers in (getattr(error, "litellm_response_headers", None), getattr(response, "headers", None)):
         try:
             value = float(headers.get("retry-after"))  # type: ignore[union-attr]
         except (AttributeError, TypeError, ValueError):
@@ -200,7 +201,9 @@ class LiteLLMAgent:
                 return litellm.completion(**request)
             except Exception as error:  # every provider failure is infrastructure, never the agent's
                 if not is_transient(error):
-                    raise InfraError(f"model {self.model} refused the request (not retried): {_describe(error)}") from error
+                    raise InfraError(
+                        f"model {self.model} refused the request (not retried): {_describe(error)}"
+                    ) from error
                 if attempt == self.max_retries:
                     raise InfraError(
                         f"model {self.model} failed {attempt + 1} times with transient errors; "

@@ -60,7 +60,9 @@ class StubReply:
     choices: bool = True  #: False: a completion with an empty "choices" list
 
     @classmethod
-    def error(cls, status: int, message: str = "", *, delay_s: float = 0.0, retry_after: float | None = None) -> StubReply:
+    def error(
+        cls, status: int, message: str = "", *, delay_s: float = 0.0, retry_after: float | None = None
+    ) -> StubReply:
         """An OpenAI-style error response with this status."""
         error_type = {401: "invalid_request_error", 404: "invalid_request_error", 429: "rate_limit_exceeded"}
         body = json.dumps(
@@ -253,7 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0].rstrip("/")
         if path not in CHAT_PATHS:
-            self._send(404, json.dumps({"error": {"message": f"OpenAIStubServer serves {CHAT_PATHS}, not {path}"}}).encode())
+            message = f"OpenAIStubServer serves {CHAT_PATHS}, not {path}"
+            self._send(404, json.dumps({"error": {"message": message}}).encode())
             return
         try:
             body = json.loads(raw or b"{}")

@@ -11,11 +11,12 @@ import pytest
 
 from pytest_netarena.agents.base import Agent
 from pytest_netarena.agents.litellm_agent import EMPTY_REPLY_PLACEHOLDER, LiteLLMAgent
-from pytest_netarena.core.types import Reply
+from pytest_netarena.core.types import Reply, Task
 from pytest_netarena.errors import InfraError, UsageError
 from pytest_netarena.testing.openai_server import StubReply
 
-from .conftest import TASK
+# the task conftest.agent_for resets agents with
+TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "zero-shot", 5)
 
 
 def test_system_prompt_and_observations_are_sent_in_order(serve, agent_for):
@@ -98,7 +99,7 @@ def test_backoff_grows_and_honours_retry_after(serve, agent_for):
     server = serve([StubReply.error(500)] * 3 + ["ok"])
     agent_for(server, backoff_s=0.05).act("x")
     times = [request.received_at for request in server.requests]
-    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
     assert gaps[0] >= 0.05 and gaps[1] >= 0.1 and gaps[2] >= 0.2
 
 

@@ -1,0 +1,39 @@
+"""System prompts built from an app's PromptSpec under each strategy."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_netarena.agents.prompting import STRATEGIES, build_system_prompt
+from pytest_netarena.core.app import PromptSpec
+
+SPEC = PromptSpec(
+    role="You operate a Kubernetes cluster.",
+    rules="Never delete namespaces.",
+    action_format="Reply with one kubectl command in a ```bash block.",
+    examples=(("pods cannot reach db", "```bash\nkubectl get networkpolicy -A\n```"),
+              ("policy deny-all blocks web", "```bash\nkubectl delete networkpolicy deny-all -n shop\n```")),
+)
+
+
+def test_every_strategy_gives_a_different_prompt_sharing_the_app_parts():
+    prompts = {strategy: build_system_prompt(SPEC, strategy) for strategy in STRATEGIES}
+    assert len(set(prompts.values())) == len(STRATEGIES)
+    for prompt in prompts.values():
+        assert prompt.startswith(SPEC.role)
+        assert SPEC.rules in prompt and SPEC.action_format in prompt
+    assert "step by step" in prompts["cot"]
+    assert "Thought:" in prompts["react"] and "Action:" in prompts["react"]
+
+
+def test_few_shot_includes_every_example_and_others_none():
+    few_shot = build_system_prompt(SPEC, "few-shot")
+    for number, (observation, reply) in enumerate(SPEC.examples, 1):
+        assert f"Example {number}" in few_shot and observation in few_shot and reply in few_shot
+    for strategy in ("zero-shot", "cot", "react"):
+        assert SPEC.examples[0][1] not in build_system_prompt(SPEC, strategy)
+
+
+def test_unknown_strategy_names_the_choices():
+    with pytest.raises(ValueError, match="zero-shot, cot, few-shot, react"):
+        build_system_prompt(SPEC, "tree-of-thought")
