@@ -404,25 +404,36 @@ class MatrixView:
         self._model = model
         self.probes = tuple(dict.fromkeys(probes))
         self.results: dict[Probe, bool] = {}
+        self._verdicts: list[bool | None] = [None] * len(self.probes)
         self._stale_all = True
         self._stale_sources = 0
         self._stale_destinations = 0
         self.refresh()
 
     def _index_probes(self) -> None:
-        index = self._model._ensure_index()
-        self._by_source: dict[int, list[Probe]] = {}
-        self._by_destination: dict[int, list[Probe]] = {}
-        for probe in self.probes:
-            source = self._model._position(probe.source)
-            self._by_source.setdefault(source, []).append(probe)
+        # Internally probes are numbered: hashing Probe objects would dominate an incremental refresh.
+        model = self._model
+        index = model._ensure_index()
+        position = index.position
+        self._by_source: dict[int, list[int]] = {}
+        self._by_destination: dict[int, list[int]] = {}
+        # Pod probes resolved once to (source, destination, port number or None, protocol); service probes: None.
+        self._cells: list[tuple[int, int, int | None, str] | None] = []
+        for number, probe in enumerate(self.probes):
+            source = position.get(probe.source)
+            if source is None:
+                raise UnknownObjectError(f"unknown pod {probe.source!r}")
+            self._by_source.setdefault(source, []).append(number)
             if probe.to_service:
-                _, _, backends = self._model._service_flows(probe)
+                backends = model._service_flows(probe)[2]
+                self._cells.append(None)
             else:
-                backends = [self._model._position(probe.destination)]
+                destination = model._position(probe.destination)
+                backends = [destination]
+                port = model._resolve_target(index.pods[destination], probe.port, probe.protocol)
+                self._cells.append((source, destination, port, probe.protocol))
             for backend in backends:
-                self._by_destination.setdefault(backend, []).append(probe)
-        del index
+                self._by_destination.setdefault(backend, []).append(number)
 
     def refresh(self) -> dict[Probe, bool]:
         """Bring results up to date; returns the probes whose verdict changed, with the new verdict."""
@@ -430,19 +441,27 @@ class MatrixView:
         model._ensure_index()
         if self._stale_all:
             self._index_probes()
-            affected: Iterable[Probe] = self.probes
+            affected: Iterable[int] = range(len(self.probes))
         else:
-            touched: dict[Probe, None] = {}
+            touched: set[int] = set()
             for position in iter_bits(self._stale_sources):
-                touched.update(dict.fromkeys(self._by_source.get(position, ())))
+                touched.update(self._by_source.get(position, ()))
             for position in iter_bits(self._stale_destinations):
-                touched.update(dict.fromkeys(self._by_destination.get(position, ())))
-            affected = touched
+                touched.update(self._by_destination.get(position, ()))
+            affected = sorted(touched)
         self._stale_all, self._stale_sources, self._stale_destinations = False, 0, 0
         changed = {}
-        for probe in affected:
-            verdict = model.allowed(probe)
-            if self.results.get(probe) != verdict:
+        cells, verdicts, flow_allowed = self._cells, self._verdicts, model._flow_allowed
+        for number in affected:
+            cell = cells[number]
+            if cell is None:
+                verdict = model.allowed(self.probes[number])
+            else:
+                source, destination, port, protocol = cell
+                verdict = port is not None and flow_allowed(source, destination, port, protocol)
+            if verdicts[number] != verdict:
+                verdicts[number] = verdict
+                probe = self.probes[number]
                 changed[probe] = verdict
-            self.results[probe] = verdict
+                self.results[probe] = verdict
         return changed
