@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from .core.types import EpisodeResult, Outcome
+from .search import SearchOutcome
 
 
 def describe_failure(result: EpisodeResult) -> str:
@@ -19,11 +20,27 @@ def describe_failure(result: EpisodeResult) -> str:
     return "\n".join(lines)
 
 
-def assert_episode(result: EpisodeResult) -> None:
-    """Pass only a resolved, safe episode; unsafe is reported before unresolved."""
+def assert_episode(result: EpisodeResult | SearchOutcome) -> None:
+    """Pass only a resolved, safe episode (or a search that found no failure)."""
     __tracebackhide__ = True
+    if isinstance(result, SearchOutcome):
+        if result.failure is not None:
+            pytest.fail(describe_search_failure(result), pytrace=False)
+        return
     if result.outcome is not Outcome.RESOLVED:
         pytest.fail(describe_failure(result), pytrace=False)
+
+
+def describe_search_failure(outcome: SearchOutcome) -> str:
+    assert outcome.failure is not None
+    lines = [
+        f"adversarial search of {outcome.app} found a failure of {outcome.agent} "
+        f"({outcome.examples} examples, {outcome.episodes} episodes, {outcome.elapsed_s:.1f} s); shrunk case:",
+        f"  {outcome.failure.query.category} (level {outcome.failure.query.level}) params={outcome.failure.query.params}",
+        describe_failure(outcome.failure),
+        f"reproduce: {outcome.reproduce}",
+    ]
+    return "\n".join(lines)
 
 
 def render_transcript(result: EpisodeResult, limit: int = 4000) -> str:

@@ -6,6 +6,7 @@ pytest and it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,18 +14,20 @@ from typing import Any
 
 import pytest
 
-from .agents.prompting import STRATEGIES, build_system_prompt
-from .agents.spec import ACCEPTED_FORMS, AgentSpec, make_agent
+from .agents.prompting import STRATEGIES
+from .agents.spec import ACCEPTED_FORMS, AgentSpec
 from .apps import available_apps, get_app, load_errors, register_app
 from .assertions import render_transcript
 from .core.app import App, Environment, RunOptions
-from .core.episode import EpisodeConfig, run_episode
 from .core.seeding import new_run_seed
-from .core.types import EpisodeResult, Outcome, Query, Task
+from .core.types import EpisodeResult, Outcome, Query
+from .corpus import append_found, load_corpus, read_found, save_corpus
 from .errors import BackendUnavailable, InfraError, UsageError
 from .reporting import artifacts
 from .reporting.properties import episode_properties, record_from_properties
 from .reporting.summary import render_table, summarize
+from .runner import play
+from .search import PROFILES, SearchConfig, SearchOutcome, search
 from .settings import Settings, parse_agents, parse_levels, positive_int
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -46,6 +49,10 @@ _OPTIONS = (
     ("agent-timeout", "netarena_agent_timeout", "seconds an agent may take per reply (default 300)", "300"),
     ("llm-api-base", "netarena_llm_api_base", "base URL of an OpenAI-compatible endpoint for model agents", None),
     ("temperature", "netarena_temperature", "sampling temperature for model agents (default 0)", "0"),
+    ("adversarial-examples", "netarena_adversarial_examples", "examples per adversarial search (default 20)", "20"),
+    ("adversarial-time", "netarena_adversarial_time", "seconds per adversarial search (default 600)", "600"),
+    ("corpus", "netarena_corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
+    ("save-corpus", "netarena_save_corpus", "write the collected queries to this corpus file", None),
 )
 
 
@@ -62,6 +69,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="agent under test (repeatable): " + "; ".join(ACCEPTED_FORMS),
     )
     parser.addini("netarena_agents", "agents under test when --agent is not given", type="linelist")
+    group.addoption(
+        "--adversarial",
+        action="store_true",
+        default=False,
+        help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)",
+    )
     parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
     for name, ini, help_text, default in _OPTIONS:
         group.addoption(f"--{name}", default=None, help=help_text)
@@ -135,6 +148,15 @@ def _build_settings(config: pytest.Config) -> Settings:
     reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
     if not reports_dir.is_absolute():
         reports_dir = config.rootpath / reports_dir
+    corpus_path = _value(config, "corpus", "netarena_corpus")
+    search = None
+    if config.getoption("adversarial"):
+        try:
+            examples = positive_int("--adversarial-examples", _value(config, "adversarial-examples", "netarena_adversarial_examples"))
+            time_limit = float(_value(config, "adversarial-time", "netarena_adversarial_time"))
+        except ValueError as error:
+            raise UsageError(f"--adversarial-time takes seconds: {error}") from None
+        search = SearchConfig(examples, time_limit, 1, reports_dir / "hypothesis-db", seed)
     return Settings(
         seed=seed,
         run_id=run_id,
@@ -143,6 +165,9 @@ def _build_settings(config: pytest.Config) -> Settings:
         trials=positive_int("--trials", _value(config, "trials", "netarena_trials")),
         agent_timeout_s=timeout,
         reports_dir=reports_dir,
+        corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
+        search=search,
+        save_corpus=_value(config, "save-corpus", "netarena_save_corpus"),
     )
 
 
@@ -155,8 +180,19 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     if not hasattr(config, "workerinput"):  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
+    settings = config.stash[SETTINGS_KEY]
+    if settings.search is not None:
+        config.stash[SETTINGS_KEY].search = replace(settings.search, trials=settings.trials)
+    _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")
+
+
+def _register_hypothesis_profiles() -> None:
+    from hypothesis import settings as hypothesis_settings
+
+    for name, values in PROFILES.items():
+        hypothesis_settings.register_profile(name, deadline=None, **values)
 
 
 class XdistHooks:
@@ -194,9 +230,21 @@ class Case:
     trial: int
 
 
+@dataclass(frozen=True)
+class SearchCase:
+    """The parameter of one adversarial search test: an app and an agent."""
+
+    app: str
+    agent: AgentSpec | None
+
+
 def queries_for(settings: Settings, app_name: str) -> list[Query]:
     if app_name not in settings.query_cache:
-        settings.query_cache[app_name] = get_app(app_name).generate(settings.run_options)
+        if settings.corpus is not None:
+            queries = [q for q in settings.corpus if q.app == app_name and q.level in settings.run_options.levels]
+        else:
+            queries = get_app(app_name).generate(settings.run_options)
+        settings.query_cache[app_name] = queries
     return settings.query_cache[app_name]
 
 
@@ -210,8 +258,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker.args[0] not in available_apps():
         reason = load_errors().get(marker.args[0], "it is not registered")
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: app {marker.args[0]!r} cannot be loaded: {reason}")
-    queries = queries_for(settings, marker.args[0])
     agents: list[AgentSpec | None] = list(settings.agents) or [None]
+    if settings.search is not None:
+        searches = [SearchCase(marker.args[0], agent) for agent in agents]
+        ids = [f"search-{marker.args[0]}" + (f"-{a.slug}" if a and len(agents) > 1 else "") for a in agents]
+        metafunc.parametrize("netarena_case", searches, ids=ids)
+        return
+    queries = queries_for(settings, marker.args[0])
     cases, ids = [], []
     for query, agent, trial in itertools.product(queries, agents, range(settings.trials)):
         cases.append(Case(query, agent, trial))
@@ -219,6 +272,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         suffix += f"-t{trial}" if settings.trials > 1 else ""
         ids.append(query.id + suffix)
     metafunc.parametrize("netarena_case", cases, ids=ids)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    settings = config.stash[SETTINGS_KEY]
+    worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
+    if not settings.save_corpus or worker != "gw0":
+        return  # every worker collects the same items: one writes
+    queries = {}
+    for item in items:
+        case = getattr(getattr(item, "callspec", None), "params", {}).get("netarena_case")
+        if isinstance(case, Case):
+            queries.setdefault(case.query.id, case.query)
+    save_corpus(Path(settings.save_corpus), queries.values())
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
@@ -263,42 +329,57 @@ def netarena_environments(netarena_settings: Settings) -> Any:
 
 @pytest.fixture
 def netarena_result(
-    request: pytest.FixtureRequest, netarena_case: Case, netarena_settings: Settings, netarena_environments: EnvironmentPool
-) -> EpisodeResult:
-    """Runs the episode of this test's query with its agent and returns the result."""
+    request: pytest.FixtureRequest, netarena_case: Any, netarena_settings: Settings, netarena_environments: EnvironmentPool
+) -> EpisodeResult | SearchOutcome:
+    """Runs this test's episode (or, with --adversarial, its search) and returns the result."""
     case, settings = netarena_case, netarena_settings
     if case.agent is None:
         pytest.skip(NO_AGENT_MESSAGE)
+    if isinstance(case, SearchCase):
+        return _run_search(request, case, settings, netarena_environments)
     app = get_app(case.query.app)
     env = netarena_environments.get(app)
-    try:
-        agent = make_agent(case.agent, app, case.query, env)
-    except BackendUnavailable as error:
-        pytest.skip(str(error))
-    except UsageError as error:
-        raise pytest.UsageError(str(error)) from None
-    options = settings.run_options
-    max_steps = options.max_steps or env.default_max_steps
-    task = Task(
-        app=app.name,
-        query_id=case.query.id,
-        level=case.query.level,
-        category=case.query.category,
-        system_prompt=build_system_prompt(app.prompt(), options.strategy),
-        strategy=options.strategy,
-        max_steps=max_steps,
-    )
-    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=settings.agent_timeout_s, strategy=options.strategy)
-    try:
-        result = run_episode(env, agent, case.query, task, config, case.agent.raw, case.trial)
-    finally:
-        agent.close()
+    with _agent_problems_as_skips_or_usage_errors():
+        result = play(app, env, case.agent, case.query, settings.run_options, settings.agent_timeout_s, case.trial)
     request.node.stash[RESULT_KEY] = result
     request.node.user_properties.extend(episode_properties(result))
     artifacts.append_episode(settings.run_dir, result)
     if result.outcome is Outcome.INFRA_ERROR:
         raise InfraError(result.details)  # a test error, not a failure: never the agent's fault
     return result
+
+
+@contextlib.contextmanager
+def _agent_problems_as_skips_or_usage_errors() -> Any:
+    try:
+        yield
+    except BackendUnavailable as error:
+        pytest.skip(str(error))
+    except UsageError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def _run_search(request: pytest.FixtureRequest, case: SearchCase, settings: Settings, pool: EnvironmentPool) -> SearchOutcome:
+    app = get_app(case.app)
+    env = pool.get(app)
+    assert case.agent is not None and settings.search is not None
+    spec = case.agent
+
+    def run(query: Query) -> EpisodeResult:
+        with _agent_problems_as_skips_or_usage_errors():
+            return play(app, env, spec, query, settings.run_options, settings.agent_timeout_s)
+
+    outcome = search(app, spec.raw, run, settings.run_options, settings.search)
+    if outcome.failure is not None:
+        found = settings.run_dir / "found.jsonl"
+        path = request.node.path
+        suite = path.relative_to(request.config.rootpath) if path.is_relative_to(request.config.rootpath) else path
+        command = f"pytest {suite} --agent={spec.raw} --corpus={found} -k '{{id}}'"
+        query = append_found(found, outcome.failure, {"run_id": settings.run_id, "examples": outcome.examples,
+                                                      "reproduce": command})
+        outcome.reproduce = command.replace("{id}", query.id)
+        request.node.stash[RESULT_KEY] = outcome.failure
+    return outcome
 
 
 # ---- reporting ----------------------------------------------------------------------------------
@@ -340,9 +421,16 @@ class RunReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_agent_skips:
             terminalreporter.write_line(f"pytest-netarena: {self.no_agent_skips} episodes skipped: {NO_AGENT_MESSAGE}", red=True)
+        settings = self.config.stash[SETTINGS_KEY]
+        found = read_found(settings.run_dir / "found.jsonl")
+        if found:
+            terminalreporter.section("netarena adversarial search")
+            for entry in found:
+                terminalreporter.write_line(f"{entry['query']['id']}: {entry['agent']} -> {entry['outcome']}; params {entry['query']['params']}")
+                terminalreporter.write_line(f"  reproduce: {entry['reproduce']}")
+            terminalreporter.write_line(f"corpus of found cases: {settings.run_dir / 'found.jsonl'}")
         if not self.records:
             return
-        settings = self.config.stash[SETTINGS_KEY]
         terminalreporter.section("netarena summary")
         for line in render_table(summarize(self.records)):
             terminalreporter.write_line(line)

@@ -8,6 +8,8 @@ from typing import Any
 
 from .agents.spec import AgentSpec, parse_agent_spec
 from .core.app import RunOptions
+from .core.types import Query
+from .search import SearchConfig
 from .errors import UsageError
 
 
@@ -22,6 +24,9 @@ class Settings:
     trials: int
     agent_timeout_s: float
     reports_dir: Path
+    corpus: list[Query] | None = None  #: --corpus: run these queries instead of generating
+    search: SearchConfig | None = None  #: --adversarial: search instead of sampling
+    save_corpus: str | None = None
     query_cache: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,37 @@
+"""Plays one query with one agent spec on an environment: agent construction, task, limits, episode."""
+
+from __future__ import annotations
+
+from .agents.prompting import build_system_prompt
+from .agents.spec import AgentSpec, make_agent
+from .core.app import App, Environment, RunOptions
+from .core.episode import EpisodeConfig, run_episode
+from .core.types import EpisodeResult, Query, Task
+
+
+def play(
+    app: App,
+    env: Environment,
+    spec: AgentSpec,
+    query: Query,
+    options: RunOptions,
+    agent_timeout_s: float,
+    trial: int = 0,
+) -> EpisodeResult:
+    """Run one episode; raises BackendUnavailable or UsageError only if the agent cannot be built."""
+    agent = make_agent(spec, app, query, env)
+    max_steps = options.max_steps or env.default_max_steps
+    task = Task(
+        app=app.name,
+        query_id=query.id,
+        level=query.level,
+        category=query.category,
+        system_prompt=build_system_prompt(app.prompt(), options.strategy),
+        strategy=options.strategy,
+        max_steps=max_steps,
+    )
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy)
+    try:
+        return run_episode(env, agent, query, task, config, spec.raw, trial)
+    finally:
+        agent.close()
