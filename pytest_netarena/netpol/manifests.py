@@ -177,6 +177,8 @@ def parse_probes(data: Any, source: str = "<probes>") -> list[Probe]:
             if not isinstance(value, str) or value.count("/") != 1 or "" in value.split("/"):
                 raise ManifestError(f"{where}: {field!r} must be NAMESPACE/POD, got {value!r}")
         port = item.get("port")
+        if isinstance(port, str) and port.isdigit():
+            port = int(port)  # a quoted number in YAML still means a number
         if isinstance(port, bool) or not (isinstance(port, int) and 1 <= port <= 65535
                                           or isinstance(port, str) and port):
             raise ManifestError(f"{where}: port must be a number between 1 and 65535 or a port name, got {port!r}")

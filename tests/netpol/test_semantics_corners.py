@@ -169,3 +169,24 @@ def test_watch_refresh_reports_only_changes():
     assert view.refresh() == {}
     model.set_pod(Pod("y", "b", {"pod": "renamed"}, "10.2.0.2"))
     assert view.refresh() == {Probe("x/a", "y/b", 80): True, Probe("y/a", "y/b", 80): True}
+
+
+def test_invalid_update_leaves_the_model_unchanged():
+    import pytest
+    from pytest_netarena.netpol import PolicyValidationError
+    model = make_model(netpol("deny", "x", {}))
+    with pytest.raises(PolicyValidationError):
+        model.set_policy(netpol("deny", "x", {}, ingress=[{"ports": [{"port": -1}]}]))
+    assert_reachability(model, Reachability(True).to("x", False))
+
+
+def test_manifest_objects_build_a_model():
+    from pytest_netarena.netpol import cluster_from_objects, parse_probes
+    objects = [{"kind": "Pod", "metadata": {"name": "a", "namespace": "x", "labels": {"pod": "a"}}},
+               {"kind": "Pod", "metadata": {"name": "b", "namespace": "x"}},
+               {"kind": "ConfigMap", "metadata": {"name": "ignored"}},
+               netpol("deny-a", "x", {"matchLabels": {"pod": "a"}})]
+    model = cluster_from_objects(objects).model()
+    probes = parse_probes([{"from": "x/b", "to": "x/a", "port": "80"}, {"from": "x/a", "to": "x/b", "port": 80}])
+    assert probes[0].port == 80
+    assert list(model.matrix(probes).values()) == [False, True]
