@@ -28,11 +28,14 @@ from .reporting.properties import episode_properties, record_from_properties
 from .reporting.summary import render_table, summarize
 from .runner import play
 from .search import PROFILES, SearchConfig, SearchOutcome, search
+from .budget import Budget, RunLedger
+from .gates import EXIT_BELOW_BAR, check_gates, parse_gates
 from .settings import Settings, parse_agents, parse_levels, positive_int
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
 
+BUDGET_SKIP = "not run: the run's budget is spent"
 NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
 )
@@ -51,6 +54,13 @@ _OPTIONS = (
     ("temperature", "netarena_temperature", "sampling temperature for model agents (default 0)", "0"),
     ("adversarial-examples", "netarena_adversarial_examples", "examples per adversarial search (default 20)", "20"),
     ("adversarial-time", "netarena_adversarial_time", "seconds per adversarial search (default 600)", "600"),
+    ("max-tokens", "netarena_max_tokens", "stop the run once agents have used this many tokens", None),
+    ("max-cost-usd", "netarena_max_cost_usd", "stop the run once agents have cost this many dollars", None),
+    ("max-episode-tokens", "netarena_max_episode_tokens", "stop an episode once its agent has used this many tokens", None),
+    ("max-episode-cost-usd", "netarena_max_episode_cost_usd", "stop an episode once its agent has cost this many dollars", None),
+    ("min-correctness", "netarena_min_correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
+    ("min-safety", "netarena_min_safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
+    ("resume", "netarena_resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
     ("corpus", "netarena_corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
     ("save-corpus", "netarena_save_corpus", "write the collected queries to this corpus file", None),
 )
@@ -109,8 +119,12 @@ def _build_settings(config: pytest.Config) -> Settings:
     raw_agents = config.getoption("agent") or config.getini("netarena_agents") or []
     agents = parse_agents(list(raw_agents), builtin_names)
     worker = getattr(config, "workerinput", None)
+    resume_dir = _value(config, "resume", "netarena_resume")
+    resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
     if worker is not None:
         seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
+    elif resumed is not None:
+        seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
     else:
         seed_text = _value(config, "seed", "netarena_seed")
         try:
@@ -127,10 +141,14 @@ def _build_settings(config: pytest.Config) -> Settings:
         for app in apps.values()
         for spec in app.options
     }
+    stored = resumed["options"] if resumed is not None else {}
+    if resumed is not None:  # the interrupted run's options win, so the same queries come back
+        strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
+        extra.update({key: value for key, value in stored.items() if key in extra})
     run_options = RunOptions(
         seed=seed,
-        queries=positive_int("--queries", _value(config, "queries", "netarena_queries")),
-        levels=parse_levels(_value(config, "levels", "netarena_levels")),
+        queries=positive_int("--queries", stored.get("queries") or _value(config, "queries", "netarena_queries")),
+        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else _value(config, "levels", "netarena_levels")),
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
         strategy=strategy,
         extra=extra,
@@ -148,6 +166,8 @@ def _build_settings(config: pytest.Config) -> Settings:
     reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
     if not reports_dir.is_absolute():
         reports_dir = config.rootpath / reports_dir
+    if resume_dir:
+        reports_dir = Path(resume_dir).resolve().parent
     corpus_path = _value(config, "corpus", "netarena_corpus")
     search = None
     if config.getoption("adversarial"):
@@ -162,13 +182,31 @@ def _build_settings(config: pytest.Config) -> Settings:
         run_id=run_id,
         agents=agents,
         run_options=run_options,
-        trials=positive_int("--trials", _value(config, "trials", "netarena_trials")),
+        trials=positive_int("--trials", stored.get("trials") or _value(config, "trials", "netarena_trials")),
         agent_timeout_s=timeout,
         reports_dir=reports_dir,
         corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
         search=search,
         save_corpus=_value(config, "save-corpus", "netarena_save_corpus"),
+        run_budget=Budget(_number(config, "max-tokens", int), _number(config, "max-cost-usd", float)),
+        episode_budget=Budget(_number(config, "max-episode-tokens", int), _number(config, "max-episode-cost-usd", float)),
+        gates=parse_gates("correctness", _value(config, "min-correctness", "netarena_min_correctness"))
+        + parse_gates("safety", _value(config, "min-safety", "netarena_min_safety")),
+        finished=artifacts.finished_episodes(Path(resume_dir), repair=worker is None) if resume_dir else {},
     )
+
+
+def _number(config: pytest.Config, name: str, kind: type) -> Any:
+    value = _value(config, name, "netarena_" + name.replace("-", "_"))
+    if value in (None, ""):
+        return None
+    try:
+        number = kind(value)
+    except ValueError:
+        raise UsageError(f"--{name} takes a number; got {value!r}") from None
+    if number <= 0:
+        raise UsageError(f"--{name} must be positive; got {value!r}")
+    return number
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -337,15 +375,32 @@ def netarena_result(
         pytest.skip(NO_AGENT_MESSAGE)
     if isinstance(case, SearchCase):
         return _run_search(request, case, settings, netarena_environments)
-    app = get_app(case.query.app)
-    env = netarena_environments.get(app)
-    with _agent_problems_as_skips_or_usage_errors():
-        result = play(app, env, case.agent, case.query, settings.run_options, settings.agent_timeout_s, case.trial)
+    stored = settings.finished.get((case.query.id, case.agent.raw, case.trial))
+    if stored is not None:  # --resume: this episode finished before the interruption
+        result = EpisodeResult.from_dict(stored)
+    else:
+        result = _play_case(case, settings, netarena_environments)
+        artifacts.append_episode(settings.run_dir, result)
     request.node.stash[RESULT_KEY] = result
     request.node.user_properties.extend(episode_properties(result))
-    artifacts.append_episode(settings.run_dir, result)
     if result.outcome is Outcome.INFRA_ERROR:
         raise InfraError(result.details)  # a test error, not a failure: never the agent's fault
+    return result
+
+
+def _play_case(case: Case, settings: Settings, pool: EnvironmentPool) -> EpisodeResult:
+    assert case.agent is not None
+    ledger = RunLedger(settings.run_dir, settings.run_budget)
+    spent = ledger.exhausted()
+    if spent:
+        pytest.skip(f"{BUDGET_SKIP}: {spent}")
+    app = get_app(case.query.app)
+    env = pool.get(app)
+    artifacts.ensure_run_info(settings.run_dir, _run_info(settings))
+    with _agent_problems_as_skips_or_usage_errors():
+        result = play(app, env, case.agent, case.query, settings.run_options, settings.agent_timeout_s, case.trial,
+                      settings.episode_budget)
+    ledger.add(result.usage)
     return result
 
 
@@ -401,20 +456,37 @@ class RunReporter:
         self.config = config
         self.records: list[dict[str, Any]] = []
         self.no_agent_skips = 0
+        self.budget_skips = 0
+        self.gate_verdicts: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped and NO_AGENT_MESSAGE in str(report.longrepr):
             self.no_agent_skips += 1
+        if report.skipped and BUDGET_SKIP in str(report.longrepr):
+            self.budget_skips += 1
         if report.when == "teardown":
             record = record_from_properties(list(report.user_properties))
             if record is not None:
                 self.records.append(record)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        settings = self.config.stash[SETTINGS_KEY]
         if self.records:
-            settings = self.config.stash[SETTINGS_KEY]
-            artifacts.write_run_info(settings.run_dir, _run_info(self.config, settings))
-            artifacts.write_summary(settings.run_dir, summarize(self.records))
+            artifacts.write_run_info(settings.run_dir, {**_run_info(settings), "args": list(self.config.invocation_params.args)})
+            summary = summarize(self.records)
+            if settings.run_budget.capped:
+                spent = RunLedger(settings.run_dir, settings.run_budget).spent()
+                summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
+                                     "tokens": spent.tokens, "cost_usd": spent.cost_usd,
+                                     "stopped": self.budget_skips > 0, "episodes_not_run": self.budget_skips}
+            self.gate_verdicts = check_gates(settings.gates, self.records)
+            if self.gate_verdicts:
+                summary["gates"] = self.gate_verdicts
+            artifacts.write_summary(settings.run_dir, summary)
+            if self.gate_verdicts and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                # with bars set, the bars decide: a failed episode is expected, a run below the bar is not
+                passed = all(v["passed"] for v in self.gate_verdicts)
+                session.exitstatus = pytest.ExitCode.OK if passed else EXIT_BELOW_BAR
         elif self.no_agent_skips:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
@@ -434,10 +506,18 @@ class RunReporter:
         terminalreporter.section("netarena summary")
         for line in render_table(summarize(self.records)):
             terminalreporter.write_line(line)
+        if self.budget_skips:
+            terminalreporter.write_line(f"budget: {self.budget_skips} episodes not run because the run's budget was spent", yellow=True)
+        for verdict in self.gate_verdicts:
+            value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
+            word = "met" if verdict["passed"] else "FAILED"
+            terminalreporter.write_line(
+                f"bar {word}: {verdict['metric']} of {verdict['agent']} on {verdict['app']} is {value}, bar {verdict['threshold']:g}",
+                green=verdict["passed"], red=not verdict["passed"])
         terminalreporter.write_line(f"seed {settings.seed}; reports in {settings.run_dir}")
 
 
-def _run_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
+def _run_info(settings: Settings) -> dict[str, Any]:
     options = settings.run_options
     return {
         "run_id": settings.run_id,
@@ -451,5 +531,4 @@ def _run_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
             "trials": settings.trials,
             **{key: value for key, value in options.extra.items() if value is not None},
         },
-        "args": list(config.invocation_params.args),
     }

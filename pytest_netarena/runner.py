@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .agents.prompting import build_system_prompt
 from .agents.spec import AgentSpec, make_agent
+from .budget import Budget
 from .core.app import App, Environment, RunOptions
 from .core.episode import EpisodeConfig, run_episode
 from .core.types import EpisodeResult, Query, Task
@@ -17,6 +18,7 @@ def play(
     options: RunOptions,
     agent_timeout_s: float,
     trial: int = 0,
+    budget: Budget | None = None,
 ) -> EpisodeResult:
     """Run one episode; raises BackendUnavailable or UsageError only if the agent cannot be built."""
     agent = make_agent(spec, app, query, env)
@@ -30,7 +32,9 @@ def play(
         strategy=options.strategy,
         max_steps=max_steps,
     )
-    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy)
+    budget = budget or Budget()
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,
+                           max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd)
     try:
         return run_episode(env, agent, query, task, config, spec.raw, trial)
     finally:

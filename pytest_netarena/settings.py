@@ -9,6 +9,8 @@ from typing import Any
 from .agents.spec import AgentSpec, parse_agent_spec
 from .core.app import RunOptions
 from .core.types import Query
+from .budget import Budget
+from .gates import Gate
 from .search import SearchConfig
 from .errors import UsageError
 
@@ -27,6 +29,11 @@ class Settings:
     corpus: list[Query] | None = None  #: --corpus: run these queries instead of generating
     search: SearchConfig | None = None  #: --adversarial: search instead of sampling
     save_corpus: str | None = None
+    run_budget: Budget = Budget()
+    episode_budget: Budget = Budget()
+    gates: list[Gate] = field(default_factory=list)
+    #: --resume: episodes.jsonl lines of finished episodes by (query id, agent, trial)
+    finished: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     query_cache: dict[str, Any] = field(default_factory=dict)
 
     @property

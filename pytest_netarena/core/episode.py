@@ -23,6 +23,8 @@ class EpisodeConfig:
     max_steps: int
     agent_timeout_s: float = 300.0
     strategy: str = "zero-shot"
+    max_tokens: int | None = None  #: the episode stops once the agent has used this many tokens
+    max_cost_usd: float | None = None  #: ... or spent this much
 
 
 class AgentTimeout(Exception):
@@ -105,6 +107,15 @@ def _ask_agent(function: Callable[[], Reply | str], config: EpisodeConfig) -> Re
         raise _EpisodeAgentError(f"agent raised {type(error).__name__}: {error}") from error
 
 
+def _over_budget(usage: Usage, config: EpisodeConfig) -> str:
+    """Why the episode's budget is spent, or "" while it is not."""
+    if config.max_tokens is not None and usage.tokens >= config.max_tokens:
+        return f"stopped: episode token budget of {config.max_tokens} spent ({usage.tokens} tokens)"
+    if config.max_cost_usd is not None and usage.cost_usd >= config.max_cost_usd:
+        return f"stopped: episode cost budget of ${config.max_cost_usd:g} spent (${usage.cost_usd:.4f})"
+    return ""
+
+
 def run_episode(
     env: Environment,
     agent: Agent,
@@ -122,6 +133,7 @@ def run_episode(
     outcome: Outcome | None = None
     details = ""
     first_observation = ""
+    budget_note = ""
     try:
         first_observation = episode.reset()
         _ask_agent(lambda: agent.reset(task) or Reply(""), config)
@@ -133,8 +145,13 @@ def run_episode(
             agent_s += elapsed
             usage = usage + reply.usage
             episode.step(reply, elapsed)
+            budget_note = _over_budget(usage, config)
+            if budget_note and not episode.done:
+                break
         judgement = env.judge()
         correct, details = judgement.correct, judgement.details
+        if budget_note and not correct:
+            details = f"{budget_note}; {details}"
     except InfraError as error:
         outcome, correct, details = Outcome.INFRA_ERROR, False, f"infrastructure: {error}"
     except _EpisodeAgentError as error:

@@ -149,3 +149,15 @@ class EpisodeResult:
         data["outcome"] = self.outcome.value
         data["tokens"] = self.usage.tokens
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
+        """Rebuild a result from its episodes.jsonl line."""
+        steps = tuple(
+            Step(**{**step, "violations": tuple(step["violations"]), "usage": Usage(**step["usage"])})
+            for step in data["steps"]
+        )
+        fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
+                                                 "details", "agent_s", "wall_s", "strategy") if name in data}
+        return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
+                   usage=Usage(**data["usage"]), **fields)

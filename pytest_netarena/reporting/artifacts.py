@@ -51,6 +51,44 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
     _write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform()})
 
 
+def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:
+    """Write run.json once, when the first episode starts, so an interrupted run can be resumed."""
+    if not (run_dir / "run.json").exists():
+        write_run_info(run_dir, info)
+
+
+def read_run_info(run_dir: Path) -> dict[str, Any]:
+    from ..errors import UsageError
+
+    try:
+        return json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--resume {run_dir}: not a run folder with a readable run.json ({error})") from None
+
+
+def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Episodes of an interrupted run that need not run again (infra errors are run again).
+
+    With repair, a half-written last line (the run was killed mid-write) is cut off first.
+    """
+    path = run_dir / "episodes.jsonl"
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if repair and text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+        path.write_text(text, encoding="utf-8")
+    finished = {}
+    for line in text.splitlines():
+        try:
+            episode = json.loads(line)
+        except ValueError:
+            continue
+        if episode.get("outcome") != "infra_error":
+            finished[(episode["query"]["id"], episode["agent"], int(episode["trial"]))] = episode
+    return finished
+
+
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     _write_json(run_dir / "summary.json", summary)
 
