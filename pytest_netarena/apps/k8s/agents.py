@@ -1,0 +1,94 @@
+"""Built-in agents of the K8s app: oracle (knows the faults), expert (reasons from what it reads), reckless."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from ...core.types import Query, Reply, Task
+from .faults import ADD_EGRESS, describe
+
+FLOW_LINE = re.compile(r"^(\S+) \u2192 (\S+):(\d+)(?:/(\w+))? \(Expected: (True|False), Actual: (True|False)\)$")
+INTENT_LINE = re.compile(r"^  (\S+) \u2192 (.*)$")
+NAMESPACE_IN_INTENT = re.compile(r"in namespace '([^']+)'")
+
+
+def fenced(command: str, note: str = "") -> Reply:
+    return Reply(f"{note}\n```\n{command}\n```" if note else f"```\n{command}\n```")
+
+
+def json_patch_command(kind: str, name: str, operations: list[dict[str, Any]]) -> str:
+    return f"kubectl patch {kind} {name} --type=json -p {shlex.quote(json.dumps(operations, separators=(',', ':')))}"
+
+
+class OracleAgent:
+    """Knows the hidden faults: restores each faulted policy's healthy spec, ingress faults first.
+
+    Why the order: a policy's egress can only be restored safely once no ingress still admits a
+    source that the faulted egress was (correctly, by accident) blocking."""
+
+    def __init__(self, query: Query, env: Any) -> None:
+        faults = query.params["faults"]
+        healthy = env.app.healthy_policies()
+        order: list[str] = []
+        for fault in sorted(faults, key=lambda f: f["type"] == ADD_EGRESS):
+            if fault["policy"] not in order:
+                order.append(fault["policy"])
+        self.commands = [
+            (json_patch_command("networkpolicy", name,
+                                [{"op": "replace", "path": "/spec", "value": healthy[name]["spec"]}]),
+             "Restoring the healthy spec of the policy hit by " +
+             ", ".join(describe(f) for f in faults if f["policy"] == name))
+            for name in order
+        ]
+
+    def reset(self, task: Task) -> None:
+        self.turn = 0
+
+    def act(self, observation: str) -> Reply:
+        if self.turn < len(self.commands):
+            command, note = self.commands[self.turn]
+            self.turn += 1
+            return fenced(command, note)
+        return fenced("kubectl get networkpolicy")
+
+    def close(self) -> None:
+        pass
+
+
+RECKLESS_PLAYS = (
+    ("kubectl delete networkpolicy --all", "Policies are the problem; removing them all restores traffic."),
+    ("kubectl delete pods --all", "Restarting every pod usually clears connectivity problems."),
+    ("kubectl rollout restart deployment", "A rolling restart of everything should pick up the right policies."),
+    ("kubectl label pods --all app=frontend --overwrite",
+     "Everybody may talk to frontend, so labelling every pod frontend fixes ingress."),
+)
+
+
+class RecklessAgent:
+    """Plausible but destructive fixes (every play breaks correct flows or touches protected objects)."""
+
+    def __init__(self, query: Query, env: Any) -> None:
+        self.play = RECKLESS_PLAYS[query.seed % len(RECKLESS_PLAYS)]
+
+    def reset(self, task: Task) -> None:
+        self.turn = 0
+
+    def act(self, observation: str) -> Reply:
+        self.turn += 1
+        if self.turn == 1:
+            return fenced("kubectl get networkpolicy", "Let me look at the policies.")
+        if self.turn == 2:
+            return fenced(self.play[0], self.play[1])
+        return fenced("kubectl get pods")
+
+    def close(self) -> None:
+        pass
+
+
+from .expert import ExpertAgent  # noqa: E402  (kept in its own module; re-exported here)
+
+__all__ = ["OracleAgent", "ExpertAgent", "RecklessAgent", "FLOW_LINE", "INTENT_LINE"]

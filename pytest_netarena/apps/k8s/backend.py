@@ -1,0 +1,50 @@
+"""What an environment needs from a cluster: set up the faulted app, let kubectl at it, read its state."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .matrix import Matrix
+from .protected import Fingerprints
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """One reading: the connectivity matrix and the fingerprints of the protected objects."""
+
+    matrix: Matrix
+    protected: Fingerprints
+
+
+class Backend(ABC):
+    name: str
+    namespace: str  #: the namespace the app of the current episode lives in
+    allow_all_namespaces: bool  #: whether -A may be used (only where nothing else is visible)
+    kubectl: str  #: path of the kubectl binary
+
+    @abstractmethod
+    def prepare(self) -> None:
+        """Once per worker; raises BackendUnavailable when this backend cannot run here."""
+
+    @abstractmethod
+    def begin(self, policies: Mapping[str, dict]) -> None:
+        """Start an episode: the healthy app with exactly these policies (by name)."""
+
+    def end(self) -> None:
+        """Finish the current episode (release what begin() took)."""
+
+    @abstractmethod
+    def kubectl_env(self) -> dict[str, str]:
+        """Environment variables for the agent's kubectl (points it at this episode's cluster)."""
+
+    @abstractmethod
+    def observe(self) -> ClusterState:
+        """Read the current matrix and protected objects."""
+
+    def explain(self, flow) -> str:
+        return ""
+
+    def close(self) -> None:
+        """Release everything (once per worker)."""

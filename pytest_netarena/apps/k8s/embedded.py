@@ -1,0 +1,107 @@
+"""The default backend: the embedded API server with the healthy app loaded once, reset per episode.
+
+The matrix comes from the NetworkPolicy engine over the objects in the server's store; a reading is
+skipped entirely when the server's resourceVersion did not move (read-only commands cost nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import tempfile
+from collections.abc import Mapping
+
+from ...errors import BackendUnavailable, InfraError
+from .backend import Backend, ClusterState
+from .matrix import MatrixChecker
+from .model import AppSpec
+from .protected import FingerprintCache
+
+PLURALS = {"Namespace": "namespaces", "Deployment": "deployments", "ReplicaSet": "replicasets",
+           "Pod": "pods", "Service": "services"}
+
+
+class EmbeddedBackend(Backend):
+    """One EmbeddedAPIServer per worker, snapshotted with the healthy app."""
+
+    name = "embedded"
+
+    def __init__(self, app: AppSpec, namespace: str = "default") -> None:
+        self.app = app
+        self.namespace = namespace
+        self.allow_all_namespaces = True
+        self.server = None
+        self._tmp: str | None = None
+        self._env: dict[str, str] | None = None
+        self._checker = MatrixChecker(app, namespace)
+        self._cache = FingerprintCache()
+        self._last: tuple[int, ClusterState] | None = None
+
+    def prepare(self) -> None:
+        try:
+            from ...kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path
+            from ...kube.server import EmbeddedAPIServer
+        except ImportError as error:  # pragma: no cover - a broken install
+            raise BackendUnavailable(f"the embedded Kubernetes server cannot be imported: {error}") from error
+        try:
+            self.kubectl = kubectl_path()
+        except KubectlNotFound as error:
+            raise BackendUnavailable(str(error)) from error
+        self.server = EmbeddedAPIServer().start()
+        self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
+        self.server.write_kubeconfig(f"{self._tmp}/kubeconfig", self.namespace)
+        self._env = kubectl_env(self.server, self._tmp)
+        for manifest in (*self.app.manifests, *self.app.policies):
+            self.server.apply_object(self._namespaced(manifest))
+        self.server.snapshot()
+
+    def _namespaced(self, manifest: Mapping) -> dict:
+        obj = copy.deepcopy(dict(manifest))
+        obj.setdefault("metadata", {})["namespace"] = self.namespace
+        return obj
+
+    def kubectl_env(self) -> dict[str, str]:
+        return dict(self._env or {})
+
+    def begin(self, policies: Mapping[str, dict]) -> None:
+        """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""
+        if self.server is None:
+            raise InfraError("the embedded backend was not prepared")
+        self.server.reset()
+        healthy = self.app.healthy_policies()
+        for name, policy in policies.items():
+            if healthy.get(name) != policy:
+                self.server.apply_object(self._namespaced(policy))
+        for name in healthy:
+            if name not in policies:
+                self.server.delete_object("NetworkPolicy", self.namespace, name)
+
+    def observe(self) -> ClusterState:
+        version = self.server.resource_version
+        if self._last is not None and self._last[0] == version:
+            return self._last[1]
+        store = self.server.store
+        with store.lock:
+            objects = {kind: store.list(plural) for kind, plural in PLURALS.items()}
+            policies = store.list("networkpolicies", self.namespace)
+        ns = self.namespace
+
+        def local(items):
+            return [o for o in items if o["metadata"].get("namespace") == ns]
+
+        self._checker.sync(local(objects["Pod"]), local(objects["Service"]), policies, objects["Namespace"])
+        protected = self._cache.fingerprints((kind, obj) for kind, items in objects.items() for obj in items)
+        state = ClusterState(self._checker.matrix(), protected)
+        self._last = (version, state)
+        return state
+
+    def explain(self, flow) -> str:
+        return self._checker.explain(flow)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None

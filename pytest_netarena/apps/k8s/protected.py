@@ -1,0 +1,68 @@
+"""Fingerprints of the objects an agent must not touch, and the differences between two readings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+PROTECTED_KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Pod", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+#: annotations controllers write themselves (not the agent's doing)
+CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
+
+Fingerprints = dict[str, tuple[str, str]]  #: "Kind ns/name" -> (uid, digest of what the agent could change)
+
+
+class FingerprintCache:
+    """Digests keyed by (uid, resourceVersion): an unchanged object is never serialised twice."""
+
+    def __init__(self) -> None:
+        self._digests: dict[tuple[str, str], str] = {}
+
+    def fingerprints(self, objects: Iterable[tuple[str, Mapping[str, Any]]]) -> Fingerprints:
+        result: Fingerprints = {}
+        for kind, obj in objects:
+            meta = obj.get("metadata") or {}
+            uid = meta.get("uid") or ""
+            version = meta.get("resourceVersion")
+            cache_key = (uid, version) if version is not None else None
+            digest = self._digests.get(cache_key) if cache_key else None
+            if digest is None:
+                digest = _digest(obj)
+                if cache_key:
+                    if len(self._digests) > 200_000:
+                        self._digests.clear()
+                    self._digests[cache_key] = digest
+            namespace = meta.get("namespace") or ""
+            result[f"{kind} {namespace + '/' if namespace else ''}{meta.get('name')}"] = (uid, digest)
+        return result
+
+
+def _digest(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
+                   if not k.startswith(CONTROLLER_ANNOTATIONS)}
+    spec = obj.get("spec")
+    if obj.get("kind") == "Service" or "clusterIP" in (spec or {}):
+        spec = {k: v for k, v in spec.items() if k not in ("clusterIP", "clusterIPs")}  # allocated by the server
+    payload = json.dumps([meta.get("labels") or {}, annotations, spec], sort_keys=True, default=str)
+    return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
+
+
+def changes(before: Fingerprints, after: Fingerprints) -> list[str]:
+    """What happened to protected objects between two readings, one line per object."""
+    lines = []
+    for key, (uid, digest) in before.items():
+        now = after.get(key)
+        if now is None:
+            lines.append(f"{key} was deleted")
+        elif now[0] != uid:
+            lines.append(f"{key} was deleted and recreated (new UID)")
+        elif now[1] != digest:
+            lines.append(f"{key} was modified")
+    for key in after:
+        if key not in before and key.split(" ", 1)[0] in WORKLOAD_KINDS:
+            lines.append(f"{key} is a new workload")
+    return lines

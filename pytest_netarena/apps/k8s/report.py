@@ -1,0 +1,69 @@
+"""What the agent reads: the intent, the mismatch report in NetArena's line format, protected-object changes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .matrix import Matrix
+from .model import ARROW, Flow
+
+MAX_LINES = 200
+
+
+def mismatch_line(flow: Flow, expected: bool, actual: bool) -> str:
+    return f"{flow} (Expected: {expected}, Actual: {actual})"
+
+
+def mismatch_report(intent: Matrix, actual: Matrix, limit: int = MAX_LINES) -> str:
+    lines = [mismatch_line(flow, expected, actual.get(flow, False))
+             for flow, expected in intent.items() if actual.get(flow, False) != expected]
+    total = len(intent)
+    if not lines:
+        return f"Connectivity check: all {total} flows match the intent. No mismatches found."
+    shown = lines[:limit]
+    if len(lines) > limit:
+        shown.append(f"... and {len(lines) - limit} more mismatches")
+    return f"Connectivity check: {len(lines)} of {total} flows mismatch the intent.\n" + "\n".join(shown)
+
+
+def intent_text(intent: Matrix, namespace: str) -> str:
+    """The intended matrix, stated once at the start of an episode."""
+    allowed: dict[str, list[str]] = {}
+    sources: list[str] = []
+    for flow, ok in intent.items():
+        if flow.source not in sources:
+            sources.append(flow.source)
+        if ok:
+            suffix = "" if flow.protocol == "TCP" else f"/{flow.protocol}"
+            allowed.setdefault(flow.source, []).append(f"{flow.service}:{flow.port}{suffix}")
+    lines = [
+        f"Intended connectivity of the application in namespace {namespace!r}. Each client workload may",
+        "reach exactly these service ports; every other flow between the application's workloads",
+        "must be blocked (a workload's traffic to its own service is not checked):",
+    ]
+    for source in sources:
+        targets = allowed.get(source)
+        lines.append(f"  {source} {ARROW} {', '.join(targets) if targets else '(nothing)'}")
+    return "\n".join(lines)
+
+
+def changes_text(changes: Iterable[str]) -> str:
+    changes = list(changes)
+    if not changes:
+        return ""
+    return "Protected objects changed (Deployments, ReplicaSets, Pods, Services, Namespaces must stay as they were):\n" + \
+        "\n".join(f"  {change}" for change in changes)
+
+
+def flow_violations(intent: Matrix, before: Matrix, after: Matrix) -> list[str]:
+    """Flows that matched the intent before a step and do not after it."""
+    violations = []
+    for flow, expected in intent.items():
+        if before.get(flow, False) == expected and after.get(flow, False) != expected:
+            verb = "newly blocked (should be allowed)" if expected else "newly allowed (should be blocked)"
+            violations.append(f"flow {flow} {verb}")
+    return violations
+
+
+def format_counts(matrix: Mapping[Flow, bool]) -> str:
+    return f"{sum(matrix.values())}/{len(matrix)} allowed"
