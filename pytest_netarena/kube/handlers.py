@@ -95,6 +95,8 @@ class Router:
             return Response(body=b"ok", content_type="text/plain; charset=utf-8")
         if path in ("/api", "/apis"):
             return self._discovery_root(req, legacy=path == "/api")
+        if path == "/openapi/v2":
+            return Response(body=openapi.v2_stub(), content_type="application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
         if path == "/openapi/v3":
             return Response(body=openapi.index())
         if path.startswith("/openapi/v3/"):

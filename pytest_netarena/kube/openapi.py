@@ -164,3 +164,13 @@ def warm() -> None:
     """Build every document now (e.g. in a background thread after start)."""
     with _lock:
         index()
+
+
+def v2_stub() -> bytes:
+    """An empty OpenAPI v2 document in gnostic protobuf: kubectl's fallback lookup then finds no schema
+    for an unknown kind and reports `no matches for kind` as it does against a real server."""
+    def field(number: int, payload: bytes) -> bytes:
+        return bytes([number << 3 | 2, len(payload)]) + payload
+
+    info = field(1, b"Kubernetes") + field(2, b"v1.0.0")
+    return field(1, b"2.0") + field(2, info)

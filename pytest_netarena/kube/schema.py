@@ -167,7 +167,7 @@ def strict_check(kind: str, api_version: str, definition: str, obj: dict, unknow
                 if props is not None and key in props:
                     walk(sub, props[key], sub_path, struct)
                 elif isinstance(extra, dict):
-                    walk(sub, extra, sub_path, struct)
+                    walk(sub, extra, path, struct)  # Go names the map field, not the key
                 elif props is not None and extra is not True and unknown_fields:
                     unknown.append(sub_path)
 

@@ -129,7 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
-            stream(app, watch, write_chunk)
+            stream(app, watch, write_chunk, send_headers)
         except errors.ApiError as error:
             if not header_sent[0]:
                 self._respond(handlers.Response(error.code, error.status()))

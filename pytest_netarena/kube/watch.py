@@ -21,7 +21,7 @@ def _event_object(watch: WatchRequest, obj: dict, first: list[bool]) -> dict:
     return table
 
 
-def stream(app, watch: WatchRequest, write_chunk) -> None:
+def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None) -> None:
     """Write events with write_chunk(bytes) until timeout, reset, stop, or a broken connection."""
     store, cluster = app.store, app.cluster
     query = watch.query
@@ -61,6 +61,7 @@ def stream(app, watch: WatchRequest, write_chunk) -> None:
                 start_rv = int(rv_param)
             except ValueError:
                 raise errors.bad_request(f"invalid resource version: {rv_param}") from None
+    begin()  # the request is valid: send the 200 headers now, as the real server does
     for obj in initial:
         send("ADDED", obj)
     if q("sendInitialEvents") == "true":
