@@ -23,9 +23,15 @@ SETTING_ALIASES = {
     "llm_request_timeout_s": "request_timeout_s",
     "llm_max_history_chars": "max_history_chars",
     "llm_max_tokens": "max_tokens",
+    "llm_deadline_s": "deadline_s",
     "timeout": "request_timeout_s",
 }
 DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current chat model's context
+_DEFAULTS: dict[str, Any] = {
+    "api_base": None, "api_key": None, "temperature": 0.0, "seed": None, "max_retries": 4, "backoff_s": 1.0,
+    "request_timeout_s": 120.0, "deadline_s": 270.0, "max_history_chars": DEFAULT_MAX_HISTORY_CHARS,
+    "max_tokens": None,
+}
 MAX_BACKOFF_S = 60.0
 #: HTTP statuses worth retrying: request timeout, conflict, too early, rate limit
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
@@ -83,7 +89,8 @@ class LiteLLMAgent:
 
     Failure policy (the environment never blames the agent for a broken endpoint):
     - transient errors (429, 5xx, timeouts, connection errors, unparseable bodies) are retried
-      `max_retries` times with exponential backoff, then raise InfraError;
+      `max_retries` times with exponential backoff (honouring Retry-After), then raise InfraError;
+      act() gives up within `deadline_s` in total, keep it below the episode's agent timeout;
     - every other provider error (401, 400, unknown model, missing key) raises InfraError at once:
       it is a configuration problem of the run that retrying cannot fix and that says nothing
       about the model's ability, so it must not be scored as an agent failure;
@@ -102,34 +109,41 @@ class LiteLLMAgent:
         seed: int | None = None,
         max_retries: int = 4,
         backoff_s: float = 1.0,
-        request_timeout_s: float = 120,
+        request_timeout_s: float = 120.0,
+        deadline_s: float = 270.0,
         max_history_chars: int = DEFAULT_MAX_HISTORY_CHARS,
         max_tokens: int | None = None,
         **settings: Any,
     ) -> None:
-        explicit = {
+        given = {
             "api_base": api_base, "api_key": api_key, "temperature": temperature, "seed": seed,
             "max_retries": max_retries, "backoff_s": backoff_s, "request_timeout_s": request_timeout_s,
-            "max_history_chars": max_history_chars, "max_tokens": max_tokens,
+            "deadline_s": deadline_s, "max_history_chars": max_history_chars, "max_tokens": max_tokens,
         }
         for name, value in settings.items():
             if name not in SETTING_ALIASES:
-                accepted = ", ".join(sorted({*explicit, *SETTING_ALIASES}))
+                accepted = ", ".join(sorted({*given, *SETTING_ALIASES}))
                 raise UsageError(f"unknown setting {name!r} for model agent {model!r}; accepted: {accepted}")
-            if value is not None:  # an option left unset by the plugin keeps the default
-                explicit[SETTING_ALIASES[name]] = value
+            if value is not None:
+                given[SETTING_ALIASES[name]] = value
+        # None means "the default" everywhere: the plugin passes options the user left unset as None
+        values = {name: _DEFAULTS[name] if value is None else value for name, value in given.items()}
         if not model or "/" not in model:
             raise UsageError(f"model agent needs a litellm model 'provider/model', got {model!r}")
-        self.model = model
-        self.api_base = explicit["api_base"]
-        self.api_key = explicit["api_key"]
-        self.temperature = None if explicit["temperature"] is None else float(explicit["temperature"])
-        self.seed = None if explicit["seed"] is None else int(explicit["seed"])
-        self.max_retries = max(0, int(explicit["max_retries"] if explicit["max_retries"] is not None else 4))
-        self.backoff_s = max(0.0, float(explicit["backoff_s"] if explicit["backoff_s"] is not None else 1.0))
-        self.request_timeout_s = float(explicit["request_timeout_s"] or 120)
-        self.max_history_chars = int(explicit["max_history_chars"] or DEFAULT_MAX_HISTORY_CHARS)
-        self.max_tokens = None if explicit["max_tokens"] is None else int(explicit["max_tokens"])
+        try:
+            self.model = model
+            self.api_base: str | None = values["api_base"]
+            self.api_key: str | None = values["api_key"]
+            self.temperature = float(values["temperature"])
+            self.seed: int | None = None if values["seed"] is None else int(values["seed"])
+            self.max_retries = max(0, int(values["max_retries"]))
+            self.backoff_s = max(0.0, float(values["backoff_s"]))
+            self.request_timeout_s = float(values["request_timeout_s"])
+            self.deadline_s = float(values["deadline_s"])
+            self.max_history_chars = int(values["max_history_chars"])
+            self.max_tokens: int | None = None if values["max_tokens"] is None else int(values["max_tokens"])
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"bad setting for model agent {model!r}: {error}") from error
         self.system_prompt = ""
         self.history: list[dict[str, str]] = []  #: system, first observation, recent turns
         self.dropped_messages = 0  #: turns removed from the middle of the history so far
@@ -180,8 +194,7 @@ class LiteLLMAgent:
             "num_retries": 0,  # retries are ours, so they are counted, bounded and reported
             "max_retries": 0,
         }
-        if self.temperature is not None:
-            request["temperature"] = self.temperature
+        request["temperature"] = self.temperature
         if self.seed is not None:
             request["seed"] = self.seed
         if self.max_tokens is not None:
@@ -195,7 +208,10 @@ class LiteLLMAgent:
     def _complete(self, messages: list[dict[str, str]]) -> Any:
         litellm = import_litellm()
         request = self._request(messages)
+        started = time.monotonic()
         for attempt in range(self.max_retries + 1):
+            remaining = self.deadline_s - (time.monotonic() - started)
+            request["timeout"] = max(0.1, min(self.request_timeout_s, remaining))
             self.attempts += 1
             try:
                 return litellm.completion(**request)
@@ -204,12 +220,16 @@ class LiteLLMAgent:
                     raise InfraError(
                         f"model {self.model} refused the request (not retried): {_describe(error)}"
                     ) from error
-                if attempt == self.max_retries:
+                delay = self._delay_s(attempt, error)
+                elapsed = time.monotonic() - started
+                # act() must end inside the episode's agent timeout, or a dead endpoint would be
+                # recorded as the agent being slow
+                if attempt == self.max_retries or elapsed + delay >= self.deadline_s:
                     raise InfraError(
-                        f"model {self.model} failed {attempt + 1} times with transient errors; "
-                        f"last: {_describe(error)}"
+                        f"model {self.model} failed {attempt + 1} times in {elapsed:.1f} s with transient "
+                        f"errors; last: {_describe(error)}"
                     ) from error
-                time.sleep(self._delay_s(attempt, error))
+                time.sleep(delay)
         raise AssertionError("unreachable")
 
     def _delay_s(self, attempt: int, error: BaseException) -> float:

@@ -13,8 +13,13 @@ TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "
 
 @pytest.fixture(scope="session")
 def litellm():
-    """litellm takes seconds to import: pay it once per session (and offline: local price map)."""
-    return import_litellm()
+    """litellm takes seconds to import and its first completion ~1 s more: pay both once per session."""
+    module = import_litellm()
+    with OpenAIStubServer(["warm"]) as server:
+        agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test")
+        agent.reset(TASK)
+        agent.act("warm up")
+    return module
 
 
 @pytest.fixture

@@ -159,6 +159,16 @@ def test_slow_reply_times_out_and_is_retried(serve, agent_for):
     assert 0.3 <= time.perf_counter() - started < 3.0
 
 
+def test_the_deadline_bounds_a_whole_act_call(serve, agent_for):
+    server = serve([StubReply.slow(5.0, "too late")] * 10)
+    agent = agent_for(server, request_timeout_s=0.3, backoff_s=0.2, deadline_s=0.7, max_retries=10)
+    started = time.perf_counter()
+    with pytest.raises(InfraError, match=r"failed [12] times in \d\.\d s"):
+        agent.act("x")
+    assert time.perf_counter() - started < 2.5
+    assert agent.attempts < 4 < len(server._queue)
+
+
 def test_slow_replies_exhaust_retries_into_infra_error(serve, agent_for):
     server = serve([StubReply.slow(5.0, "too late")] * 2)
     with pytest.raises(InfraError, match=r"2 times.*(?i:timeout|timed out)"):
@@ -208,6 +218,10 @@ def test_plugin_settings_names_are_accepted_and_unknown_ones_rejected(serve, lit
         LiteLLMAgent("openai/gpt-4o", llm_colour="blue")
     with pytest.raises(UsageError, match="provider/model"):
         LiteLLMAgent("gpt-4o")
+    with pytest.raises(UsageError, match="bad setting"):
+        LiteLLMAgent("openai/gpt-4o", llm_max_retries="many")
+    defaults = LiteLLMAgent("openai/gpt-4o", temperature=None, seed=None, max_retries=None, llm_temperature=None)
+    assert (defaults.temperature, defaults.seed, defaults.max_retries) == (0.0, None, 4)
 
 
 def test_act_before_reset_is_a_programming_error():
