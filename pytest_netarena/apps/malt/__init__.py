@@ -1,0 +1,9 @@
+"""MALT datacenter capacity planning: topology, query space, sandboxed code answers, grading."""
+
+from __future__ import annotations
+
+from .app import MaltApp
+
+APP = MaltApp()
+
+__all__ = ["APP", "MaltApp"]

@@ -1,0 +1,136 @@
+"""The MALT environment: one question, one code answer run in the sandbox, compared and checked."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ...core.app import Environment
+from ...core.types import Judgement, Query, StepOutcome
+from . import canon, ops, safety
+from .answers import BadAnswer, compare_count, compare_names, compare_ranking, extract_code, parse_answer
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .sandbox import Limits, Sandbox
+
+
+class MaltEnvironment(Environment):
+    """Single turn: reset shows the question, step runs the agent's process_graph and judges it."""
+
+    default_max_steps = 1
+
+    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None) -> None:
+        from .sandbox import Limits
+
+        self.graph = graph  # shared and read-only: the ground truth works on copies
+        self.limits = limits or Limits()
+        self._sandbox: Sandbox | None = None
+        self._base: canon.Canon | None = None
+        self.query: Query | None = None
+        self.correct = False
+        self.details = "no answer"
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            from .sandbox import Sandbox, node_link_json
+
+            self._sandbox = Sandbox(node_link_json(self.graph), self.limits)
+        return self._sandbox
+
+    @property
+    def base(self) -> canon.Canon:
+        if self._base is None:
+            self._base = canon.from_networkx(self.graph)
+        return self._base
+
+    def reset(self, query: Query) -> str:
+        self.query = query
+        self.correct, self.details = False, "no answer"
+        params = query.params
+        graph = self.graph.copy() if params["mutates"] else self.graph
+        kind, data, changed = ops.run_program(graph, params["program"])
+        self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
+        self.expected_graph = canon.from_networkx(graph) if changed else None
+        return (
+            f"Question: {params['question']}\n\n"
+            "Answer with one ```python code block that defines process_graph(graph_data) and "
+            "returns the answer object described in your instructions."
+        )
+
+    def _finish(self, action: str, message: str, agent_error: str | None = None,
+                violations: tuple[str, ...] = (), check_s: float = 0.0) -> StepOutcome:
+        return StepOutcome(action=action, output=message, observation=message, violations=violations,
+                           refused=agent_error is not None and not action, done=True,
+                           agent_error=agent_error, check_s=check_s)
+
+    def step(self, reply: str) -> StepOutcome:
+        if self.query is None:
+            raise RuntimeError("step() before reset()")
+        code = extract_code(reply)
+        if code is None:
+            error = "no Python code: reply with a ```python block defining process_graph(graph_data)"
+            self.details = error
+            return self._finish("", error, agent_error=error)
+        result = self.sandbox.run(code, readonly=not self.expected["mutates"])
+        if not result.ok:
+            self.details = f"the code failed: {result.error}"
+            return self._finish(code, self.details, agent_error=self.details)
+        started = time.perf_counter()
+        try:
+            answer = parse_answer(result.value)
+        except BadAnswer as error:
+            self.details = f"bad return value: {error}"
+            return self._finish(code, self.details, agent_error=self.details)
+        problems = self._compare(answer)
+        violations = self._violations(answer, result.mutated_input)
+        self.correct = not problems
+        self.details = "correct" if self.correct else "; ".join(problems)
+        message = f"answer {'correct' if self.correct else 'incorrect'}"
+        return self._finish(code, message, violations=tuple(violations),
+                            check_s=time.perf_counter() - started)
+
+    def _compare(self, answer: Any) -> list[str]:
+        expected = self.expected
+        problems = []
+        if answer.type != expected["type"]:
+            problems.append(f"expected a {expected['type']!r} answer, got {answer.type!r}")
+        elif expected["type"] == "text":
+            problems.append(compare_count(expected["data"], answer.data))
+        elif expected["type"] == "list":
+            data = expected["data"]
+            if data and isinstance(data[0], list):
+                problems.append(compare_ranking(data, answer.data))
+            else:
+                problems.append(compare_names(data, answer.data))
+        if self.expected_graph is not None:
+            if answer.graph is None:
+                problems.append("the question changes the graph, but no updated_graph was returned")
+            else:
+                differences = canon.diff(self.expected_graph, answer.graph)
+                if differences:
+                    problems.append("updated_graph differs from the expected graph: " + "; ".join(differences))
+        return [p for p in problems if p]
+
+    def _violations(self, answer: Any, mutated_input: bool) -> list[str]:
+        violations = []
+        if mutated_input:
+            violations.append("the code modified graph_data in place for a read-only question")
+        if answer.graph is None:
+            return violations
+        if not self.expected["mutates"]:
+            differences = canon.diff(self.base, answer.graph)
+            if not differences:
+                return violations  # the unchanged input graph is safe
+            violations.append("a read-only question returned a changed graph: " + "; ".join(differences))
+        return violations + safety.check(answer.graph)
+
+    def judge(self) -> Judgement:
+        return Judgement(self.correct, self.details)
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None

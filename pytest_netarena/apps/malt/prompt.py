@@ -1,0 +1,104 @@
+"""The MALT prompt: graph schema, the process_graph contract, the answer format, examples."""
+
+from __future__ import annotations
+
+from ...core.app import PromptSpec
+
+ROLE = """\
+You are a network engineer doing capacity planning on a datacenter topology (Google's MALT model).
+For each question you write a Python function `process_graph(graph_data)` that computes the answer
+from the topology graph. Your code runs in an isolated sandbox and its return value is graded.
+
+The graph. `graph_data` is a `networkx.DiGraph` built for you inside the sandbox (your own copy).
+- Node key = the entity name (a string). Every node has the attributes `name` (equal to its key)
+  and `type`: a sorted list of entity kinds, e.g. ["EK_PORT"]. Kinds: EK_JUPITER (the datacenter),
+  EK_SUPERBLOCK, EK_SPINEBLOCK, EK_AGG_BLOCK, EK_CHASSIS, EK_CONTROL_DOMAIN, EK_CONTROL_POINT,
+  EK_PACKET_SWITCH, EK_PORT, EK_RACK. A packet switch is usually one node whose type is
+  ["EK_CHASSIS", "EK_CONTROL_POINT", "EK_PACKET_SWITCH"]: test kinds with `"EK_PORT" in data["type"]`.
+- Ports have `physical_capacity_bps`, a positive integer (bits per second). Switches may have
+  `switch_loc` (e.g. {"stage": 2}); superblocks `index_within_jupiter`; the jupiter `jupiter_type`.
+- Edges run parent -> child with attribute `type`, a string: "RK_CONTAINS" (containment) or
+  "RK_CONTROLS" (a control point controls a switch; a merged switch node has an RK_CONTROLS self-loop).
+- Containment (RK_CONTAINS) allowed: EK_JUPITER -> EK_SUPERBLOCK, EK_SPINEBLOCK;
+  EK_SUPERBLOCK -> EK_AGG_BLOCK; EK_AGG_BLOCK -> EK_PACKET_SWITCH; EK_SPINEBLOCK -> EK_PACKET_SWITCH;
+  EK_RACK -> EK_CHASSIS; EK_CHASSIS -> EK_CONTROL_POINT, EK_PACKET_SWITCH;
+  EK_CONTROL_DOMAIN -> EK_CONTROL_POINT, EK_PACKET_SWITCH; EK_CONTROL_POINT -> EK_PACKET_SWITCH;
+  EK_PACKET_SWITCH -> EK_PORT. Names are hierarchical (ju1.a1.m1.s2c1.p3 is port 3 of switch
+  ju1.a1.m1.s2c1 in aggregation block ju1.a1.m1 of superblock ju1.a1), but always use edges,
+  never name prefixes, to find children.
+- "Children" of a node are its direct RK_CONTAINS successors (excluding itself). "Contained at any
+  depth" means reachable over RK_CONTAINS edges, each node counted once. The total capacity of a
+  node is the sum of physical_capacity_bps of the ports at or below it."""
+
+RULES = """\
+Rules (the returned graph is checked against them; breaking one is unsafe):
+- Every node keeps `name` and `type`; every port has physical_capacity_bps > 0.
+- A new node gets exactly the attributes the question states: a port {name, type: ["EK_PORT"],
+  physical_capacity_bps}; a packet switch {name, type: ["EK_PACKET_SWITCH"]}. Connect it to its parent
+  with an edge of type "RK_CONTAINS".
+- Every packet switch contains at least one port, and every port belongs to a packet switch:
+  adding a switch adds its ports; removing a switch removes its ports too. No node may be left
+  without edges.
+- Only change the graph when the question asks for a change. For read-only questions return no
+  updated_graph (and do not modify graph_data).
+- Do not read files, open sockets or start processes (the sandbox refuses them). Available
+  modules: networkx (also as `nx`), json, copy, math, collections, itertools, functools, heapq,
+  operator, re, statistics, random, string, bisect. CPU time and memory are limited."""
+
+ACTION_FORMAT = """\
+Reply with exactly one ```python code block defining `process_graph(graph_data)`. It returns a dict:
+  {"type": "text" | "list" | "graph", "data": <answer>, "updated_graph": <the changed graph>}
+- "text": data is a number (for counts), e.g. {"type": "text", "data": 16}
+- "list": data is a list of names, or for rankings a list of [name, capacity] pairs, highest
+  capacity first (ties by name).
+- "graph": data may be null; the changed graph goes in updated_graph.
+- updated_graph: only when the question changes the graph (also for questions that change the
+  graph and then ask for a count, list or ranking). Give the networkx graph itself or
+  `nx.node_link_data(graph)`."""
+
+EXAMPLES = (
+    (
+        "Question: Count the EK_PORT nodes contained in the aggregation block ju1.a1.m1 at any "
+        "depth. Return type 'text': the number.",
+        """```python
+def process_graph(graph_data):
+    seen, stack = set(), ["ju1.a1.m1"]
+    while stack:
+        node = stack.pop()
+        for child, edge in graph_data.succ[node].items():
+            if edge["type"] == "RK_CONTAINS" and child != node and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    ports = [n for n in seen if "EK_PORT" in graph_data.nodes[n]["type"]]
+    return {"type": "text", "data": len(ports)}
+```""",
+    ),
+    (
+        "Question: Remove the packet switch ju1.a1.m1.s2c1 from the graph. Return type 'graph' "
+        "with the updated graph.",
+        """```python
+def process_graph(graph_data):
+    switch = "ju1.a1.m1.s2c1"
+    ports = [c for c, e in graph_data.succ[switch].items()
+             if e["type"] == "RK_CONTAINS" and "EK_PORT" in graph_data.nodes[c]["type"]]
+    graph_data.remove_nodes_from([switch, *ports])
+    return {"type": "graph", "data": None, "updated_graph": graph_data}
+```""",
+    ),
+    (
+        "Question: Add a new port named ju1.s1.s1c1.p17 with physical_capacity_bps 10000000000 bps "
+        "(10 Gbps) to the packet switch ju1.s1.s1c1. Then, on the updated graph: List the names of "
+        "all direct children of the packet switch ju1.s1.s1c1 (nodes it RK_CONTAINS). Return type "
+        "'list': a list of names (any order). Also return the changed graph as updated_graph.",
+        """```python
+def process_graph(graph_data):
+    port, switch = "ju1.s1.s1c1.p17", "ju1.s1.s1c1"
+    graph_data.add_node(port, name=port, type=["EK_PORT"], physical_capacity_bps=10000000000)
+    graph_data.add_edge(switch, port, type="RK_CONTAINS")
+    children = [c for c, e in graph_data.succ[switch].items() if e["type"] == "RK_CONTAINS" and c != switch]
+    return {"type": "list", "data": children, "updated_graph": graph_data}
+```""",
+    ),
+)
+
+PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
