@@ -11,6 +11,8 @@ import sys
 SUBCOMMAND_MODULES = (
     "pytest_netarena.kube.cli",
     "pytest_netarena.netpol.cli",
+    "pytest_netarena.reporting.cli",
+    "pytest_netarena.green.cli",
 )
 
 

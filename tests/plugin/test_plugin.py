@@ -95,7 +95,9 @@ def test_levels_queries_trials_and_several_agents_shape_the_parametrization(toy:
 
 def test_collection_is_identical_under_xdist(toy: pytest.Pytester) -> None:
     serial = toy.runpytest_subprocess("--agent=builtin:oracle", "--seed=5", "-v", "-p", "no:cacheprovider")
-    parallel = toy.runpytest_subprocess("--agent=builtin:oracle", "--seed=5", "-v", "-n", "2", "-p", "no:cacheprovider")
+    parallel = toy.runpytest_subprocess(
+        "--agent=builtin:oracle", "--seed=5", "-v", "-n", "2", "-p", "no:cacheprovider", "--junitxml=junit.xml"
+    )
 
     def passed(lines: list[str]) -> list[str]:
         return sorted(line.split("::")[1].split(" ")[0] for line in lines if "PASSED" in line and "::" in line)
@@ -106,6 +108,10 @@ def test_collection_is_identical_under_xdist(toy: pytest.Pytester) -> None:
     summaries = list((toy.path / "reports").glob("*/summary.json"))
     totals = sorted(json.loads(s.read_text())["groups"][0]["overall"]["episodes"] for s in summaries)
     assert totals == [DEFAULT_EPISODES, DEFAULT_EPISODES]
+    # JUnit from the workers carries every episode's properties
+    cases = list(ET.parse(toy.path / "junit.xml").getroot().iter("testcase"))
+    outcomes = [p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "netarena.outcome"]
+    assert outcomes == ["resolved"] * DEFAULT_EPISODES
 
 
 def test_infra_errors_are_test_errors_and_never_scored(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
