@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import time
 import pytest
 
 from pytest_netarena.agents.base import Agent
-from pytest_netarena.agents.litellm_agent import EMPTY_REPLY_PLACEHOLDER, LiteLLMAgent
+from pytest_netarena.agents.litellm_agent import _DEFAULTS, EMPTY_REPLY_PLACEHOLDER, LiteLLMAgent
 from pytest_netarena.core.types import Reply, Task
 from pytest_netarena.errors import InfraError, UsageError
 from pytest_netarena.testing.openai_server import StubReply
@@ -222,6 +223,11 @@ def test_plugin_settings_names_are_accepted_and_unknown_ones_rejected(serve, lit
         LiteLLMAgent("openai/gpt-4o", llm_max_retries="many")
     defaults = LiteLLMAgent("openai/gpt-4o", temperature=None, seed=None, max_retries=None, llm_temperature=None)
     assert (defaults.temperature, defaults.seed, defaults.max_retries) == (0.0, None, 4)
+
+
+def test_signature_defaults_match_the_table_used_for_unset_settings():
+    parameters = inspect.signature(LiteLLMAgent).parameters
+    assert {name: parameters[name].default for name in _DEFAULTS} == _DEFAULTS
 
 
 def test_act_before_reset_is_a_programming_error():
