@@ -50,7 +50,7 @@ class Cluster:
     # -- writes ---------------------------------------------------------------------------------
     def create(self, res: Resource, namespace: str, body: dict, dry_run: bool = False,
                strict: bool = False, privileged: bool = False) -> dict:
-        obj = self._prepare_body(res, namespace, body, None, strict)
+        obj = self._prepare_body(res, namespace, body, None, strict, check_types=not privileged)
         meta = obj["metadata"]
         with self.store.transaction():
             if res.namespaced and not privileged and self.store.get("namespaces", "", meta["namespace"]) is None:
@@ -79,7 +79,7 @@ class Cluster:
 
     def update(self, res: Resource, namespace: str, name: str, body: dict, subresource: str = "",
                dry_run: bool = False, strict: bool = False, privileged: bool = False) -> dict:
-        obj = self._prepare_body(res, namespace, body, name, strict)
+        obj = self._prepare_body(res, namespace, body, name, strict, check_types=not privileged)
         with self.store.transaction():
             old = self.store.get(res.plural, namespace if res.namespaced else "", name)
             if old is None:
@@ -133,7 +133,8 @@ class Cluster:
             return copy.deepcopy(old)
 
     # -- helpers --------------------------------------------------------------------------------
-    def _prepare_body(self, res: Resource, namespace: str, body, name: str | None, strict: bool) -> dict:
+    def _prepare_body(self, res: Resource, namespace: str, body, name: str | None, strict: bool,
+                      check_types: bool = True) -> dict:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a JSON object, got {type(body).__name__}")
         obj = copy.deepcopy(body)
@@ -154,7 +155,7 @@ class Cluster:
         if not isinstance(meta, dict):
             raise errors.bad_request(f"{res.kind} in version \"{res.version}\" cannot be handled as a {res.kind}: "
                                      "metadata must be an object")
-        if res.definition:
+        if res.definition and check_types:
             sch.strict_check(res.kind, res.api_version, res.definition, obj, unknown_fields=strict)
         if res.namespaced:
             if meta.get("namespace") and namespace and meta["namespace"] != namespace:
