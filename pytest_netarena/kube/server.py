@@ -302,7 +302,8 @@ class EmbeddedAPIServer:
         namespace = meta.get("namespace") or ("default" if res.namespaced else "")
         with self.store.transaction():
             if res.namespaced and self.store.get("namespaces", "", namespace) is None:
-                self.cluster.create(registry.BY_KIND["Namespace"], "", {"metadata": {"name": namespace}})
+                self.cluster.create(registry.BY_KIND["Namespace"], "", {"metadata": {"name": namespace}},
+                                    privileged=True)
             existing = self.store.get(res.plural, namespace if res.namespaced else "", meta.get("name", ""))
             if existing is None:
                 return self.cluster.create(res, namespace, body, privileged=True)

@@ -8,7 +8,6 @@ from typing import Callable, Iterator
 
 from contextlib import contextmanager
 
-Key = tuple[str, str, str]  # (plural, namespace or "", name)
 Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
 
 EVENT_LOG_SIZE = 20000
@@ -19,7 +18,7 @@ class Store:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._objects: dict[Key, dict] = {}
+        self._objects: dict[str, dict[tuple[str, str], dict]] = {}  # plural -> (namespace, name) -> object
         self._rv = 0
         self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
         self._cond = threading.Condition()
@@ -72,18 +71,14 @@ class Store:
             return str(self._rv)
 
     def get(self, plural: str, namespace: str, name: str) -> dict | None:
-        return self._objects.get((plural, namespace, name))
+        return self._objects.get(plural, {}).get((namespace, name))
 
     def list(self, plural: str, namespace: str | None = None) -> list[dict]:
         with self.lock:
-            items = [(k, o) for k, o in self._objects.items()
-                     if k[0] == plural and (namespace is None or k[1] == namespace)]
-        items.sort(key=lambda item: (item[0][1], item[0][2]))
+            items = [(k, o) for k, o in self._objects.get(plural, {}).items()
+                     if namespace is None or k[0] == namespace]
+        items.sort(key=lambda item: item[0])
         return [o for _, o in items]
-
-    def namespaces_in_use(self) -> set[str]:
-        with self.lock:
-            return {k[1] for k in self._objects}
 
     # -- writes (callers hold a transaction) -----------------------------------------------------
     def put(self, plural: str, obj: dict, event_type: str) -> dict:
@@ -92,13 +87,13 @@ class Store:
             self._rv += 1
             obj["metadata"]["resourceVersion"] = str(self._rv)
             meta = obj["metadata"]
-            self._objects[(plural, meta.get("namespace", ""), meta["name"])] = obj
+            self._objects.setdefault(plural, {})[(meta.get("namespace", ""), meta["name"])] = obj
             self._record(event_type, plural, obj)
             return obj
 
     def remove(self, plural: str, namespace: str, name: str) -> dict | None:
         with self.lock:
-            obj = self._objects.pop((plural, namespace, name), None)
+            obj = self._objects.get(plural, {}).pop((namespace, name), None)
             if obj is not None:
                 self._rv += 1
                 gone = dict(obj)
@@ -135,14 +130,14 @@ class Store:
     # -- snapshot / reset ----------------------------------------------------------------------
     def snapshot(self) -> None:
         with self.lock:
-            self._snapshot = (dict(self._objects), dict(self.counters))
+            self._snapshot = ({p: dict(objs) for p, objs in self._objects.items()}, dict(self.counters))
 
     def reset(self) -> None:
         with self.transaction():
             if self._snapshot is None:
                 raise RuntimeError("reset() needs a snapshot() first")
             objects, counters = self._snapshot
-            self._objects = dict(objects)
+            self._objects = {p: dict(objs) for p, objs in objects.items()}
             self.counters = dict(counters)
             self._rv += 1
             self._events.clear()
