@@ -1,0 +1,431 @@
+"""report.html: one self-contained page (inline CSS, JS and SVG; no network) with every table, chart and transcript."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from collections import defaultdict
+from html import escape
+from pathlib import Path
+from typing import Any
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+FIELD_LIMIT = 20_000  # characters of one reply/output shown; episodes.jsonl keeps everything
+OUTCOMES = ("resolved", "unresolved", "unsafe", "agent_error", "infra_error")
+
+CSS = """
+:root{--fg:#1b1f24;--muted:#5b6570;--line:#d8dde3;--bg:#fff;--soft:#f5f7f9;--bad:#c62828;--good:#2e7d32;--warn:#ef6c00}
+*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0}
+main{max-width:1200px;margin:0 auto;padding:18px 24px 60px}h1{font-size:24px;margin:4px 0 2px}h2{font-size:19px;margin:30px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}nav a{margin-right:14px}.muted{color:var(--muted)}code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}td.num{text-align:right;white-space:nowrap}.kv td:first-child{font-weight:600;background:var(--soft)}
+.ci{color:var(--muted);font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
+.chart svg{display:block}.legend span{display:inline-block;margin-right:12px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600;color:#fff;margin-right:6px}
+.badge.resolved{background:var(--good)}.badge.unresolved{background:#757575}.badge.unsafe{background:var(--bad)}.badge.agent_error{background:var(--warn)}.badge.infra_error{background:#6a1b9a}
+.episode{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:#fff}.episode>details>summary{cursor:pointer;padding:6px 10px;background:var(--soft);border-radius:6px}
+.episode .body{padding:6px 12px 10px}.step{border-left:4px solid var(--line);margin:10px 0;padding:2px 10px}.step.unsafe{border-left-color:#ef9a9a}
+.step.first-unsafe{border-left-color:var(--bad);background:#fdecea}.step.refused{border-left-color:#ffb74d}.step h4{margin:4px 0;font-size:13px}
+.first-flag{color:var(--bad);font-weight:700}pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:6px 8px;margin:2px 0 6px;border-radius:4px;max-height:420px;overflow:auto}
+.violations{color:var(--bad);margin:2px 0 6px}.filters{position:sticky;top:0;background:#fff;padding:8px 0;z-index:2;border-bottom:1px solid var(--line)}
+.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}
+.bar{vertical-align:middle}
+"""
+
+SCRIPT = """
+(function(){
+  var box=document.getElementById('filter'),pick=document.getElementById('outcome-filter'),shown=document.getElementById('shown');
+  var items=Array.prototype.slice.call(document.querySelectorAll('.episode')),texts=null;
+  function apply(){
+    if(texts===null){texts=items.map(function(e){return e.textContent.toLowerCase();});}
+    var words=box.value.trim().toLowerCase().split(/\\s+/).filter(Boolean),outcome=pick.value,count=0;
+    items.forEach(function(e,i){
+      var ok=(!outcome||e.getAttribute('data-outcome')===outcome)&&words.every(function(w){return texts[i].indexOf(w)>=0;});
+      e.hidden=!ok;if(ok){count++;}
+    });
+    shown.textContent=count+' of '+items.length+' episodes shown';
+  }
+  var match=/[#&]filter=([^&]*)/.exec(location.hash);
+  if(match){box.value=decodeURIComponent(match[1]);}
+  box.addEventListener('input',apply);pick.addEventListener('change',apply);apply();
+})();
+"""
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def ci_text(rate: dict[str, Any]) -> str:
+    if not rate.get("n"):
+        return ""
+    low, high = rate["ci95"]
+    return f"[{100 * low:.1f}–{100 * high:.1f}]"
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _mean_text(stats: dict[str, Any], digits: int = 2) -> str:
+    mean, (low, high) = stats["mean"], stats["ci95"]
+    if mean is None:
+        return "–"
+    low = max(0.0, low)  # steps and seconds are never negative; the normal interval can dip below 0
+    return f"{number(mean, digits)} <span class=ci>[{number(low, digits)}–{number(high, digits)}]</span>"
+
+
+def _colors(agents: list[str]) -> dict[str, str]:
+    return {agent: PALETTE[i % len(PALETTE)] for i, agent in enumerate(agents)}
+
+
+# ---- inline SVG charts ---------------------------------------------------------------------------
+
+
+def _rate_bar(rate: dict[str, Any], color: str) -> str:
+    """A small bar with its Wilson interval as a whisker, inline in a table cell."""
+    if not rate.get("n"):
+        return ""
+    width, low, high = 70, rate["ci95"][0], rate["ci95"][1]
+    return (f'<svg class=bar width="{width}" height="12" role="img" aria-label="{_e(pct(rate["rate"]))}">'
+            f'<rect x="0" y="2" width="{width}" height="8" fill="#eceff1"/>'
+            f'<rect x="0" y="2" width="{width * rate["rate"]:.1f}" height="8" fill="{color}" opacity="0.75"/>'
+            f'<line x1="{width * low:.1f}" x2="{width * high:.1f}" y1="6" y2="6" stroke="#263238" stroke-width="1.5"/></svg>')
+
+
+def _legend(colors: dict[str, str]) -> str:
+    return "<div class=legend>" + "".join(f'<span><i style="background:{c}"></i>{_e(a)}</span>' for a, c in colors.items()) + "</div>"
+
+
+def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[float | None]]], size: int = 340) -> str:
+    """A radar (spider) chart, one polygon per agent; with fewer than three axes, horizontal bars instead."""
+    if len(axes) < 3:
+        return bars_svg(title, axes, series)
+    cx, cy, radius = size / 2, size / 2 + 8, size / 2 - 70
+    parts = [f'<svg width="{size}" height="{size + 10}" viewBox="0 0 {size} {size + 10}" role="img" aria-label="{_e(title)}">',
+             f'<text x="{cx}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+
+    def point(i: int, r: float) -> tuple[float, float]:
+        angle = -math.pi / 2 + 2 * math.pi * i / len(axes)
+        return cx + r * math.cos(angle), cy + r * math.sin(angle)
+
+    for ring in (0.25, 0.5, 0.75, 1.0):
+        corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(i, radius * ring) for i in range(len(axes))))
+        parts.append(f'<polygon points="{corners}" fill="none" stroke="#cfd8dc" stroke-width="1"/>')
+        parts.append(f'<text x="{cx + 3:.1f}" y="{cy - radius * ring + 11:.1f}" font-size="9" fill="#90a4ae">{int(ring * 100)}%</text>')
+    for i, name in enumerate(axes):
+        x, y = point(i, radius)
+        lx, ly = point(i, radius + 14)
+        anchor = "middle" if abs(lx - cx) < 8 else ("start" if lx > cx else "end")
+        parts.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#cfd8dc"/>')
+        parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" text-anchor="{anchor}" font-size="11">{_e(name)}</text>')
+    for agent, color, values in series:
+        corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(i, radius * (v or 0.0)) for i, v in enumerate(values)))
+        parts.append(f'<polygon points="{corners}" fill="{color}" fill-opacity="0.13" stroke="{color}" stroke-width="2">'
+                     f'<title>{_e(agent)}: ' + _e(", ".join(f"{a} {pct(v)}" for a, v in zip(axes, values))) + "</title></polygon>")
+        for i, value in enumerate(values):
+            if value is not None:
+                x, y = point(i, radius * value)
+                parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"><title>{_e(agent)} · {_e(axes[i])}: {pct(value)}</title></circle>')
+    return "".join(parts) + "</svg>"
+
+
+def bars_svg(title: str, labels: list[str], series: list[tuple[str, str, list[float | None]]], width: int = 340) -> str:
+    row = 14 * max(1, len(series)) + 10
+    left, height = 110, 30 + row * len(labels) + 20
+    span = width - left - 46
+    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
+             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+    for i, label in enumerate(labels):
+        top = 28 + i * row
+        parts.append(f'<text x="{left - 6}" y="{top + row / 2:.1f}" text-anchor="end" font-size="11">{_e(label)}</text>')
+        for j, (agent, color, values) in enumerate(series):
+            value = values[i]
+            if value is None:
+                continue
+            parts.append(f'<rect x="{left}" y="{top + j * 14}" width="{span * value:.1f}" height="11" fill="{color}" opacity="0.8">'
+                         f'<title>{_e(agent)} · {_e(label)}: {pct(value)}</title></rect>'
+                         f'<text x="{left + span * value + 4:.1f}" y="{top + j * 14 + 10}" font-size="10">{pct(value)}</text>')
+    parts.append(f'<line x1="{left}" x2="{left}" y1="26" y2="{height - 18}" stroke="#90a4ae"/>')
+    return "".join(parts) + "</svg>"
+
+
+def histogram_svg(title: str, unit: str, series: list[tuple[str, str, list[float]]], width: int = 420, height: int = 220) -> str:
+    values = [v for _, _, vs in series for v in vs]
+    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
+             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+    if not values:
+        return "".join(parts) + f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#90a4ae">no data</text></svg>'
+    low, high = min(values), max(values)
+    bins = 16
+    step = (high - low) / bins if high > low else 1.0
+    counts = []
+    for _, _, vs in series:
+        bucket = [0] * bins
+        for v in vs:
+            bucket[min(bins - 1, int((v - low) / step))] += 1
+        counts.append(bucket)
+    top = max(max(c) for c in counts) or 1
+    left, bottom, plot_w, plot_h = 40, height - 34, width - 56, height - 64
+    bar_w = plot_w / bins / max(1, len(series))
+    for j, ((agent, color, _), bucket) in enumerate(zip(series, counts)):
+        for i, count in enumerate(bucket):
+            if count:
+                h = plot_h * count / top
+                x = left + i * plot_w / bins + j * bar_w
+                parts.append(f'<rect x="{x:.1f}" y="{bottom - h:.1f}" width="{max(1.0, bar_w - 1):.1f}" height="{h:.1f}" fill="{color}" opacity="0.8">'
+                             f'<title>{_e(agent)}: {count} episodes in [{low + i * step:.4g}, {low + (i + 1) * step:.4g}) {_e(unit)}</title></rect>')
+    parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{bottom}" y2="{bottom}" stroke="#90a4ae"/>'
+                 f'<line x1="{left}" x2="{left}" y1="{bottom}" y2="{bottom - plot_h}" stroke="#90a4ae"/>'
+                 f'<text x="{left - 4}" y="{bottom - plot_h + 4}" text-anchor="end" font-size="10">{top}</text>'
+                 f'<text x="{left - 4}" y="{bottom}" text-anchor="end" font-size="10">0</text>'
+                 f'<text x="{left}" y="{bottom + 14}" font-size="10">{low:.4g}</text>'
+                 f'<text x="{left + plot_w}" y="{bottom + 14}" text-anchor="end" font-size="10">{high:.4g}</text>'
+                 f'<text x="{left + plot_w / 2}" y="{bottom + 26}" text-anchor="middle" font-size="11">{_e(unit)}</text>')
+    return "".join(parts) + "</svg>"
+
+
+# ---- page sections -------------------------------------------------------------------------------
+
+
+def _run_header(run: dict[str, Any], episodes: int) -> str:
+    if not run:
+        return "<p class=note>This run has no run.json: run information is unknown.</p>"
+    rows = [("run id", run.get("run_id", "")), ("seed", run.get("seed", "")),
+            ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes)]
+    rows += [(f"option {key}", json.dumps(value) if not isinstance(value, str) else value)
+             for key, value in sorted((run.get("options") or {}).items())]
+    if run.get("args"):
+        rows.append(("pytest arguments", " ".join(map(str, run["args"]))))
+    rows.append(("platform", run.get("platform", "")))
+    versions = ", ".join(f"{name} {version}" for name, version in sorted((run.get("versions") or {}).items()))
+    rows.append(("versions", versions))
+    return "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _stat_cells(stats: dict[str, Any], color: str) -> str:
+    cells = []
+    for metric in ("correctness", "safety"):
+        rate = stats[metric]
+        cells.append(f"<td class=num>{pct(rate['rate'])} <span class=ci>{ci_text(rate)}</span></td><td>{_rate_bar(rate, color)}</td>")
+    cells.append(f"<td class=num>{_mean_text(stats['steps'])}</td>")
+    cells.append(f"<td class=num>{_mean_text(stats['latency_s'], 3)}</td>")
+    cells.append(f"<td class=num>{stats['infra_errors']}</td><td class=num>{stats['agent_errors']}</td>")
+    return "".join(cells)
+
+
+STAT_HEADER = ("<th>n</th><th>correct [95% CI]</th><th></th><th>safe [95% CI]</th><th></th><th>steps [95% CI]</th>"
+               "<th>agent s [95% CI]</th><th>infra err</th><th>agent err</th>")
+
+
+def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str], records: list[dict[str, Any]]) -> str:
+    out = [f'<h2 id="app-{_e(app)}">App {_e(app)}</h2>', "<h3>Overall</h3><table><tr><th>agent</th>" + STAT_HEADER +
+           "<th>tokens</th><th>cost $</th></tr>"]
+    for group in groups:
+        overall = group["overall"]
+        out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_e(group["agent"])}</td><td class=num>{overall["scored"]}</td>'
+                   + _stat_cells(overall, colors[group["agent"]])
+                   + f"<td class=num>{overall['tokens']}</td><td class=num>{overall['cost_usd']:.4f}</td></tr>")
+    out.append("</table>")
+    levels = sorted({c["level"] for g in groups for c in g["categories"]})
+    for level in levels:
+        names = sorted({c["category"] for g in groups for c in g["categories"] if c["level"] == level})
+        out.append(f"<h3>Level {level}</h3><table><tr><th>category</th><th>agent</th>{STAT_HEADER}</tr>")
+        for name in names:
+            for group in groups:
+                stats = next((c for c in group["categories"] if c["level"] == level and c["category"] == name), None)
+                if stats is None:
+                    continue
+                out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|{level}|{_e(name)}"><td>{_e(name)}</td><td>{_e(group["agent"])}</td>'
+                           f'<td class=num>{stats["scored"]}</td>' + _stat_cells(stats, colors[group["agent"]]) + "</tr>")
+        out.append("</table><div class=charts>")
+        for metric, title in (("correctness", "Correctness"), ("safety", "Safety")):
+            series = []
+            for group in groups:
+                by_name = {c["category"]: c[metric]["rate"] for c in group["categories"] if c["level"] == level}
+                series.append((group["agent"], colors[group["agent"]], [by_name.get(name) for name in names]))
+            out.append(f"<div class=chart>{radar_svg(f'{title} · {app} L{level}', names, series)}</div>")
+        out.append("</div>" + _legend({g["agent"]: colors[g["agent"]] for g in groups}))
+    out.append(_distributions(app, groups, colors, records))
+    return "".join(out)
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _distributions(app: str, groups: list[dict[str, Any]], colors: dict[str, str], records: list[dict[str, Any]]) -> str:
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        if record["app"] == app and record["outcome"] != "infra_error":
+            by_agent[record["agent"]].append(record)
+    agents = [g["agent"] for g in groups]
+    out = ["<h3>Latency and cost</h3><table><tr><th>agent</th><th>median s</th><th>p90 s</th><th>max s</th>"
+           "<th>median tokens</th><th>total cost $</th><th>mean cost $/episode</th></tr>"]
+    for agent in agents:
+        items = by_agent[agent]
+        latency = [float(r["latency_s"]) for r in items]
+        cost = [float(r["cost_usd"]) for r in items]
+        tokens = [float(r["tokens"]) for r in items]
+        out.append(f"<tr><td>{_e(agent)}</td><td class=num>{number(_quantile(latency, 0.5), 3)}</td><td class=num>{number(_quantile(latency, 0.9), 3)}</td>"
+                   f"<td class=num>{number(max(latency, default=None), 3)}</td><td class=num>{number(_quantile(tokens, 0.5), 0)}</td>"
+                   f"<td class=num>{sum(cost):.4f}</td><td class=num>{number(sum(cost) / len(cost) if cost else None, 5)}</td></tr>")
+    out.append("</table><div class=charts>")
+    out.append("<div class=chart>" + histogram_svg(f"agent time per episode · {app}", "seconds",
+               [(a, colors[a], [float(r["latency_s"]) for r in by_agent[a]]) for a in agents]) + "</div>")
+    costs = [(a, colors[a], [float(r["cost_usd"]) for r in by_agent[a]]) for a in agents]
+    if any(v for _, _, vs in costs for v in vs):
+        out.append("<div class=chart>" + histogram_svg(f"cost per episode · {app}", "USD", costs) + "</div>")
+    else:
+        out.append("<div class=chart><p class=muted>No model cost was recorded (built-in or local agents).</p></div>")
+    out.append("<div class=chart>" + histogram_svg(f"steps per episode · {app}", "steps",
+               [(a, colors[a], [float(r["steps"]) for r in by_agent[a]]) for a in agents]) + "</div>")
+    return "".join(out) + "</div>"
+
+
+def _comparisons(comparisons: list[dict[str, Any]]) -> str:
+    if not comparisons:
+        return ""
+    out = ['<h2 id="comparisons">Paired comparisons</h2>',
+           "<p>Episodes pair up by query and trial (the same hidden problem for both agents). "
+           "McNemar's exact test looks at the discordant pairs only; the interval is a paired bootstrap "
+           "(percentile, seeded with the run's seed) of the difference A − B. "
+           "<em>Queries needed</em>: pairs to detect that difference at 95% confidence and 80% power, "
+           "n = (1.96·√ψ + 0.84·√(ψ − d²))² / d² (Connor 1987), with ψ the share of discordant pairs seen in this run.</p>",
+           "<table><tr><th>app</th><th>A</th><th>B</th><th>metric</th><th>pairs</th><th>A</th><th>B</th><th>A − B [bootstrap 95%]</th>"
+           "<th>only A / only B</th><th>McNemar p</th><th>queries needed</th></tr>"]
+    for c in comparisons:
+        low, high = c["bootstrap_ci95"]
+        interval = "" if low is None else f" <span class=ci>[{100 * low:+.1f}, {100 * high:+.1f}]</span>"
+        difference = "–" if c["difference"] is None else f"{100 * c['difference']:+.1f} pts"
+        needed = "; ".join(f"{'observed ' if q['observed'] else ''}{100 * q['difference']:.1f} pts: {q['pairs'] if q['pairs'] is not None else '–'}"
+                           for q in c["queries_needed"])
+        out.append(f"<tr><td>{_e(c['app'])}</td><td>{_e(c['agent_a'])}</td><td>{_e(c['agent_b'])}</td><td>{_e(c['metric'])}</td>"
+                   f"<td class=num>{c['pairs']}</td><td class=num>{pct(c['rate_a'])}</td><td class=num>{pct(c['rate_b'])}</td>"
+                   f"<td class=num>{difference}{interval}</td><td class=num>{c['only_a']} / {c['only_b']}</td>"
+                   f"<td class=num>{c['mcnemar_p']:.4g}</td><td>{_e(needed)}</td></tr>")
+    return "".join(out) + "</table>"
+
+
+def _pass_k(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    out = ['<h2 id="pass-k">pass@k and pass^k</h2>',
+           "<p>A trial passes when its test passes (resolved, every step safe). Per query with n trials of which c passed: "
+           "pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k passes), pass^k = C(c, k)/C(n, k) (all k pass); averaged over queries.</p>",
+           "<table><tr><th>app</th><th>agent</th><th>level</th><th>k</th><th>queries</th><th>pass@k</th><th>pass^k</th></tr>"]
+    for r in rows:
+        out.append(f"<tr><td>{_e(r['app'])}</td><td>{_e(r['agent'])}</td><td class=num>{r['level']}</td><td class=num>{r['k']}</td>"
+                   f"<td class=num>{r['queries']}</td><td class=num>{pct(r['pass_at_k'])}</td><td class=num>{pct(r['pass_hat_k'])}</td></tr>")
+    return "".join(out) + "</table>"
+
+
+def _extras(summary: dict[str, Any]) -> str:
+    out = []
+    if summary.get("budget"):
+        out.append("<h3>Budget</h3><table class=kv>" + "".join(
+            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in sorted(summary["budget"].items())) + "</table>")
+    if summary.get("gates"):
+        out.append("<h3>Bars</h3><table><tr><th>app</th><th>agent</th><th>metric</th><th>value</th><th>bar</th><th>verdict</th></tr>")
+        for gate in summary["gates"]:
+            value = gate.get("value")
+            out.append(f"<tr><td>{_e(gate.get('app', ''))}</td><td>{_e(gate.get('agent', ''))}</td><td>{_e(gate.get('metric', ''))}</td>"
+                       f"<td class=num>{'–' if value is None else f'{value:.3f}'}</td><td class=num>{_e(gate.get('threshold', ''))}</td>"
+                       f"<td>{'met' if gate.get('passed') else '<b style=color:var(--bad)>FAILED</b>'}</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
+def _clip(text: Any) -> str:
+    text = "" if text is None else str(text)
+    if len(text) <= FIELD_LIMIT:
+        return _e(text)
+    return _e(text[:FIELD_LIMIT]) + f"\n<span class=muted>… {len(text) - FIELD_LIMIT} more characters in episodes.jsonl</span>"
+
+
+def _episode(episode: dict[str, Any]) -> str:
+    query, outcome = episode["query"], str(episode["outcome"])
+    steps = episode["steps"]
+    first_unsafe = next((s.get("index") for s in steps if s.get("violations")), None)
+    head = (f'<span class="badge {_e(outcome)}">{_e(outcome)}</span><b>{_e(query["id"])}</b> · {_e(episode["agent"])}'
+            f' · trial {_e(episode["trial"])} · {len(steps)} steps · {number(episode.get("agent_s"), 2)} s'
+            f' · {_e(episode.get("tokens", 0))} tokens' + (f" · <span class=first-flag>first unsafe: step {first_unsafe}</span>" if first_unsafe else ""))
+    body = [f"<div class=body><p>correct: <b>{_e(episode['correct'])}</b> · safe: <b>{_e(episode['safe'])}</b>"
+            f" · strategy: {_e(episode.get('strategy', ''))} · seed {_e(query.get('seed', ''))}</p>"]
+    if episode.get("details"):
+        body.append(f"<p>verdict: {_e(episode['details'])}</p>")
+    if query.get("params"):
+        body.append(f"<details><summary>hidden query parameters</summary><pre>{_clip(json.dumps(query['params'], indent=1, sort_keys=True, default=str))}</pre></details>")
+    body.append(f"<div class=step><h4>observation 0</h4><pre>{_clip(episode.get('first_observation', ''))}</pre></div>")
+    for step in steps:
+        index = step.get("index")
+        classes = ["step"] + (["unsafe"] if step.get("violations") else []) + (["first-unsafe"] if index == first_unsafe else []) \
+            + (["refused"] if step.get("refused") else [])
+        flags = (" <span class=first-flag>first unsafe step</span>" if index == first_unsafe else "") + (" · refused" if step.get("refused") else "")
+        body.append(f'<div class="{" ".join(classes)}"><h4>step {_e(index)}{flags} <span class=muted>· agent {number(step.get("agent_s"), 2)} s'
+                    f' · exec {number(step.get("exec_s"), 3)} s</span></h4>'
+                    f"<div>reply</div><pre>{_clip(step.get('reply', ''))}</pre>"
+                    f"<div>action: <code>{_clip(step.get('action', '')) or '<i>none parsed</i>'}</code></div>"
+                    f"<div>output</div><pre>{_clip(step.get('output', ''))}</pre>")
+        if step.get("violations"):
+            body.append("<ul class=violations>" + "".join(f"<li>{_clip(v)}</li>" for v in step["violations"]) + "</ul>")
+        if step.get("observation") and step.get("observation") != step.get("output"):
+            body.append(f"<details><summary>observation shown next</summary><pre>{_clip(step['observation'])}</pre></details>")
+        body.append("</div>")
+    return (f'<div class=episode data-outcome="{_e(outcome)}"><details><summary>{head}</summary>' + "".join(body) + "</div></details></div>")
+
+
+def _episodes(episodes: list[dict[str, Any]]) -> str:
+    ordered = sorted(episodes, key=lambda e: (str(e["query"]["app"]), str(e["query"]["id"]), int(e["trial"]), str(e["agent"])))
+    options = "".join(f'<option value="{o}">{o}</option>' for o in OUTCOMES)
+    return ('<h2 id="episodes">Episodes</h2><div class=filters><input id=filter type=search '
+            'placeholder="filter: words in the query id, agent, replies, outputs, violations…" aria-label="filter episodes"> '
+            f'<select id=outcome-filter aria-label="outcome"><option value="">all outcomes</option>{options}</select> '
+            '<span id=shown class=muted></span></div>' + "".join(_episode(e) for e in ordered))
+
+
+def _plots(plots: list[Path], note: str) -> str:
+    if not plots:
+        return f'<h2 id="plots">Plots</h2><p class=muted>{_e(note or "no plots")}</p>' if note else ""
+    links = "".join(f'<li><a href="{_e(p.as_posix())}">{_e(p.as_posix())}</a></li>' for p in plots)
+    return f'<h2 id="plots">Plots</h2><p>PNG and SVG figures beside this file, for papers:</p><ul>{links}</ul>'
+
+
+def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[dict[str, Any]],
+                  records: list[dict[str, Any]], plots: list[Path] = (), plot_note: str = "") -> str:  # type: ignore[assignment]
+    """The whole page. Every value that came from an agent or the run is escaped."""
+    agents = sorted({g["agent"] for g in summary["groups"]})
+    colors = _colors(agents)
+    apps = sorted({g["app"] for g in summary["groups"]})
+    title = f"NetArena run {run.get('run_id', '')}".strip()
+    sections = [_app_section(app, [g for g in summary["groups"] if g["app"] == app], colors, records) for app in apps]
+    nav = "".join(f'<a href="#app-{_e(a)}">{_e(a)}</a>' for a in apps)
+    nav += '<a href="#comparisons">comparisons</a>' if summary.get("comparisons") else ""
+    nav += '<a href="#pass-k">pass@k</a>' if summary.get("pass_k") else ""
+    nav += '<a href="#episodes">episodes</a>'
+    script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    # the policy forbids any network fetch and any script but ours, even if escaping ever failed
+    policy = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'"
+    return (
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f'<meta name=viewport content="width=device-width, initial-scale=1"><title>{_e(title)}</title><style>{CSS}</style></head>'
+        f"<body><main><h1>{_e(title)}</h1><p class=muted>pytest-netarena report · {len(episodes)} episodes · "
+        f"rates with Wilson 95% intervals, infrastructure errors never scored</p><nav>{nav}</nav>"
+        f'<h2 id="run">Run</h2>{_run_header(run, len(episodes))}{_extras(summary)}'
+        + "".join(sections) + _comparisons(summary.get("comparisons", [])) + _pass_k(summary.get("pass_k", []))
+        + _plots(list(plots), plot_note) + _episodes(episodes)
+        + f"</main><script>{SCRIPT}</script></body></html>\n"
+    )

@@ -1,0 +1,129 @@
+"""Rebuild a run's summary.json, report.html and plots from its run.json and episodes.jsonl."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from . import artifacts
+from .compare import compare
+from .passk import pass_k_table
+from .summary import summarize
+
+# keys the plugin adds to summary.json that cannot be recomputed from the episodes alone
+KEPT_SUMMARY_KEYS = ("budget", "gates")
+REQUIRED_KEYS = ("query", "agent", "trial", "outcome", "correct", "safe", "steps")
+
+
+class ReportError(UsageError):
+    """The run folder cannot be read: missing, or a malformed episodes.jsonl line."""
+
+
+def load_episodes(run_dir: Path) -> list[dict[str, Any]]:
+    """Every episodes.jsonl line as a dict; a ReportError names the first malformed line."""
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: no such run folder")
+    path = run_dir / "episodes.jsonl"
+    if not path.is_file():
+        raise ReportError(f"{run_dir}: no episodes.jsonl in this folder (is it a run folder under reports/?)")
+    episodes = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                episode = json.loads(line)
+            except ValueError as error:
+                raise ReportError(f"{path}: line {number} is not valid JSON ({error})") from None
+            problem = _shape_problem(episode)
+            if problem:
+                raise ReportError(f"{path}: line {number} is not an episode: {problem}")
+            episodes.append(episode)
+    return episodes
+
+
+def _shape_problem(episode: Any) -> str:
+    if not isinstance(episode, dict):
+        return f"expected a JSON object, got {type(episode).__name__}"
+    missing = [key for key in REQUIRED_KEYS if key not in episode]
+    if missing:
+        return "missing " + ", ".join(missing)
+    query = episode["query"]
+    if not isinstance(query, dict) or not all(key in query for key in ("id", "app", "level", "category")):
+        return "query must be an object with id, app, level and category"
+    if not isinstance(episode["steps"], list):
+        return "steps must be a list"
+    return ""
+
+
+def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The records reporting.properties.record_from_properties gives, from episodes.jsonl lines."""
+    for episode in episodes:
+        query = episode["query"]
+        usage = episode.get("usage") or {}
+        yield {
+            "query": query["id"],
+            "app": query["app"],
+            "level": query["level"],
+            "category": query["category"],
+            "agent": episode["agent"],
+            "trial": episode["trial"],
+            "seed": query.get("seed"),
+            "outcome": episode["outcome"],
+            "correct": episode["correct"],
+            "safe": episode["safe"],
+            "steps": len(episode["steps"]),
+            "latency_s": round(float(episode.get("agent_s", 0.0)), 4),
+            "wall_s": round(float(episode.get("wall_s", 0.0)), 4),
+            "tokens": int(episode.get("tokens", usage.get("tokens_in", 0) + usage.get("tokens_out", 0))),
+            "cost_usd": round(float(usage.get("cost_usd", 0.0)), 6),
+        }
+
+
+def read_run(run_dir: Path) -> dict[str, Any]:
+    """run.json, or an empty dict when the run never wrote it (the report says so)."""
+    try:
+        return json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summarize() plus paired comparisons (two or more agents) and pass@k (more than one trial)."""
+    summary = summarize(records)
+    for key in KEPT_SUMMARY_KEYS:
+        if previous and key in previous:
+            summary[key] = previous[key]
+    if len({r["agent"] for r in records}) > 1:
+        summary["comparisons"] = compare(records, seed=int(run.get("seed") or 0))
+    pass_k = pass_k_table(records)
+    if pass_k:
+        summary["pass_k"] = pass_k
+    return summary
+
+
+def build_report(run_dir: Path, plots: bool = True) -> Path:
+    """Write summary.json, report.html and (with matplotlib installed) plots/; return report.html's path."""
+    from .html import render_report
+    from .plots import write_plots
+
+    run_dir = Path(run_dir)
+    episodes = load_episodes(run_dir)
+    records = list(records_from_episodes(episodes))
+    run = read_run(run_dir)
+    try:
+        previous = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        previous = None
+    summary = full_summary(records, run, previous)
+    artifacts.write_summary(run_dir, summary)
+    written, plot_note = write_plots(summary, records, run_dir / "plots") if plots else ([], "plots not requested")
+    html = render_report(run, summary, episodes, records, [p.relative_to(run_dir) for p in written], plot_note)
+    target = run_dir / "report.html"
+    temporary = target.with_suffix(".html.tmp")
+    temporary.write_text(html, encoding="utf-8")
+    temporary.replace(target)
+    return target
