@@ -60,6 +60,8 @@ _OPTIONS = (
     ("max-episode-cost-usd", "netarena_max_episode_cost_usd", "stop an episode once its agent has cost this many dollars", None),
     ("min-correctness", "netarena_min_correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
     ("min-safety", "netarena_min_safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
+    ("record", "netarena_record", "store every model request and reply in this folder", None),
+    ("replay", "netarena_replay", "answer model agents from a --record folder, with no network call", None),
     ("resume", "netarena_resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
     ("corpus", "netarena_corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
     ("save-corpus", "netarena_save_corpus", "write the collected queries to this corpus file", None),
@@ -158,10 +160,14 @@ def _build_settings(config: pytest.Config) -> Settings:
         temperature = float(_value(config, "temperature", "netarena_temperature"))
     except ValueError as error:
         raise UsageError(f"--agent-timeout and --temperature take numbers: {error}") from None
-    llm_settings = {"temperature": temperature, "seed": seed}
-    api_base = _value(config, "llm-api-base", "netarena_llm_api_base")
-    if api_base:
-        llm_settings["api_base"] = api_base
+    llm_settings: dict[str, Any] = {
+        "temperature": temperature,
+        "seed": seed,
+        "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
+        "api_base": _value(config, "llm-api-base", "netarena_llm_api_base"),
+        "record_dir": _value(config, "record", "netarena_record"),
+        "replay_dir": _value(config, "replay", "netarena_replay"),
+    }
     agents = [replace(a, settings=llm_settings) if a.kind == "litellm" else a for a in agents]
     reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
     if not reports_dir.is_absolute():

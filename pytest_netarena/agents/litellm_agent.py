@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.types import Reply, Task, Usage
 from ..errors import InfraError, UsageError
+from .recording import Recording
 
 #: how the plugin's option names (dest form) map onto constructor keywords
 SETTING_ALIASES = {
@@ -25,12 +26,14 @@ SETTING_ALIASES = {
     "llm_max_tokens": "max_tokens",
     "llm_deadline_s": "deadline_s",
     "timeout": "request_timeout_s",
+    "record": "record_dir",
+    "replay": "replay_dir",
 }
 DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current chat model's context
 _DEFAULTS: dict[str, Any] = {
     "api_base": None, "api_key": None, "temperature": 0.0, "seed": None, "max_retries": 4, "backoff_s": 1.0,
     "request_timeout_s": 120.0, "deadline_s": 270.0, "max_history_chars": DEFAULT_MAX_HISTORY_CHARS,
-    "max_tokens": None,
+    "max_tokens": None, "record_dir": None, "replay_dir": None,
 }
 MAX_BACKOFF_S = 60.0
 #: HTTP statuses worth retrying: request timeout, conflict, too early, rate limit
@@ -113,12 +116,15 @@ class LiteLLMAgent:
         deadline_s: float = 270.0,
         max_history_chars: int = DEFAULT_MAX_HISTORY_CHARS,
         max_tokens: int | None = None,
+        record_dir: str | None = None,
+        replay_dir: str | None = None,
         **settings: Any,
     ) -> None:
         given = {
             "api_base": api_base, "api_key": api_key, "temperature": temperature, "seed": seed,
             "max_retries": max_retries, "backoff_s": backoff_s, "request_timeout_s": request_timeout_s,
             "deadline_s": deadline_s, "max_history_chars": max_history_chars, "max_tokens": max_tokens,
+            "record_dir": record_dir, "replay_dir": replay_dir,
         }
         for name, value in settings.items():
             if name not in SETTING_ALIASES:
@@ -142,6 +148,8 @@ class LiteLLMAgent:
             self.deadline_s = float(values["deadline_s"])
             self.max_history_chars = int(values["max_history_chars"])
             self.max_tokens: int | None = None if values["max_tokens"] is None else int(values["max_tokens"])
+            self.record = Recording(values["record_dir"]) if values["record_dir"] else None
+            self.replay = Recording(values["replay_dir"]) if values["replay_dir"] else None
         except (TypeError, ValueError) as error:
             raise UsageError(f"bad setting for model agent {model!r}: {error}") from error
         self.system_prompt = ""
@@ -163,16 +171,22 @@ class LiteLLMAgent:
             raise RuntimeError("LiteLLMAgent.act() called before reset(task)")
         dropped_before = self.dropped_messages
         history = self._trim([*self.history, {"role": "user", "content": observation}])
+        messages = self._sendable(history)
         try:
-            response = self._complete(self._sendable(history))
+            if self.replay is not None:  # answered from the recording: no litellm, no network
+                reply = self.replay.load(self._request(messages))
+            else:
+                response = self._complete(messages)
+                reply = Reply(_reply_text(response), self._usage(response))
         except BaseException:
             self.dropped_messages = dropped_before  # nothing is committed when the call fails
             raise
-        text = _reply_text(response)
+        if self.record is not None:
+            self.record.save(self._request(messages), reply)
         # some providers reject empty assistant turns, so the history keeps a visible placeholder
-        history.append({"role": "assistant", "content": text or EMPTY_REPLY_PLACEHOLDER})
+        history.append({"role": "assistant", "content": reply.text or EMPTY_REPLY_PLACEHOLDER})
         self.history = history  # committed only on success: a retried act() does not duplicate turns
-        return Reply(text, self._usage(response))
+        return reply
 
     @property
     def messages(self) -> list[dict[str, str]]:
