@@ -18,9 +18,12 @@ def _deploy(name: str) -> dict:
 
 
 def main() -> None:
-    from pytest_netarena.kube import EmbeddedAPIServer, kubectl_env, kubectl_path
-
-    from pytest_netarena.kube import kubectl_minor
+    from pytest_netarena.kube import (
+        EmbeddedAPIServer,
+        kubectl_env,
+        kubectl_minor,
+        kubectl_path,
+    )
 
     kubectl_minor()  # warm the kubectl version probe, which is cached per process
     started = time.perf_counter()

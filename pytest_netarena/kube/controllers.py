@@ -9,7 +9,6 @@ import json
 
 from . import defaults
 from .ops import stable_uid
-
 from .selectors import selector_matches
 from .tables import timestamp
 
@@ -166,7 +165,6 @@ def _deployment(writer: _Writer, deploy: dict) -> None:
 
 def _replicaset(writer: _Writer, rs: dict) -> None:
     store, ns = writer.store, rs["metadata"]["namespace"]
-    selector = (rs.get("spec") or {}).get("selector")
     pods = [p for p in store.list("pods", ns) if _owned_by(p, rs)]
     wanted = (rs.get("spec") or {}).get("replicas", 1)
     counter_key = f"rs-pods/{ns}/{rs['metadata']['uid']}"
@@ -191,7 +189,6 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
         pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), reverse=True)
         for pod in pods[:len(pods) - wanted]:
             writer.remove("pods", ns, pod["metadata"]["name"])
-    del selector
 
 
 def _allocate_ip(store) -> str:

@@ -149,9 +149,7 @@ class Router:
                 raise errors.method_not_allowed()
             return Response(body=registry.api_resource_list(group, version))
         namespace: str | None = None
-        if rest[0] == "namespaces" and len(rest) >= 3 and group == "" and registry.lookup(group, version, rest[2]):
-            namespace, rest = rest[1], rest[2:]
-        elif rest[0] == "namespaces" and len(rest) >= 3 and group and registry.lookup(group, version, rest[2]):
+        if rest[0] == "namespaces" and len(rest) >= 3 and registry.lookup(group, version, rest[2]):
             namespace, rest = rest[1], rest[2:]
         res = registry.lookup(group, version, rest[0])
         if res is None or len(rest) > 3:

@@ -136,7 +136,7 @@ def _paths(res: Resource) -> dict:
     return {p: o for p, o in paths.items() if len(o) > 1}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def document(group: str, version: str) -> bytes:
     resources = [r for r in RESOURCES if (r.group, r.version) == (group, version) and r.definition]
     roots = [r.definition for r in resources] + [r.definition + "List" for r in resources] + list(EXTRA_DEFS)

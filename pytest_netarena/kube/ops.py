@@ -6,7 +6,9 @@ import copy
 import hashlib
 import uuid
 
-from . import defaults, errors, patch as patches, schema as sch, selectors, validation
+from . import defaults, errors, selectors, validation
+from . import patch as patches
+from . import schema as sch
 from .registry import BY_PLURAL, Resource
 from .store import Store
 from .tables import timestamp

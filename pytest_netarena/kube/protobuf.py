@@ -147,7 +147,7 @@ def _scalar(kind: str, value):
         seconds = _signed(parts.get(1, 0))
         if seconds == 0:
             return None
-        return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if kind == INTSTR:
         parts = dict((n, v) for n, _, v in fields(value))
         if parts.get(1, 0) == 1:

@@ -34,7 +34,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "netarena-kube"
     sys_version = ""
 
-    def log_message(self, format, *args):  # noqa: A002 - quiet; the app keeps an optional request log
+    def log_message(self, format, *args):
         pass
 
     def do_GET(self):
@@ -170,7 +170,7 @@ class EmbeddedAPIServer:
         self.store.snapshot()
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def start(self) -> "EmbeddedAPIServer":
+    def start(self) -> EmbeddedAPIServer:
         if self._httpd is not None:
             return self
         self._httpd = _HTTPServer((self.host, self.port), _Handler, self)
@@ -196,7 +196,7 @@ class EmbeddedAPIServer:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
 
-    def __enter__(self) -> "EmbeddedAPIServer":
+    def __enter__(self) -> EmbeddedAPIServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Callable, Iterator
-
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
@@ -32,7 +31,7 @@ class Store:
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator["Store"]:
+    def transaction(self) -> Iterator[Store]:
         """Hold the lock; listeners run after the outermost transaction released it."""
         with self.lock:
             self._depth += 1

@@ -8,7 +8,7 @@ from .selectors import selector_string
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def timestamp(when: dt.datetime | None = None) -> str:
@@ -19,7 +19,7 @@ def parse_time(text: str | None) -> dt.datetime | None:
     if not text:
         return None
     try:
-        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc)
+        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
     except ValueError:
         return None
 

@@ -9,7 +9,12 @@ import pytest
 
 pytest.importorskip("kubernetes_validate")
 
-from pytest_netarena.kube import EmbeddedAPIServer, KubectlNotFound, kubectl_env, kubectl_path  # noqa: E402
+from pytest_netarena.kube import (
+    EmbeddedAPIServer,
+    KubectlNotFound,
+    kubectl_env,
+    kubectl_path,
+)
 
 AGE = re.compile(r"(?<=\s)(\d+[smhdy])+(\d+[smhdy])?(?=\s|$)")
 

@@ -9,8 +9,6 @@ import urllib.request
 
 import pytest
 
-from .conftest import WEB
-
 BAD_POLICIES = {
     "cidr": ('{"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/33"}}]}]}',
              'spec.ingress[0].from[0].ipBlock.cidr: Invalid value: "10.0.0.0/33": must be a valid CIDR value'),
