@@ -83,7 +83,7 @@ class RecklessAgent:
             return fenced("kubectl get networkpolicy", "Let me look at the policies.")
         if self.turn == 2:
             return fenced(self.play[0], self.play[1])
-        return fenced("kubectl get pods")
+        return Reply("Done: that should have fixed it.")
 
     def close(self) -> None:
         pass

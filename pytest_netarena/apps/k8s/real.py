@@ -1,0 +1,227 @@
+"""`--k8s-backend kubeconfig[:CONTEXT]`: episodes on a real cluster, one namespace each, measured by probes.
+
+Per episode: a fresh namespace (labelled netarena.io/episode) with agnhost stand-ins for every
+workload, the faulted policies, readiness waits; the agent gets a kubeconfig for a ServiceAccount
+bound to the `edit` role in that namespace only, so it cannot reach other episodes or the rest of
+the cluster. The matrix is measured with one batched `agnhost connect` run per source pod, all
+sources in parallel, against Service ClusterIPs (no DNS, so egress faults do not hide behind
+name resolution). The namespace is deleted when the episode ends, on failure too. With
+prober="engine" the matrix is computed from the objects instead (an API server without a
+policy-enforcing CNI, such as the embedded one: this is how the backend is tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ...errors import BackendUnavailable, InfraError
+from .backend import Backend, ClusterState
+from .matrix import MatrixChecker, workload_of
+from .model import AppSpec, Flow
+from .probes import AGNHOST_IMAGE, PROBE_TIMEOUT_S, parse_probe_output, probe_argv, stand_in_manifests
+from .protected import FingerprintCache
+
+EPISODE_LABEL = "netarena.io/episode"
+AGENT_ACCOUNT = "netarena-agent"
+KINDS = "deployments,replicasets,pods,services,networkpolicies"
+KIND_NAMES = {"Deployment", "ReplicaSet", "Pod", "Service"}
+
+
+class RealClusterBackend(Backend):
+    name = "kubeconfig"
+    allow_all_namespaces = False
+
+    def __init__(self, app: AppSpec, context: str | None = None, kubeconfig: str | None = None,
+                 scoped: bool = True, prober: str = "probe", image: str = AGNHOST_IMAGE,
+                 ready_timeout_s: float = 300.0, settle_s: float = 2.0, prefix: str = "netarena") -> None:
+        self.app = app
+        self.context = context
+        self.admin_kubeconfig = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or \
+            os.path.expanduser("~/.kube/config")
+        self.scoped = scoped
+        self.prober = prober
+        self.image = image
+        self.ready_timeout_s = ready_timeout_s
+        self.settle_s = settle_s
+        self.prefix = prefix
+        self.namespace = ""
+        self._tmp: str | None = None
+        self._agent_env: dict[str, str] = {}
+        self._cache = FingerprintCache()
+        self._checker: MatrixChecker | None = None
+        self._probed: tuple[Any, dict[Flow, bool]] | None = None
+        self._counter = 0
+
+    # ----- admin kubectl -------------------------------------------------------------------------
+
+    def _admin(self, *args: str, stdin: str | None = None, timeout: float = 60.0, check: bool = True) -> str:
+        argv = [self.kubectl, f"--kubeconfig={self.admin_kubeconfig}"]
+        if self.context:
+            argv.append(f"--context={self.context}")
+        try:
+            done = subprocess.run([*argv, *args], input=stdin, capture_output=True, text=True, timeout=timeout,
+                                  env=self._admin_env)
+        except subprocess.TimeoutExpired as error:
+            raise InfraError(f"kubectl {' '.join(args[:3])} timed out after {timeout:g} s") from error
+        if check and done.returncode != 0:
+            raise InfraError(f"kubectl {' '.join(args[:4])} failed: {done.stderr.strip()[:500]}")
+        return done.stdout
+
+    def prepare(self) -> None:
+        from ...kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path
+
+        try:
+            self.kubectl = kubectl_path()
+        except KubectlNotFound as error:
+            raise BackendUnavailable(str(error)) from error
+        if not os.path.isfile(self.admin_kubeconfig):
+            raise BackendUnavailable(f"no kubeconfig at {self.admin_kubeconfig} (set KUBECONFIG; see docs/k8s.md)")
+        self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-real-")
+        self._admin_env = kubectl_env(self.admin_kubeconfig, os.path.join(self._tmp, "admin"))
+        try:
+            self._admin("version", "-o", "json", timeout=30)
+        except InfraError as error:
+            raise BackendUnavailable(f"the cluster does not answer: {error}") from error
+
+    # ----- episodes ------------------------------------------------------------------------------
+
+    def begin(self, policies: Mapping[str, dict]) -> None:
+        self._counter += 1
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.namespace = f"{self.prefix}-{worker}-{self._counter}-{secrets.token_hex(3)}"[:63]
+        self._checker = MatrixChecker(self.app, self.namespace)
+        self._probed = None
+        namespace = {"apiVersion": "v1", "kind": "Namespace",
+                     "metadata": {"name": self.namespace, "labels": {EPISODE_LABEL: "true"}}}
+        self._apply([namespace])
+        manifests = stand_in_manifests(self.app, self.image) if self.prober == "probe" else list(self.app.manifests)
+        self._apply([self._namespaced(m) for m in manifests] + [self._namespaced(p) for p in policies.values()])
+        timeout = f"--timeout={int(self.ready_timeout_s)}s"
+        self._admin("wait", "-n", self.namespace, "--for=condition=Available", "deployment", "--all", timeout,
+                    timeout=self.ready_timeout_s + 30)
+        self._admin("wait", "-n", self.namespace, "--for=condition=Ready", "pod", "--all", timeout,
+                    timeout=self.ready_timeout_s + 30)
+        self._agent_env = self._agent_environment()
+
+    def _namespaced(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        return {**manifest, "metadata": {**manifest.get("metadata", {}), "namespace": self.namespace}}
+
+    def _apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
+        body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
+        self._admin("apply", "-f", "-", stdin=body)
+
+    def _agent_environment(self) -> dict[str, str]:
+        from ...kube.kubectl import kubectl_env
+
+        args = ["config", "view", "--raw", "--minify", "--flatten", "-o", "json"]
+        config = json.loads(self._admin(*args))
+        config["contexts"][0]["context"]["namespace"] = self.namespace
+        if self.scoped:
+            self._apply([
+                {"apiVersion": "v1", "kind": "ServiceAccount",
+                 "metadata": {"name": AGENT_ACCOUNT, "namespace": self.namespace}},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                 "metadata": {"name": AGENT_ACCOUNT, "namespace": self.namespace},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+                 "subjects": [{"kind": "ServiceAccount", "name": AGENT_ACCOUNT, "namespace": self.namespace}]},
+            ])
+            token = self._admin("create", "token", AGENT_ACCOUNT, "-n", self.namespace, "--duration=2h").strip()
+            config["users"][0]["user"] = {"token": token}
+        folder = os.path.join(self._tmp, self.namespace)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "kubeconfig")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+            json.dump(config, handle)
+        return kubectl_env(path, folder)
+
+    def kubectl_env(self) -> dict[str, str]:
+        return dict(self._agent_env)
+
+    def end(self) -> None:
+        if self.namespace:
+            namespace, self.namespace = self.namespace, ""
+            shutil.rmtree(os.path.join(self._tmp or "", namespace), ignore_errors=True)
+            self._admin("delete", "namespace", namespace, "--wait=false", "--ignore-not-found", timeout=60)
+
+    def close(self) -> None:
+        try:
+            self.end()
+        finally:
+            if self._tmp:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
+
+    # ----- observation -----------------------------------------------------------------------------
+
+    def _objects(self) -> tuple[dict[str, list[dict]], dict]:
+        items = json.loads(self._admin("get", KINDS, "-n", self.namespace, "-o", "json"))["items"]
+        namespace = json.loads(self._admin("get", "namespace", self.namespace, "-o", "json", check=False) or "null")
+        grouped: dict[str, list[dict]] = {}
+        for item in items:
+            grouped.setdefault(item["kind"], []).append(item)
+        return grouped, namespace
+
+    def observe(self) -> ClusterState:
+        grouped, namespace = self._objects()
+        protected_items = [(kind, obj) for kind, objects in grouped.items() if kind in KIND_NAMES for obj in objects]
+        if namespace:
+            protected_items.append(("Namespace", namespace))
+        protected = self._cache.fingerprints(protected_items)
+        pods, services = grouped.get("Pod", []), grouped.get("Service", [])
+        policies = grouped.get("NetworkPolicy", [])
+        if self.prober == "engine":
+            self._checker.sync(pods, services, policies, [namespace] if namespace else [])
+            return ClusterState(self._checker.matrix(), protected)
+        key = (tuple(sorted((p["metadata"]["name"], p["metadata"].get("resourceVersion")) for p in policies)),
+               tuple(sorted(protected.items())))
+        if self._probed is None or self._probed[0] != key:
+            if self._probed is not None:
+                time.sleep(self.settle_s)  # give the CNI time to program the change
+            self._probed = (key, self.probe(pods, services))
+        return ClusterState(dict(self._probed[1]), protected)
+
+    def probe(self, pods: list[dict], services: list[dict]) -> dict[Flow, bool]:
+        """Measure every flow: one batched exec per running source pod, all sources in parallel."""
+        addresses = {svc["metadata"]["name"]: svc.get("spec", {}).get("clusterIP") for svc in services}
+        sources: dict[str, list[tuple[str, str]]] = {}
+        for pod in pods:
+            workload = workload_of(pod)
+            if workload in self.app.names and (pod.get("status") or {}).get("phase") == "Running" \
+                    and not pod["metadata"].get("deletionTimestamp"):
+                sources.setdefault(workload, []).append(
+                    (pod["metadata"]["name"], self.app.workload(workload).container))
+        flows = self.app.flows()
+        per_source: dict[str, list[tuple[str, int, str]]] = {}
+        for flow in flows:
+            ip = addresses.get(flow.service)
+            if ip and ip != "None":
+                per_source.setdefault(flow.source, []).append((ip, flow.port, flow.protocol))
+
+        def run(pod: str, container: str, targets: list[tuple[str, int, str]]):
+            output = self._admin("-n", self.namespace, *probe_argv(pod, container, targets, PROBE_TIMEOUT_S),
+                                 timeout=PROBE_TIMEOUT_S * len(targets) + 30, check=False)
+            return parse_probe_output(output, targets)
+
+        jobs = [(workload, pod, container, per_source.get(workload, []))
+                for workload, instances in sources.items() for pod, container in instances]
+        results: dict[tuple[str, str], dict] = {}
+        with ThreadPoolExecutor(max_workers=min(16, max(1, len(jobs)))) as pool:
+            futures = {(w, p): pool.submit(run, p, c, targets) for w, p, c, targets in jobs if targets}
+            for key, future in futures.items():
+                results[key] = future.result()
+        matrix = {}
+        for flow in flows:
+            ip = addresses.get(flow.service)
+            verdicts = [results.get((flow.source, pod), {}).get((ip, flow.port, flow.protocol), False)
+                        for pod, _ in sources.get(flow.source, [])]
+            matrix[flow] = bool(verdicts) and all(verdicts)
+        return matrix
