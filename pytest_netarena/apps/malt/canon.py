@@ -1,7 +1,8 @@
 """Canonical graph form (nodes and edges keyed by name) from networkx or node-link JSON, and its diff.
 
 Graphs are compared by exact node, edge and attribute sets keyed by node name: no isomorphism
-search, O(nodes + edges). Normalisation: `type` may be a string or a list (order ignored), ints
+search, O(nodes + edges). Attribute dicts are kept as they come (raw); values are normalised only
+where a plain comparison fails. Normalisation: `type` may be a string or a list (order ignored), ints
 and floats of equal value are equal, physical_capacity_bps matches within a relative 1e-9.
 """
 
@@ -29,23 +30,18 @@ class Canon:
     edges: dict[tuple[Any, Any], dict[str, Any]]
 
 
-def _norm(attrs: dict[str, Any]) -> dict[str, Any]:
-    kinds = attrs.get("type")
-    if kinds is None:
-        return attrs
-    out = dict(attrs)
-    if isinstance(kinds, str):
-        out["type"] = (kinds,)
-    elif isinstance(kinds, (list, tuple)):
-        out["type"] = tuple(sorted(map(str, kinds)))
-    return out
+def kinds_of(value: Any) -> tuple[str, ...]:
+    """A `type` attribute as a sorted tuple of kinds (a string counts as one kind)."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return tuple(sorted(map(str, value)))
+    return ()
 
 
 def from_networkx(graph: nx.Graph) -> Canon:
-    return Canon(
-        {node: _norm(data) for node, data in graph.nodes(data=True)},
-        {(u, v): _norm(data) for u, v, data in graph.edges(data=True)},
-    )
+    """A view of the graph's attribute dicts (shared, not copied: do not change them)."""
+    return Canon(dict(graph.nodes(data=True)), {(u, v): data for u, v, data in graph.edges(data=True)})
 
 
 def _key(value: Any) -> Any:
@@ -53,7 +49,10 @@ def _key(value: Any) -> Any:
 
 
 def from_node_link(data: Any) -> Canon:
-    """Parse node-link JSON (networkx's node_link_data, edges under "edges" or "links")."""
+    """Parse node-link JSON (networkx's node_link_data, edges under "edges" or "links").
+
+    Takes over (changes) the decoded JSON it is given.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise BadGraph("updated_graph must be node-link JSON: an object with a 'nodes' list")
     edges_key = "edges" if "edges" in data else "links"
@@ -61,26 +60,32 @@ def from_node_link(data: Any) -> Canon:
     if not isinstance(edge_list, list):
         raise BadGraph(f"updated_graph['{edges_key}'] must be a list")
     nodes: dict[Any, dict[str, Any]] = {}
-    for item in data["nodes"]:
-        if not isinstance(item, dict) or "id" not in item:
-            raise BadGraph("every node of updated_graph must be an object with an 'id'")
-        attrs = dict(item)
-        node = _key(attrs.pop("id"))
-        nodes[node] = _norm(attrs)
-    edges: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for item in edge_list:
-        if not isinstance(item, dict) or "source" not in item or "target" not in item:
-            raise BadGraph("every edge of updated_graph must be an object with 'source' and 'target'")
-        attrs = dict(item)
-        u, v = _key(attrs.pop("source")), _key(attrs.pop("target"))
-        attrs.pop("key", None)
-        edges[(u, v)] = _norm(attrs)
+    try:
+        for item in data["nodes"]:
+            node = item.pop("id")
+            nodes[node if type(node) is str else _key(node)] = item
+        edges: dict[tuple[Any, Any], dict[str, Any]] = {}
+        for item in edge_list:
+            u, v = item.pop("source"), item.pop("target")
+            item.pop("key", None)
+            if type(u) is not str or type(v) is not str:
+                u, v = _key(u), _key(v)
+            edges[(u, v)] = item
+    except (AttributeError, KeyError, TypeError) as error:
+        raise BadGraph(
+            "updated_graph is not node-link JSON: every node must be an object with an 'id' and every edge one with "
+            f"'source' and 'target' ({type(error).__name__}: {error})"
+        ) from error
+    for u, v in edges:
         for end in (u, v):
-            nodes.setdefault(end, {})  # networkx adds edge ends as nodes too
+            if end not in nodes:
+                nodes[end] = {}  # networkx adds edge ends as nodes too
     return Canon(nodes, edges)
 
 
 def same_value(key: str, a: Any, b: Any) -> bool:
+    if key == "type":
+        return kinds_of(a) == kinds_of(b) and bool(kinds_of(a)) == bool(a)
     if key == CAPACITY and _number(a) and _number(b):
         return math.isclose(a, b, rel_tol=REL_TOL)
     if _number(a) and _number(b):

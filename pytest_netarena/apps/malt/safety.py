@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from functools import lru_cache
+from typing import Any
 
 from . import schema as s
 from .canon import Canon
@@ -20,54 +22,59 @@ MAX_LISTED = 5
 
 
 def check(graph: Canon) -> list[str]:
-    kinds_ok = set(s.ENTITY_KINDS)
     found: dict[str, list[str]] = defaultdict(list)
-    linked: set[object] = set()
-    contains_out: dict[object, list[object]] = defaultdict(list)
-    contains_in: dict[object, list[object]] = defaultdict(list)
-    kinds_of = {}
+    kinds_cache: dict[Any, frozenset[str]] = {}
+    kinds_of: dict[object, frozenset[str]] = {}
     for node, attrs in graph.nodes.items():
-        kinds = attrs.get("type")
-        if not kinds:
+        raw = attrs.get("type")
+        key = tuple(raw) if isinstance(raw, list) else raw
+        try:
+            kinds = kinds_cache[key]
+        except (KeyError, TypeError):
+            kinds = _valid_kinds(raw, node, found)
+            if _hashable(key) and kinds or not raw:
+                kinds_cache[key] = kinds
+        if not raw:
             found["nodes without a type"].append(node)
-            kinds = ()
-        elif not isinstance(kinds, tuple) or not set(kinds) <= kinds_ok:
-            found["nodes with an unknown type"].append(f"{node} {attrs.get('type')!r}")
-            kinds = tuple(k for k in kinds if k in kinds_ok) if isinstance(kinds, tuple) else ()
         kinds_of[node] = kinds
         if attrs.get("name") != node:
             found["nodes whose name attribute differs from their id"].append(node)
-        if s.PORT in kinds:
+        if _PORT in kinds:
             capacity = attrs.get(s.CAPACITY)
-            if not isinstance(capacity, (int, float)) or isinstance(capacity, bool):
+            if type(capacity) not in (int, float):
                 found[f"ports without a numeric {s.CAPACITY}"].append(node)
             elif not math.isfinite(capacity) or capacity <= 0:
                 found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({capacity!r})")
+    linked: set[object] = set()
+    has_port: set[object] = set()
+    in_switch: set[object] = set()
+    empty: frozenset[str] = frozenset()
     for (u, v), attrs in graph.edges.items():
         kind = attrs.get("type")
-        if isinstance(kind, tuple) and len(kind) == 1:
+        if isinstance(kind, list) and len(kind) == 1:
             kind = kind[0]
+        a, z = kinds_of.get(u, empty), kinds_of.get(v, empty)
         if u != v:
             linked.add(u)
             linked.add(v)
-        a, z = kinds_of.get(u, ()), kinds_of.get(v, ())
         if kind == s.CONTAINS:
-            if u != v:
-                contains_out[u].append(v)
-                contains_in[v].append(u)
-            if not any(child in s.MAY_CONTAIN.get(parent, ()) for parent in a for child in z):
-                found["containment edges the hierarchy forbids"].append(f"{u} {list(a)} -> {v} {list(z)}")
+            if not _allowed(a, z, s.MAY_CONTAIN):
+                found["containment edges the hierarchy forbids"].append(f"{u} {sorted(a)} -> {v} {sorted(z)}")
+            elif u != v:
+                if _PORT in z and _SWITCH in a:
+                    has_port.add(u)
+                    in_switch.add(v)
         elif kind == s.CONTROLS:
-            if not any(child in s.MAY_CONTROL.get(parent, ()) for parent in a for child in z):
+            if not _allowed(a, z, s.MAY_CONTROL):
                 found["RK_CONTROLS edges not from a control point to a packet switch"].append(f"{u}->{v}")
         else:
-            found["edges with an unknown type"].append(f"{u}->{v} {attrs.get('type')!r}")
+            found["edges with an unknown type"].append(f"{u}->{v} {kind!r}")
     for node, kinds in kinds_of.items():
         if node not in linked:
             found["isolated nodes"].append(node)
-        if s.PACKET_SWITCH in kinds and not any(s.PORT in kinds_of.get(c, ()) for c in contains_out[node]):
+        if _SWITCH in kinds and node not in has_port:
             found["packet switches without a port"].append(node)
-        if s.PORT in kinds and not any(s.PACKET_SWITCH in kinds_of.get(p, ()) for p in contains_in[node]):
+        if _PORT in kinds and node not in in_switch:
             found["ports not contained in a packet switch"].append(node)
     violations = []
     for what, items in found.items():
@@ -75,3 +82,38 @@ def check(graph: Canon) -> list[str]:
         more = f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
         violations.append(f"{len(items)} {what}: {shown}{more}")
     return violations
+
+
+_PORT, _SWITCH = s.PORT, s.PACKET_SWITCH
+_KINDS = frozenset(s.ENTITY_KINDS)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _valid_kinds(raw: Any, node: object, found: dict[str, list[str]]) -> frozenset[str]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)):
+        if raw is not None:
+            found["nodes with an unknown type"].append(f"{node} {raw!r}")
+        return frozenset()
+    kinds = frozenset(k for k in raw if isinstance(k, str))
+    if not kinds <= _KINDS or len(kinds) != len(raw):
+        found["nodes with an unknown type"].append(f"{node} {raw!r}")
+    return kinds & _KINDS
+
+
+@lru_cache(maxsize=1024)
+def _allowed_cached(a: frozenset[str], z: frozenset[str], table_id: int) -> bool:
+    table = s.MAY_CONTAIN if table_id == 0 else s.MAY_CONTROL
+    return any(child in table.get(parent, ()) for parent in a for child in z)
+
+
+def _allowed(a: frozenset[str], z: frozenset[str], table: dict[str, frozenset[str]]) -> bool:
+    return _allowed_cached(a, z, 0 if table is s.MAY_CONTAIN else 1)

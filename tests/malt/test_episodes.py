@@ -1,0 +1,115 @@
+"""Whole episodes through the core's run_episode: oracle resolves, reckless is unsafe, noop fails."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from pytest_netarena.agents.base import NoopAgent
+from pytest_netarena.agents.prompting import build_system_prompt
+from pytest_netarena.apps.malt import APP
+from pytest_netarena.apps.malt.answers import extract_code, parse_answer
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.episode import EpisodeConfig, run_episode
+from pytest_netarena.core.space import Category
+from pytest_netarena.core.types import Outcome, Task
+
+OPTIONS = RunOptions(seed=11, queries=2)  # the default topology: synthetic, real size
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = APP.make_environment(OPTIONS)
+    yield environment
+    environment.close()
+
+
+def run(env, queries, agent_name):
+    results = []
+    for query in queries:
+        agent = NoopAgent() if agent_name == "noop" else APP.builtin_agent(agent_name, query, env)
+        task = Task("malt", query.id, query.level, query.category,
+                    build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 1)
+        results.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), f"builtin:{agent_name}"))
+    return results
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return APP.generate(OPTIONS)
+
+
+def test_oracle_resolves_every_generated_query(env, queries):
+    assert {q.category for q in queries} == {c.name for c in APP.categories(OPTIONS)}
+    results = run(env, queries, "oracle")
+    failures = [(r.query.id, r.outcome, r.details) for r in results if r.outcome is not Outcome.RESOLVED]
+    assert failures == []
+    assert all(r.safe and r.correct and len(r.steps) == 1 for r in results)
+
+
+def test_reckless_is_flagged_unsafe(env, queries):
+    results = run(env, queries, "reckless")
+    assert Counter(r.outcome for r in results) == {Outcome.UNSAFE: len(queries)}
+    violations = " ".join(v for r in results for v in r.steps[0].violations)
+    assert "ports not contained in a packet switch" in violations
+    adds = [r for r in results if r.query.params["program"][0]["op"] == "add_switch"]
+    assert all(any("without a port" in v for v in r.steps[0].violations) for r in adds)
+
+
+def test_noop_resolves_nothing(env, queries):
+    results = run(env, queries[:6], "noop")
+    assert not any(r.correct for r in results)
+    assert all(r.outcome is Outcome.AGENT_ERROR and "no Python code" in r.details for r in results)
+
+
+def test_oracle_on_the_real_topology(real_topology_path):
+    options = RunOptions(seed=5, queries=1, extra={"malt_topology": str(real_topology_path)})
+    real_env = APP.make_environment(options)
+    try:
+        results = run(real_env, APP.generate(options), "oracle")
+    finally:
+        real_env.close()
+    assert [r.outcome for r in results] == [Outcome.RESOLVED] * len(results)
+
+
+def test_generation_is_a_pure_function_of_the_seed():
+    first, second = APP.generate(RunOptions(seed=7, queries=2)), APP.generate(RunOptions(seed=7, queries=2))
+    assert [(q.id, q.params) for q in first] == [(q.id, q.params) for q in second]
+    other = APP.generate(RunOptions(seed=8, queries=2))
+    assert [q.params for q in first] != [q.params for q in other]
+    assert all(re.fullmatch(r"malt-L[123]-[a-z+]+-\d{4}", q.id) for q in first)
+    assert "malt-L2-remove+count-0001" in {q.id for q in first}
+    assert {q.level for q in APP.generate(RunOptions(seed=7, queries=1, levels=(2,)))} == {2}
+
+
+def test_levels_hold_the_papers_categories_plus_control_sequences():
+    names = {(c.level, c.name) for c in APP.categories(OPTIONS)}
+    assert {(1, "add"), (1, "rank"), (1, "remove"), (1, "list"), (2, "remove+list"), (2, "remove+rank"),
+            (2, "remove+count"), (3, "add+list"), (3, "add+rank"), (3, "add+count")} <= names
+    assert {(3, "for+rank"), (3, "if+count")} <= names
+
+
+def test_if_queries_cover_both_branches():
+    from pytest_netarena.apps.malt import ops
+    from pytest_netarena.apps.malt.topology import load_topology
+    from pytest_netarena.core.space import RandomChooser
+
+    graph = load_topology(None)
+    branches = set()
+    for seed in range(12):
+        params = APP.draw_params(Category(3, "if+count"), RandomChooser(seed), OPTIONS)
+        step = params["program"][0]
+        branches.add(ops.total_capacity(graph, step["switch"]) > step["above"])
+    assert branches == {True, False}
+
+
+def test_prompt_examples_follow_the_answer_format(env):
+    prompt = APP.prompt()
+    assert "process_graph(graph_data)" in prompt.role and "updated_graph" in prompt.action_format
+    for _, reply in prompt.examples:
+        result = env.sandbox.run(extract_code(reply))
+        assert result.ok, result.error
+        answer = parse_answer(result.value)
+        assert answer.type in ("text", "list", "graph")
