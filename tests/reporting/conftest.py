@@ -116,3 +116,10 @@ def built(run_dir: Path) -> Path:
 def make_run(toy):
     """make_run(path, agents=..., trials=..., queries=...) writes a run folder and returns its results."""
     return lambda path, **options: write_run(toy, path, **options)
+
+
+@pytest.fixture
+def says(toy):
+    """says(text, name) plays one real toy episode with an agent that always replies `text`."""
+    query = toy.APP.generate(RunOptions(seed=1, queries=1, levels=(1,)))[0]
+    return lambda text, name: play(toy, query, Says(text), name)
