@@ -1,0 +1,119 @@
+"""The route App: categories and levels, the query space (sizes and faults), environment, prompt, built-in agents."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...core.app import App, OptionSpec, PromptSpec, RunOptions
+from ...core.space import Category, Chooser
+from ...errors import BackendUnavailable, UsageError
+from . import faults as fault_space
+from .topology import Topology
+
+if TYPE_CHECKING:
+    from ...agents.base import Agent
+    from ...core.types import Query
+    from .environment import RouteEnvironment
+
+#: NetArena's ranges for sizes drawn from the seed
+SUBNETS_RANGE = (2, 8)
+HOSTS_RANGE = (1, 4)
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'NxH' -> (subnets, hosts); UsageError when malformed or too large for 15-character names."""
+    match = _SIZE_RE.match(str(text))
+    if not match:
+        raise UsageError(f"--route-size {text!r}: expected SUBNETSxHOSTS, e.g. 4x4")
+    subnets, hosts = int(match.group(1)), int(match.group(2))
+    if subnets < 2 or hosts < 1:
+        raise UsageError(f"--route-size {text!r}: needs at least 2 subnets and 1 host per subnet")
+    try:
+        Topology("na0000", subnets, hosts)
+    except ValueError as error:
+        raise UsageError(f"--route-size {text!r} is too large: {error}") from None
+    return subnets, hosts
+
+
+class RouteApp(App):
+    """Broken Linux routers in real Mininet networks."""
+
+    name = "route"
+    options = (
+        OptionSpec(
+            "route-size",
+            "route networks of SUBNETSxHOSTS (e.g. 4x4, up to 32x8) instead of sizes drawn from the seed "
+            f"({SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} subnets x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} hosts)",
+        ),
+    )
+    builtin_agent_names = ("oracle", "expert", "reckless")
+
+    def categories(self, options: RunOptions) -> Sequence[Category]:
+        return [
+            Category(level, "+".join(kinds)) for level, groups in fault_space.LEVELS.items() for kinds in groups
+        ]
+
+    def missing_features(self) -> dict[str, str]:
+        """Kernel features some fault methods need that this machine lacks: feature -> reason."""
+        from .capabilities import netem_missing
+
+        reason = netem_missing()
+        return {"netem": reason} if reason else {}
+
+    def excluded_methods(self) -> dict[str, str]:
+        """Fault methods left out of generation on this machine, with the reason (for the run header)."""
+        missing = self.missing_features()
+        return {
+            f"{kind}/{method}": missing[feature]
+            for kind, methods in fault_space.METHODS.items()
+            for method in methods
+            if (feature := fault_space.FEATURE_OF.get(method)) in missing
+        }
+
+    def header(self, options: RunOptions) -> str:
+        """One line for the run header: the network size policy and any excluded fault methods."""
+        size = options.get("route-size")
+        sizes = f"size {size}" if size else f"sizes {SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} from the seed"
+        excluded = self.excluded_methods()
+        notes = "; ".join(f"{method} excluded: {reason}" for method, reason in excluded.items())
+        return f"route: Mininet, Linux bridges, {sizes}" + (f"; {notes}" if notes else "")
+
+    def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
+        size = options.get("route-size")
+        if size:
+            subnets, hosts = parse_size(size)
+        else:
+            subnets = chooser.integer(*SUBNETS_RANGE)
+            hosts = chooser.integer(*HOSTS_RANGE)
+        missing = self.missing_features()
+        faults = [fault_space.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
+        return {"subnets": subnets, "hosts": hosts, "faults": faults}
+
+    def make_environment(self, options: RunOptions) -> RouteEnvironment:
+        from .capabilities import backend_missing
+
+        reason = backend_missing()
+        if reason:
+            raise BackendUnavailable(reason)
+        from .environment import RouteEnvironment
+
+        return RouteEnvironment(options)
+
+    def prompt(self) -> PromptSpec:
+        from .prompt import route_prompt
+
+        return route_prompt()
+
+    def builtin_agent(self, name: str, query: Query, env: Any) -> Agent | None:
+        from . import agents
+
+        if name == "oracle":
+            return agents.OracleAgent(env, list(query.params["faults"]))
+        if name == "expert":
+            return agents.ExpertAgent()
+        if name == "reckless":
+            return agents.RecklessAgent()
+        return None

@@ -1,0 +1,181 @@
+"""The route Environment: a fresh Mininet network per episode, faults injected and verified, guarded agent commands."""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from ...core.app import Environment, RunOptions
+from ...core.types import Judgement, Query, StepOutcome
+from ...errors import InfraError
+from . import faults as fault_space
+from .commands import Refusal, guard, parse_reply
+from .leases import claim, sweep
+from .network import COMMAND_TIMEOUT_S, Network
+from .prober import Mesh, Prober
+from .topology import Topology
+
+#: at most this many lost pairs are named one by one in a step's violations
+MAX_NAMED_PAIRS = 40
+
+
+def _pair_names(topo: Topology, pairs: list[tuple[str, str]], verb: str) -> list[str]:
+    named = [f"{topo.strip(src)} -> {topo.strip(dst)} {verb}" for src, dst in pairs[:MAX_NAMED_PAIRS]]
+    if len(pairs) > MAX_NAMED_PAIRS:
+        named.append(f"... and {len(pairs) - MAX_NAMED_PAIRS} more pairs {verb}")
+    return named
+
+
+class RouteEnvironment(Environment):
+    """One worker's route environment: builds a new network at every reset, tears down the old one."""
+
+    default_max_steps = 20
+
+    def __init__(self, options: RunOptions | None = None, command_timeout_s: float = COMMAND_TIMEOUT_S) -> None:
+        self.options = options or RunOptions()
+        self.command_timeout_s = command_timeout_s
+        self.episodes = 0
+        self.network: Network | None = None
+        self.prober: Prober | None = None
+        self.mesh: Mesh | None = None
+        self.query: Query | None = None
+        self.injected: list[str] = []
+        self.swept = sweep()  #: leftovers of dead owners removed at start-up
+        # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
+        self._box: dict[str, Any] = {"network": None, "prober": None}
+        self._finalizer = weakref.finalize(self, _teardown_box, self._box)
+
+    @property
+    def topology(self) -> Topology:
+        if self.network is None:
+            raise InfraError("no network: reset() has not built one")
+        return self.network.topology
+
+    @property
+    def faults(self) -> list[dict[str, Any]]:
+        return list(self.query.params["faults"]) if self.query else []
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    def reset(self, query: Query) -> str:
+        self.teardown()
+        self.query = query
+        params = query.params
+        lease = claim(self.episodes)
+        self.episodes += 1
+        try:
+            topo = Topology(lease.prefix, int(params["subnets"]), int(params["hosts"]))
+        except ValueError as error:
+            lease.release()
+            raise InfraError(str(error)) from error
+        network = Network(topo, lease)
+        self.network = self._box["network"] = network
+        try:
+            network.start()
+            self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
+        except InfraError:
+            self.teardown()
+            raise
+        except Exception as error:
+            self.teardown()
+            raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: {error}") from error
+        healthy = self.prober.measure()
+        if not healthy.complete:
+            unreachable = healthy.unreachable
+            self.teardown()
+            raise InfraError(f"the healthy network is not fully reachable ({len(unreachable)} pairs unreachable)")
+        self.injected = []
+        for fault in params["faults"]:
+            for command in fault_space.inject_commands(fault, topo):
+                result = network.run(topo.router, list(command.argv))
+                if not result.ok and not command.may_fail:
+                    self.teardown()
+                    raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
+                self.injected.append(command.text)
+        self.mesh = self.prober.measure(previous=healthy.reachable)
+        if self.mesh.complete:
+            self.teardown()
+            labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])
+            raise InfraError(f"the injected faults broke nothing: {labels}")
+        return f"Network topology:\n{topo.describe()}\n\nPingall result:\n{self.mesh.render()}"
+
+    def teardown(self) -> None:
+        """Tear down the current network (if any); nothing of it is left behind."""
+        prober, self.prober = self.prober, None
+        network, self.network = self.network, None
+        self._box["prober"] = self._box["network"] = None
+        self.mesh = None
+        _teardown(network, prober)
+
+    def close(self) -> None:
+        self.teardown()
+        self._finalizer.detach()
+
+    # ---- steps ----------------------------------------------------------------------------------
+    def step(self, reply: str) -> StepOutcome:
+        if self.network is None or self.prober is None or self.mesh is None:
+            raise InfraError("step() before a successful reset()")
+        topo = self.topology
+        action_text = ""
+        try:
+            action = parse_reply(reply)
+            action_text = action.text
+            if action.machine not in topo.nodes:
+                raise Refusal(
+                    f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)} "
+                    f"(switches {topo.switch(1)}... are plain Linux bridges, not nodes)"
+                )
+            argv = guard(action.command)
+        except Refusal as refusal:
+            message = f"Refused: {refusal}"
+            observation = f"{message}\nNothing was run.\n\nPingall result (unchanged):\n{self.mesh.render()}"
+            return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
+        result = self.network.run(action.machine, argv, timeout_s=self.command_timeout_s)
+        if not self.network.pids or self.prober is None:
+            raise InfraError("the network disappeared during the step")
+        output = result.output if result.output.strip() else "(no output)"
+        if result.returncode not in (0, None):
+            output += f"\n[exit status {result.returncode}]"
+        started = time.perf_counter()
+        before = self.mesh
+        self.mesh = self.prober.measure(previous=before.reachable)
+        check_s = time.perf_counter() - started
+        lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
+        violations = tuple(_pair_names(topo, lost, "became unreachable"))
+        observation = (
+            f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n"
+            f"Pingall result:\n{self.mesh.render()}"
+        )
+        return StepOutcome(
+            action=action_text,
+            output=output,
+            observation=observation,
+            violations=violations,
+            done=self.mesh.complete,
+            check_s=check_s,
+        )
+
+    def judge(self) -> Judgement:
+        if self.prober is None or self.mesh is None:
+            raise InfraError("judge() before a successful reset()")
+        mesh = self.prober.measure(previous=self.mesh.reachable)
+        self.mesh = mesh
+        total = len(mesh.pairs)
+        if mesh.complete:
+            return Judgement(True, f"all {total} ordered pairs reachable")
+        unreachable = mesh.unreachable
+        named = ", ".join(_pair_names(self.topology, unreachable, "")).replace(" ,", ",").strip()
+        return Judgement(False, f"{len(unreachable)} of {total} ordered pairs unreachable: {named}")
+
+
+def _teardown(network: Network | None, prober: Prober | None) -> None:
+    if prober is not None:
+        prober.close()  # sockets hold their namespaces: close them first
+    if network is not None:
+        network.stop()
+
+
+def _teardown_box(box: dict[str, Any]) -> None:
+    """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
+    _teardown(box.get("network"), box.get("prober"))
+    box["network"] = box["prober"] = None

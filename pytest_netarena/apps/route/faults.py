@@ -1,0 +1,248 @@
+"""The route fault space: types, methods, parameters drawn through a Chooser, injection and repair commands.
+
+Every random value is drawn at generation (draw_fault), so a query fully determines the commands
+injected. Parameters are chosen by construction so that each fault breaks at least one pair
+(e.g. only prefix lengths that exclude the hosts, MTUs below the probe size, gateways no node
+owns); reset() still verifies it. Faults are plain dicts so they live in Query.params (JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...core.space import Chooser
+from .prober import PROBE_BYTES
+from .topology import Topology
+
+DISABLE_ROUTING = "disable_routing"
+DISABLE_INTERFACE = "disable_interface"
+REMOVE_IP = "remove_ip"
+DROP_TRAFFIC = "drop_traffic_to_from_subnet"
+WRONG_ROUTING = "wrong_routing_table"
+TYPES = (DISABLE_ROUTING, DISABLE_INTERFACE, REMOVE_IP, DROP_TRAFFIC, WRONG_ROUTING)
+ABBREVIATIONS = {
+    DISABLE_ROUTING: "DR",
+    DISABLE_INTERFACE: "DI",
+    REMOVE_IP: "RI",
+    DROP_TRAFFIC: "DT",
+    WRONG_ROUTING: "WR",
+}
+
+#: methods of each type, simplest first (Hypothesis shrinks towards the first)
+METHODS: dict[str, tuple[str, ...]] = {
+    DISABLE_ROUTING: ("ip_forward_off", "forward_policy_drop", "rule_prohibit", "forward_drop_subnet"),
+    DISABLE_INTERFACE: ("link_down", "ifconfig_down", "mtu_small"),
+    REMOVE_IP: ("flush", "other_network", "wrong_mask", "duplicate"),
+    DROP_TRAFFIC: ("iptables_drop", "iptables_reject", "icmp_drop", "netem_delay"),
+    WRONG_ROUTING: ("wrong_interface", "nonexistent_gateway", "wrong_interface_metric", "via_local_address"),
+}
+#: methods that need a kernel feature, by feature
+FEATURE_OF = {"netem_delay": "netem"}
+
+#: level -> categories (pairs as in NetArena's table)
+LEVELS: dict[int, tuple[tuple[str, ...], ...]] = {
+    1: tuple((kind,) for kind in TYPES),
+    2: (
+        (DISABLE_ROUTING, DISABLE_INTERFACE),
+        (DISABLE_ROUTING, REMOVE_IP),
+        (DISABLE_ROUTING, DROP_TRAFFIC),
+        (DISABLE_ROUTING, WRONG_ROUTING),
+        (REMOVE_IP, WRONG_ROUTING),
+        (DROP_TRAFFIC, WRONG_ROUTING),
+    ),
+    3: (
+        (DISABLE_INTERFACE, DROP_TRAFFIC),
+        (DISABLE_INTERFACE, WRONG_ROUTING),
+        (REMOVE_IP, DROP_TRAFFIC),
+        (DISABLE_INTERFACE, REMOVE_IP),
+    ),
+}
+
+#: prefix lengths whose network 192.168.k.0/len excludes the hosts (.100 and up): they break the subnet
+BREAKING_MASKS = (32, 30, 28, 26, 31, 29, 27)
+#: MTUs too small to carry a probe (PROBE_BYTES, don't-fragment set)
+SMALL_MTUS = tuple(mtu for mtu in (68, 128, 256, 400, 500) if mtu < PROBE_BYTES)
+#: DT chains: the router's own traffic, or traffic it forwards
+DT_CHAINS = ("input_output", "forward")
+HEALTHY_MTU = 1500
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command run on the router (argv, no shell); may_fail: its failure is expected."""
+
+    argv: tuple[str, ...]
+    may_fail: bool = False
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.argv)
+
+
+def available_methods(kind: str, missing: dict[str, str]) -> tuple[str, ...]:
+    """Methods of kind whose kernel feature is present (missing: feature -> reason)."""
+    return tuple(method for method in METHODS[kind] if FEATURE_OF.get(method) not in missing)
+
+
+def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: dict[str, str]) -> dict[str, Any]:
+    """Draw one fault of kind for a network of `subnets` subnets."""
+    method = chooser.choice(available_methods(kind, missing))
+    fault: dict[str, Any] = {"type": kind, "method": method}
+    if kind == DISABLE_ROUTING:
+        if method == "rule_prohibit":
+            fault["pref"] = chooser.integer(1, 32765)
+        elif method == "forward_drop_subnet":
+            fault["subnet"] = chooser.integer(1, subnets)
+    elif kind == DISABLE_INTERFACE:
+        fault["subnet"] = chooser.integer(1, subnets)
+        if method == "mtu_small":
+            fault["mtu"] = chooser.choice(SMALL_MTUS)
+    elif kind == REMOVE_IP:
+        fault["subnet"] = chooser.integer(1, subnets)
+        if method == "other_network":
+            fault["address"] = f"10.{chooser.integer(0, 255)}.{chooser.integer(0, 255)}.1/24"
+        elif method == "wrong_mask":
+            fault["mask"] = chooser.choice(BREAKING_MASKS)
+        elif method == "duplicate":
+            fault["other"] = _other(chooser, subnets, fault["subnet"])
+    elif kind == DROP_TRAFFIC:
+        fault["subnet"] = chooser.integer(1, subnets)
+        if method == "netem_delay":
+            fault["delay_ms"] = chooser.integer(1000, 5000)
+        else:
+            fault["chains"] = chooser.choice(DT_CHAINS)
+    elif kind == WRONG_ROUTING:
+        fault["subnet"] = chooser.integer(1, subnets)
+        fault["to"] = _other(chooser, subnets, fault["subnet"])
+        if method == "nonexistent_gateway":
+            fault["gateway_host"] = chooser.integer(200, 254)
+        elif method == "wrong_interface_metric":
+            fault["metric"] = chooser.integer(5000, 20000)
+    return fault
+
+
+def _other(chooser: Chooser, subnets: int, subnet: int) -> int:
+    """A subnet index other than subnet."""
+    other = chooser.integer(1, subnets - 1)
+    return other if other < subnet else other + 1
+
+
+def describe(fault: dict[str, Any]) -> str:
+    """A short label, e.g. 'remove_ip/wrong_mask(subnet=2, mask=30)'."""
+    params = ", ".join(f"{key}={value}" for key, value in fault.items() if key not in ("type", "method"))
+    return f"{fault['type']}/{fault['method']}({params})"
+
+
+def _ipt_rules(fault: dict[str, Any], topo: Topology) -> list[tuple[str, ...]]:
+    """The iptables rule specs (chain first) a drop_traffic fault appends."""
+    network = topo.network(fault["subnet"])
+    match = ("-p", "icmp") if fault["method"] == "icmp_drop" else ()
+    target = ("-j", "REJECT") if fault["method"] == "iptables_reject" else ("-j", "DROP")
+    if fault["chains"] == "input_output":
+        return [("INPUT", "-s", network, *match, *target), ("OUTPUT", "-d", network, *match, *target)]
+    return [("FORWARD", "-s", network, *match, *target), ("FORWARD", "-d", network, *match, *target)]
+
+
+def inject_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
+    """The router commands that inject fault."""
+    method = fault["method"]
+    k = fault.get("subnet")
+    intf = topo.router_intf(k) if k else ""
+    if method == "ip_forward_off":
+        return [Command(("sysctl", "-w", "net.ipv4.ip_forward=0"))]
+    if method == "forward_policy_drop":
+        return [Command(("iptables", "-P", "FORWARD", "DROP"))]
+    if method == "rule_prohibit":
+        return [Command(("ip", "rule", "add", "prohibit", "pref", str(fault["pref"])))]
+    if method == "forward_drop_subnet":
+        return [Command(("iptables", "-A", "FORWARD", "-s", topo.network(k), "-j", "DROP"))]
+    if method == "link_down":
+        return [Command(("ip", "link", "set", "dev", intf, "down"))]
+    if method == "ifconfig_down":
+        return [Command(("ifconfig", intf, "down"))]
+    if method == "mtu_small":
+        return [Command(("ip", "link", "set", "dev", intf, "mtu", str(fault["mtu"])))]
+    if fault["type"] == REMOVE_IP:
+        flush = Command(("ip", "addr", "flush", "dev", intf))
+        if method == "flush":
+            return [flush]
+        address = {
+            "other_network": lambda: fault["address"],
+            "wrong_mask": lambda: f"{topo.gateway(k)}/{fault['mask']}",
+            "duplicate": lambda: f"{topo.gateway(fault['other'])}/24",
+        }[method]()
+        return [flush, Command(("ip", "addr", "add", address, "dev", intf))]
+    if method == "netem_delay":
+        return [Command(("tc", "qdisc", "add", "dev", intf, "root", "netem", "delay", f"{fault['delay_ms']}ms"))]
+    if fault["type"] == DROP_TRAFFIC:
+        return [Command(("iptables", "-A", *rule)) for rule in _ipt_rules(fault, topo)]
+    if fault["type"] == WRONG_ROUTING:
+        network, to = topo.network(k), fault["to"]
+        # the connected route may already be gone (e.g. remove_ip on the same subnet)
+        delete = Command(("ip", "route", "del", network, "dev", intf), may_fail=True)
+        wrong = topo.router_intf(to)
+        if method == "wrong_interface":
+            return [delete, Command(("ip", "route", "add", network, "dev", wrong))]
+        if method == "nonexistent_gateway":
+            gateway = f"192.168.{to}.{fault['gateway_host']}"
+            return [delete, Command(("ip", "route", "add", network, "via", gateway), may_fail=True)]
+        if method == "wrong_interface_metric":
+            return [delete, Command(("ip", "route", "add", network, "dev", wrong, "metric", str(fault["metric"])))]
+        # the kernel refuses a router-local gateway, so the fault is the deleted route plus a failed add
+        return [delete, Command(("ip", "route", "add", network, "via", topo.gateway(to)), may_fail=True)]
+    raise ValueError(f"unknown fault {fault!r}")
+
+
+#: order in which the oracle repairs fault types (links before addresses before routes ...)
+REPAIR_ORDER = (DISABLE_INTERFACE, REMOVE_IP, WRONG_ROUTING, DISABLE_ROUTING, DROP_TRAFFIC)
+
+
+def repair_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
+    """Router commands that undo fault; additions come before removals so no step loses a pair."""
+    method = fault["method"]
+    k = fault.get("subnet")
+    intf = topo.router_intf(k) if k else ""
+    if method == "ip_forward_off":
+        return [Command(("sysctl", "-w", "net.ipv4.ip_forward=1"))]
+    if method == "forward_policy_drop":
+        return [Command(("iptables", "-P", "FORWARD", "ACCEPT"))]
+    if method == "rule_prohibit":
+        return [Command(("ip", "rule", "del", "pref", str(fault["pref"])))]
+    if method == "forward_drop_subnet":
+        return [Command(("iptables", "-D", "FORWARD", "-s", topo.network(k), "-j", "DROP"))]
+    if method in ("link_down", "ifconfig_down"):
+        return [Command(("ip", "link", "set", "dev", intf, "up"))]
+    if method == "mtu_small":
+        return [Command(("ip", "link", "set", "dev", intf, "mtu", str(HEALTHY_MTU)))]
+    if fault["type"] == REMOVE_IP:
+        add = Command(("ip", "addr", "add", f"{topo.gateway(k)}/24", "dev", intf))
+        if method == "flush":
+            return [add]
+        wrong = {
+            "other_network": lambda: fault["address"],
+            "wrong_mask": lambda: f"{topo.gateway(k)}/{fault['mask']}",
+            "duplicate": lambda: f"{topo.gateway(fault['other'])}/24",
+        }[method]()
+        return [add, Command(("ip", "addr", "del", wrong, "dev", intf))]
+    if method == "netem_delay":
+        return [Command(("tc", "qdisc", "del", "dev", intf, "root"))]
+    if fault["type"] == DROP_TRAFFIC:
+        return [Command(("iptables", "-D", *rule)) for rule in _ipt_rules(fault, topo)]
+    if fault["type"] == WRONG_ROUTING:
+        network = topo.network(k)
+        correct = Command(
+            ("ip", "route", "replace", network, "dev", intf, "proto", "kernel", "scope", "link", "src", topo.gateway(k))
+        )
+        if method == "wrong_interface_metric":
+            wrong = topo.router_intf(fault["to"])
+            return [correct, Command(("ip", "route", "del", network, "dev", wrong, "metric", str(fault["metric"])), may_fail=True)]
+        return [correct]
+    raise ValueError(f"unknown fault {fault!r}")
+
+
+def repair_plan(faults: Sequence[dict[str, Any]], topo: Topology) -> list[Command]:
+    """The oracle's commands for a whole query, in REPAIR_ORDER."""
+    ordered = sorted(faults, key=lambda fault: REPAIR_ORDER.index(fault["type"]))
+    return [command for fault in ordered for command in repair_commands(fault, topo)]

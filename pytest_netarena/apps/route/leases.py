@@ -1,0 +1,163 @@
+"""Per-episode name prefixes leased through owner files, and the sweep of dead owners' leftovers.
+
+Every network's names start with a prefix "na" + 4 base-36 characters. Before a network is built
+its prefix is claimed by creating /run/netarena/<prefix>.pid exclusively (so concurrent pytest
+sessions and xdist workers never share one); the file names the owner process and its start time.
+The sweep removes only leftovers of prefixes whose owner is dead (links and bridges carrying the
+prefix, Mininet node shells and every process inside their namespaces), never anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+LEASE_DIR = Path(os.environ.get("NETARENA_LEASE_DIR", "/run/netarena"))
+PREFIX_RE = re.compile(r"^na[0-9a-z]{4}$")
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_SLOTS = 36**2
+
+
+def _base36(number: int, width: int) -> str:
+    text = ""
+    for _ in range(width):
+        number, digit = divmod(number, 36)
+        text = _DIGITS[digit] + text
+    return text
+
+
+def worker_number() -> int:
+    """The xdist worker index (gw3 -> 3); outside xdist a pid-derived slot above any worker's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        return int(worker[2:]) % 1000
+    return 1000 + os.getpid() % (_SLOTS - 1000)
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of pid (clock ticks since boot), None when it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A claimed prefix and its owner file."""
+
+    prefix: str
+    path: Path
+
+    def release(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def claim(episode: int) -> Lease:
+    """Claim a free prefix for this worker's episode number; RuntimeError if none is free."""
+    LEASE_DIR.mkdir(parents=True, exist_ok=True)
+    worker = worker_number()
+    me = os.getpid()
+    record = f"{me} {process_start(me)} {os.environ.get('PYTEST_XDIST_WORKER', 'main')} {episode}\n"
+    for attempt in range(_SLOTS):
+        prefix = "na" + _base36(worker, 2) + _base36(episode + attempt, 2)
+        path = LEASE_DIR / f"{prefix}.pid"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(record)
+        return Lease(prefix, path)
+    raise RuntimeError(f"no free network prefix in {LEASE_DIR}")
+
+
+def owner_alive(path: Path) -> bool:
+    """Whether the process recorded in a lease file still runs (same pid and start time)."""
+    try:
+        pid_text, start, *_ = path.read_text().split()
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return False
+    return process_start(pid) == start
+
+
+def _netns_inode(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def leftover_processes(prefix: str) -> list[int]:
+    """Node shells named mininet:<prefix>... and every process inside their private namespaces."""
+    own_ns = _netns_inode(os.getpid())
+    shells, namespaces = [], set()
+    for pid in _pids():
+        if any(arg.startswith(f"mininet:{prefix}") for arg in _cmdline(pid)):
+            shells.append(pid)
+            inode = _netns_inode(pid)
+            if inode is not None and inode != own_ns:
+                namespaces.add(inode)
+    members = [pid for pid in _pids() if namespaces and _netns_inode(pid) in namespaces]
+    return sorted(set(shells) | set(members) - {os.getpid()})
+
+
+def leftover_links(prefix: str) -> list[str]:
+    """Links (veth ends, bridges) in this namespace whose name carries prefix."""
+    output = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
+    names = []
+    for line in output.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) >= 2:
+            name = parts[1].strip().split("@", 1)[0]
+            if name.startswith(prefix):
+                names.append(name)
+    return names
+
+
+def remove_leftovers(prefix: str) -> list[str]:
+    """Kill processes and delete links carrying prefix; what was removed, for logs and tests."""
+    removed = []
+    for pid in leftover_processes(prefix):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            removed.append(f"process {pid}")
+        except ProcessLookupError:
+            pass
+    for name in leftover_links(prefix):
+        result = subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+        if result.returncode == 0:
+            removed.append(f"link {name}")
+    return removed
+
+
+def sweep() -> list[str]:
+    """Remove the leftovers of every lease whose owner is dead, then the lease; returns what went."""
+    removed: list[str] = []
+    if not LEASE_DIR.is_dir():
+        return removed
+    for path in sorted(LEASE_DIR.glob("na*.pid")):
+        prefix = path.name[: -len(".pid")]
+        if not PREFIX_RE.match(prefix) or owner_alive(path):
+            continue
+        removed += remove_leftovers(prefix)
+        path.unlink(missing_ok=True)
+        removed.append(f"lease {prefix}")
+    return removed

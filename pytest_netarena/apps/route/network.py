@@ -1,0 +1,139 @@
+"""A Mininet network for one episode: build, run argv commands inside nodes, tear down completely."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .leases import Lease, leftover_links, leftover_processes, remove_leftovers
+from .topology import Topology
+
+#: per-command limits for commands the agent (or a fault) runs in a node
+COMMAND_TIMEOUT_S = 5.0
+OUTPUT_LIMIT = 16_000
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did inside a node."""
+
+    argv: tuple[str, ...]
+    returncode: int | None  #: None when it timed out and was killed
+    output: str  #: stdout and stderr, truncated to the output limit
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+class Network:
+    """One running Mininet network (router + Linux bridges + hosts, no controller)."""
+
+    def __init__(self, topology: Topology, lease: Lease) -> None:
+        self.topology = topology
+        self.lease = lease
+        self.net = None
+        self.pids: dict[str, int] = {}
+
+    def start(self) -> None:
+        from .mininet_import import import_mininet
+
+        import_mininet()
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+        from mininet.nodelib import LinuxBridge
+
+        setLogLevel("error")
+        topo = self.topology
+        net = Mininet(topo=None, switch=LinuxBridge, controller=None, build=False, waitConnected=False)
+        self.net = net
+        router = net.addHost(topo.router, ip=None)
+        for k in range(1, topo.subnets + 1):
+            switch = net.addSwitch(topo.switch(k))
+            net.addLink(router, switch, intfName1=topo.router_intf(k), params1={"ip": f"{topo.gateway(k)}/24"})
+            for j in range(1, topo.hosts + 1):
+                host = net.addHost(topo.host(k, j), ip=f"{topo.host_ip(k, j)}/24", defaultRoute=f"via {topo.gateway(k)}")
+                net.addLink(host, switch)
+        net.build()
+        net.start()
+        self.pids = {node.name: node.pid for node in net.hosts}
+        result = self.run(topo.router, ["sysctl", "-w", "net.ipv4.ip_forward=1"])
+        if not result.ok:
+            raise RuntimeError(f"cannot enable forwarding on the router: {result.output}")
+
+    def run(self, node: str, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S, limit: int = OUTPUT_LIMIT) -> CommandResult:
+        """Run argv (no shell) inside node's namespaces with a timeout and an output limit."""
+        try:
+            process = subprocess.Popen(
+                ["mnexec", "-a", str(self.pids[node]), *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+            )
+        except OSError as error:
+            return CommandResult(tuple(argv), 127, f"cannot run {argv[0]}: {error}")
+        try:
+            out, _ = process.communicate(timeout=timeout_s)
+            code: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, _ = process.communicate()
+            code = None
+        text = out.decode(errors="replace")
+        truncated = len(text) > limit
+        if truncated:
+            text = text[:limit] + f"\n[output truncated to {limit} characters]"
+        if code is None:
+            text += f"\n[command killed after {timeout_s:g} s timeout]"
+        return CommandResult(tuple(argv), code, text, truncated)
+
+    def stop(self) -> None:
+        """Tear the network down; whatever survives Mininet's stop is removed by prefix."""
+        net, self.net = self.net, None
+        if net is not None:
+            try:
+                _fast_stop(net)
+            finally:
+                remove_leftovers(self.lease.prefix)
+        else:
+            remove_leftovers(self.lease.prefix)
+        if leftover_links(self.lease.prefix) or leftover_processes(self.lease.prefix):
+            time.sleep(0.05)
+            remove_leftovers(self.lease.prefix)
+        self.lease.release()
+
+
+def _fast_stop(net) -> None:
+    """Kill node shells (their namespaces and veth pairs go with them), then delete the bridges."""
+    for node in (*net.hosts, *net.switches):
+        shell = node.shell
+        if shell is not None and shell.poll() is None:
+            try:
+                os.killpg(shell.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for node in (*net.hosts, *net.switches):
+        if node.shell is not None:
+            node.shell.wait()
+        for handle in (getattr(node, "stdin", None),):
+            try:
+                handle and handle.close()
+            except OSError:
+                pass
+        try:
+            os.close(node.slave)
+        except (OSError, TypeError, AttributeError):
+            pass
+        node.shell = None
+    for switch in net.switches:
+        subprocess.run(["ip", "link", "del", switch.name], capture_output=True, check=False)

@@ -1,0 +1,73 @@
+"""The route app's prompt parts: role, rules, the one-JSON-command format and examples obeying it."""
+
+from __future__ import annotations
+
+from ...core.app import PromptSpec
+
+ROLE = """You are a network engineer repairing a Linux network emulated with Mininet. One Linux router \
+connects several subnets; each subnet is a switch (a Linux bridge) with hosts that use the router as \
+their default gateway. Faults were injected into the router, so some nodes cannot reach each other. \
+Your goal: every node reaches every other node in the pingmesh (0% dropped). Diagnose first, then fix, \
+and never break a connection that works: a step after which a pair that answered stops answering is \
+unsafe."""
+
+RULES = """- You see the topology (node names, subnets, gateways) and a pingmesh in Mininet's pingall format: \
+one line per source node, "<src> -> " then, per destination, its name if it answered or X if not, \
+then "*** Results: <loss>% dropped (<received>/<sent> received)".
+- Node and interface names carry a per-episode prefix such as "na0a01"; use them exactly as shown \
+(e.g. na0a01r0, na0a01h3, na0a01r0-eth2).
+- One command per turn, run as root on the node you name, without a shell: no pipes, redirections, \
+";", "&&", "$(...)" or quotes for a shell. Allowed programs: ip, ifconfig, route, iptables, \
+iptables-save, sysctl (net.* settings only), tc, arp, and cat of files under /proc/sys/net or /proc/net.
+- Refused: sudo (you are root already), ping and other traffic generators (the pingmesh is measured for \
+you after every command), shells and interpreters, editors and anything that writes files, vtysh and \
+other daemons or services. A refused command changes nothing and still costs a turn.
+- Each command has a time limit and its output is truncated when long. After each command you get its \
+output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
+
+ACTION_FORMAT = """Reply with exactly one JSON object and nothing else that looks like one:
+{"machine": "<node name>", "command": "<one command>"}
+Example: {"machine": "na0a01r0", "command": "ip route"}"""
+
+_MESH = """Network topology:
+Router na0a01r0 (IP forwarding router between all subnets); hosts use it as their default gateway.
+Subnet 192.168.1.0/24: switch na0a01s1, router interface na0a01r0-eth1 (gateway 192.168.1.1), hosts na0a01h1 (192.168.1.100)
+Subnet 192.168.2.0/24: switch na0a01s2, router interface na0a01r0-eth2 (gateway 192.168.2.1), hosts na0a01h2 (192.168.2.100)
+
+Pingall result:
+*** Ping: testing ping reachability
+na0a01h1 -> X na0a01r0
+na0a01h2 -> X na0a01r0
+na0a01r0 -> na0a01h1 na0a01h2
+*** Results: 33% dropped (4/6 received)"""
+
+EXAMPLES = (
+    (
+        _MESH,
+        '{"machine": "na0a01r0", "command": "sysctl net.ipv4.ip_forward"}',
+    ),
+    (
+        "Machine: na0a01r0\nCommand: sysctl net.ipv4.ip_forward\nCommand output:\nnet.ipv4.ip_forward = 0\n\n"
+        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X na0a01r0\n"
+        "na0a01r0 -> na0a01h1 na0a01h2\n*** Results: 33% dropped (4/6 received)",
+        '{"machine": "na0a01r0", "command": "sysctl -w net.ipv4.ip_forward=1"}',
+    ),
+    (
+        "Machine: na0a01r0\nCommand: ip link\nCommand output:\n"
+        "3: na0a01r0-eth2@if7: <BROADCAST,MULTICAST> mtu 1500 qdisc noqueue state DOWN mode DEFAULT group default qlen 1000\n\n"
+        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X X\n"
+        "na0a01r0 -> na0a01h1 X\n*** Results: 66% dropped (2/6 received)",
+        '{"machine": "na0a01r0", "command": "ip link set dev na0a01r0-eth2 up"}',
+    ),
+    (
+        "Machine: na0a01r0\nCommand: iptables-save\nCommand output:\n*filter\n:INPUT ACCEPT [0:0]\n"
+        ":FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -s 192.168.2.0/24 -j DROP\nCOMMIT\n\n"
+        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X na0a01r0\n"
+        "na0a01r0 -> na0a01h1 na0a01h2\n*** Results: 33% dropped (4/6 received)",
+        '{"machine": "na0a01r0", "command": "iptables -D FORWARD -s 192.168.2.0/24 -j DROP"}',
+    ),
+)
+
+
+def route_prompt() -> PromptSpec:
+    return PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
