@@ -36,11 +36,11 @@ def run_kubectl(kubectl: str, argv: Sequence[str], env: dict[str, str], timeout_
         out, err = process.communicate()
         code = None
     text = out.decode("utf-8", "replace") + err.decode("utf-8", "replace")
-    if code is None:
-        text += f"\n[command timed out after {timeout_s:g} s and was stopped]"
     if len(text) > limit:
         text = (text[:limit] + f"\n[output truncated: {len(text) - limit} more characters; narrow the command, "
                 "e.g. get one object or use -o jsonpath]")
+    if code is None:
+        text = text.rstrip("\n") + f"\n[command timed out after {timeout_s:g} s and was stopped]"
     return text.rstrip("\n") or "(no output)", code
 
 

@@ -22,7 +22,7 @@ RETARGETING_FLAGS = frozenset({
 #: flags that make kubectl read or write files on the machine running the benchmark
 FILE_FLAGS = frozenset({
     "filename", "kustomize", "from-file", "from-env-file", "env-file", "cache-dir", "log-file", "log-dir",
-    "output-directory", "profile-output", "template", "raw", "save-config-file", "local-path",
+    "output-directory", "profile-output", "template", "save-config-file", "local-path",
 })
 REFUSED_SHORT = {"s": "server", "f": "filename", "k": "kustomize"}
 VALUE_SHORT = frozenset("onlLcpvisfkrxe")  # short flags that take a value: the rest of the token is the value
@@ -49,8 +49,8 @@ KNOWN_VERBS = frozenset({
 })
 SHELL_OPERATORS = frozenset({"|", "||", "&&", "&", ";", ">", ">>", "<", "<<", "2>", "2>&1", "&>", "|&"})
 PROMPT_PREFIX = re.compile(r"^\s*(?:\$|#|>|Action:|Command:)\s*", re.IGNORECASE)
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)```", re.DOTALL)
-SHELL_TAGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "kubectl", "text", "yaml", "json", "cmd"})
+FENCE = re.compile(r"```(.*?)```", re.DOTALL)
+LANGUAGE_TAG = re.compile(r"^[A-Za-z0-9_+-]*$")
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,10 @@ def _commands_in(block: str) -> list[str]:
 def extract_command(reply: str) -> tuple[str, str | None]:
     """The single command in a reply (fenced, or a line starting with kubectl), or a refusal."""
     for match in FENCE.finditer(reply):
-        tag, body = match.group(1).lower(), match.group(2)
-        if tag not in SHELL_TAGS:  # "```kubectl get x```" on one line: the "tag" is the command
-            body = f"{match.group(1)} {body}"
+        body = match.group(1)
+        first, newline, rest = body.partition("\n")
+        if newline and LANGUAGE_TAG.match(first.strip()) and first.strip() != "kubectl":
+            body = rest  # "```bash" opens the block; on one line, "```kubectl get x```" is all command
         commands = _commands_in(body)
         if not commands:
             continue
@@ -171,6 +172,8 @@ def check_argv(argv: list[str], namespace: str, allow_all_namespaces: bool = Tru
 
 
 def _check_value(flag: str, value: str, namespace: str) -> str | None:
+    if flag in RETARGETING_FLAGS:
+        return f"--{flag} is not allowed: kubectl must stay on this episode's cluster"
     if flag == "namespace":
         if value != namespace:
             return (f"the application lives in namespace {namespace!r}; other namespaces are off limits "
@@ -218,8 +221,10 @@ def _check_short(token: str, namespace: str, allow_all: bool) -> tuple[str | Non
         if letter in REFUSED_SHORT:
             name = REFUSED_SHORT[letter]
             rest = letters[position + 1:].lstrip("=")
+            if not rest:
+                return None, name  # the value is the next token
             if name == "filename":
-                return _file_refusal(rest or None), None
+                return _file_refusal(rest), None
             return _check_long(name, rest, namespace, allow_all), None
         if letter == "A" and not allow_all:
             return "-A is not available on this cluster; the application lives in one namespace", None
