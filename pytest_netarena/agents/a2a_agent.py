@@ -1,0 +1,236 @@
+"""An agent reached over the A2A protocol (AgentBeats purple agents), one stateless message per turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from ..core.types import Reply, Task
+from ..errors import AgentError, UsageError
+
+CARD_PATH = "/.well-known/agent-card.json"
+DEFAULT_TIMEOUT_S = 60.0  #: NetArena's client timeout per call
+DEFAULT_MAX_PROMPT_CHARS = 200_000  #: about 50k tokens, as for model agents
+#: keyword aliases accepted from the plugin's settings
+SETTING_ALIASES = {"timeout": "timeout_s", "a2a_timeout_s": "timeout_s", "agent_timeout_s": "timeout_s",
+                   "max_history_chars": "max_prompt_chars"}
+
+
+def import_a2a() -> Any:
+    try:
+        import a2a.client  # noqa: F401  (checks the package is there)
+    except ImportError as error:
+        raise UsageError("A2A agents need a2a-sdk: pip install 'pytest-netarena[a2a]'") from error
+    return a2a
+
+
+def render_prompt(system_prompt: str, turns: list[tuple[str, str]], observation: str,
+                  max_chars: int = DEFAULT_MAX_PROMPT_CHARS) -> str:
+    """The whole conversation as one user message: system prompt, earlier turns, the new observation.
+
+    When it is too long, the oldest turns after the first go first (the first observation states
+    the problem), and a marker says how many were left out.
+    """
+    def block(kept: list[tuple[int, tuple[str, str]]], omitted: int) -> str:
+        if not kept and not omitted:
+            return f"{system_prompt}\n\n{observation}"
+        lines = [system_prompt, "", "## Conversation so far"]
+        for number, (seen, replied) in kept:
+            lines += [f"### Observation {number}", seen, f"### Your reply {number}", replied]
+            if number == 1 and omitted:
+                lines.append(f"[{omitted} earlier turns omitted]")
+        lines += ["## Current observation", observation, "", "Reply with your next action."]
+        return "\n".join(lines)
+
+    numbered = list(enumerate(turns, 1))
+    omitted = 0
+    text = block(numbered, 0)
+    while len(text) > max_chars and len(numbered) > 1:
+        numbered.pop(1)
+        omitted += 1
+        text = block(numbered, omitted)
+    return text
+
+
+def _parts_text(parts: Any) -> str | None:
+    """Text parts as they are, data parts as indented JSON, joined by newlines; None without either."""
+    from google.protobuf.json_format import MessageToDict
+
+    pieces = []
+    for part in parts:
+        if part.HasField("text"):
+            pieces.append(part.text)
+        elif part.HasField("data"):
+            pieces.append(json.dumps(MessageToDict(part.data), indent=2))
+    return "\n".join(pieces) if pieces else None
+
+
+def reply_text(events: list[Any]) -> str:
+    """The reply in a stream of StreamResponse events, read the way NetArena's client reads it.
+
+    A Message gives its parts; a Task gives its last artifact, or else its last agent message.
+    Raises AgentError when the reply holds no text (or data), or the task failed or was rejected.
+    """
+    from a2a.types.a2a_pb2 import Role, TaskState
+    from a2a.types.a2a_pb2 import Task as A2ATask
+
+    if not events:
+        raise AgentError("the agent sent no event")
+    task: Any = None
+    for event in events:
+        if event.HasField("message"):
+            text = _parts_text(event.message.parts)
+            if text is None:
+                raise AgentError("the agent's reply message has no text or data part")
+            return text
+        if event.HasField("task"):
+            task = A2ATask()
+            task.CopyFrom(event.task)
+            continue
+        if task is None:  # updates without the task first: a server that streams deltas only
+            task = A2ATask()
+        if event.HasField("status_update"):
+            if task.status.HasField("message"):
+                task.history.append(task.status.message)
+            task.status.CopyFrom(event.status_update.status)
+        elif event.HasField("artifact_update"):
+            _apply_artifact(task, event.artifact_update)
+    if task is None:
+        raise AgentError("the agent's reply has neither a message nor a task")
+    state = task.status.state
+    status_text = _parts_text(task.status.message.parts) if task.status.HasField("message") else None
+    if state in (TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_CANCELED):
+        name = TaskState.Name(state).removeprefix("TASK_STATE_").lower()
+        raise AgentError(f"the agent's task ended {name}" + (f": {status_text}" if status_text else ""))
+    if task.artifacts:
+        return _parts_text(task.artifacts[-1].parts) or ""  # an empty artifact is an (empty) answer
+    if status_text is not None and task.status.message.role != Role.ROLE_USER:
+        return status_text
+    for message in reversed(task.history):
+        if message.role == Role.ROLE_AGENT and (text := _parts_text(message.parts)) is not None:
+            return text
+    raise AgentError(f"the agent's task ({TaskState.Name(state)}) has no artifact and no agent message")
+
+
+def _apply_artifact(task: Any, update: Any) -> None:
+    for artifact in task.artifacts:
+        if artifact.artifact_id == update.artifact.artifact_id:
+            if update.append:
+                artifact.parts.extend(update.artifact.parts)
+            else:
+                artifact.CopyFrom(update.artifact)
+            return
+    task.artifacts.append(update.artifact)
+
+
+def _describe(error: BaseException) -> str:
+    """The innermost useful cause of a client error (the SDK wraps httpx errors)."""
+    import httpx
+
+    seen = error
+    while seen is not None:
+        if isinstance(seen, httpx.ConnectError):
+            return f"cannot connect: {seen}"
+        if isinstance(seen, httpx.TimeoutException):
+            return f"timed out: {type(seen).__name__}"
+        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+    return f"{type(error).__name__}: {error}"
+
+
+class A2AAgent:
+    """An agent behind an A2A server (`--agent=a2a:http://HOST:PORT`), e.g. an AgentBeats purple agent.
+
+    Like NetArena's client, every turn is one new user Message with a single text part and no
+    context or task id: A2A agents in AgentBeats keep no conversation state, so the text carries
+    the system prompt, every earlier observation and reply, and the new observation. The agent
+    card is fetched from /.well-known/agent-card.json at the first reset() and reused; the card
+    decides the endpoint, the protocol version (1.0, or 0.3) and streaming.
+
+    Failure policy: an unreachable agent, a call slower than `timeout_s` (a hard deadline around
+    each call, card fetch included), a failed or rejected task and a reply without any text are
+    AgentErrors, so the episode ends as an agent error with the reason; nothing here is an
+    infrastructure error, because the agent under test is the only party on the other end.
+    """
+
+    def __init__(self, url: str, *, timeout_s: float | None = DEFAULT_TIMEOUT_S, streaming: bool = True,
+                 max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS, **settings: Any) -> None:
+        values: dict[str, Any] = {"timeout_s": timeout_s, "max_prompt_chars": max_prompt_chars}
+        for name, value in settings.items():
+            if name not in SETTING_ALIASES:
+                accepted = ", ".join(sorted({*values, "streaming", *SETTING_ALIASES}))
+                raise UsageError(f"unknown setting {name!r} for A2A agent {url!r}; accepted: {accepted}")
+            if value is not None:
+                values[SETTING_ALIASES[name]] = value
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"A2A agent URL must start with http:// or https://, got {url!r}")
+        self.url = url.rstrip("/")
+        self.timeout_s = float(values["timeout_s"] if values["timeout_s"] is not None else DEFAULT_TIMEOUT_S)
+        self.max_prompt_chars = int(values["max_prompt_chars"] or DEFAULT_MAX_PROMPT_CHARS)
+        self.streaming = streaming
+        self.card: Any = None
+        self.system_prompt = ""
+        self.turns: list[tuple[str, str]] = []  #: (observation, reply) of this episode
+        self.last_prompt = ""  #: the text sent by the last act(), for transcripts and tests
+
+    # the Agent protocol
+
+    def reset(self, task: Task) -> None:
+        self.system_prompt = task.system_prompt
+        self.turns = []
+        if self.card is None:
+            self.card = self._run(self._fetch_card(), "fetching the agent card")
+
+    def act(self, observation: str) -> Reply:
+        if self.card is None:
+            raise RuntimeError("A2AAgent.act() called before reset(task)")
+        prompt = render_prompt(self.system_prompt, self.turns, observation, self.max_prompt_chars)
+        self.last_prompt = prompt
+        text = self._run(self._send(prompt), "sending the prompt")
+        self.turns.append((observation, text))
+        return Reply(text)
+
+    def close(self) -> None:
+        self.turns = []
+
+    # internals
+
+    def _run(self, coroutine: Any, doing: str) -> Any:
+        """Run one exchange on a private event loop under the hard deadline; failures become AgentError."""
+        try:
+            return asyncio.run(asyncio.wait_for(coroutine, self.timeout_s))
+        except AgentError as error:
+            raise AgentError(f"A2A agent at {self.url}: {error}") from error
+        except (asyncio.TimeoutError, TimeoutError) as error:
+            raise AgentError(f"A2A agent at {self.url} did not answer within {self.timeout_s:g} s ({doing})") from error
+        except Exception as error:
+            raise AgentError(f"A2A agent at {self.url} failed while {doing}: {_describe(error)}") from error
+
+    async def _fetch_card(self) -> Any:
+        import httpx
+
+        import_a2a()
+        from a2a.client.card_resolver import parse_agent_card
+
+        async with httpx.AsyncClient(timeout=self.timeout_s) as http:
+            response = await http.get(self.url + CARD_PATH)
+        if response.status_code != 200:
+            raise AgentError(f"GET {CARD_PATH} answered HTTP {response.status_code}")
+        try:
+            return parse_agent_card(response.json())
+        except Exception as error:
+            raise AgentError(f"malformed agent card at {CARD_PATH}: {error}") from error
+
+    async def _send(self, prompt: str) -> str:
+        import httpx
+        from a2a.client import ClientConfig, ClientFactory
+        from a2a.helpers import new_text_message
+        from a2a.types.a2a_pb2 import Role, SendMessageRequest
+
+        message = new_text_message(prompt, role=Role.ROLE_USER)
+        message.message_id = uuid.uuid4().hex
+        async with httpx.AsyncClient(timeout=self.timeout_s) as http:
+            client = ClientFactory(ClientConfig(streaming=self.streaming, httpx_client=http)).create(self.card)
+            events = [event async for event in client.send_message(SendMessageRequest(message=message))]
+        return reply_text(events)

@@ -1,0 +1,134 @@
+"""Run an a2a-sdk agent (card + executor) as a Starlette app under uvicorn, in a thread or in the foreground."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: seconds uvicorn lets open event streams finish when a server stops
+GRACEFUL_SHUTDOWN_S = 1
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill advertised on an agent card."""
+
+    id: str
+    name: str
+    description: str
+    tags: tuple[str, ...] = ()
+
+
+def make_card(
+    name: str,
+    description: str,
+    url: str,
+    skills: Sequence[Skill],
+    *,
+    version: str = "1.0.0",
+    streaming: bool = True,
+    input_modes: Sequence[str] = ("text",),
+    output_modes: Sequence[str] = ("text",),
+) -> Any:
+    """An AgentCard served at url over JSON-RPC (A2A 1.0; v0.3 clients are answered too)."""
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from a2a.utils.constants import PROTOCOL_VERSION_CURRENT
+
+    return AgentCard(
+        name=name,
+        description=description,
+        version=version,
+        supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version=PROTOCOL_VERSION_CURRENT)],
+        capabilities=AgentCapabilities(streaming=streaming),
+        default_input_modes=list(input_modes),
+        default_output_modes=list(output_modes),
+        skills=[AgentSkill(id=s.id, name=s.name, description=s.description, tags=list(s.tags)) for s in skills],
+    )
+
+
+def make_asgi_app(card: Any, executor: Any) -> Any:
+    """The Starlette app serving the card at /.well-known/agent-card.json and JSON-RPC at /."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from starlette.applications import Starlette
+
+    handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
+    # AgentBeats agents still speak A2A 0.3 ("message/send"); the same endpoint answers both versions
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)]
+    return Starlette(routes=routes)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before the app is built so the card can name the real port."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}/"
+
+
+def _uvicorn_server(app: Any) -> Any:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="off",
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    return uvicorn.Server(config)
+
+
+class RunningServer:
+    """An A2A server running in a daemon thread; `url` is its base URL. Use as a context manager."""
+
+    def __init__(self, build_app: Callable[[str], Any], host: str = "127.0.0.1", port: int = 0,
+                 card_url: str | None = None) -> None:
+        self._sock = bind(host, port)
+        self.url = base_url(self._sock)
+        self.app = build_app(card_url or self.url)
+        self._server = _uvicorn_server(self.app)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        daemon=True, name=f"a2a-server-{self.url}")
+
+    def start(self, timeout_s: float = 10.0) -> RunningServer:
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the A2A server at {self.url} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(GRACEFUL_SHUTDOWN_S + 5)
+        self._sock.close()
+
+    def __enter__(self) -> RunningServer:
+        return self.start() if not self._thread.is_alive() else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_forever(build_app: Callable[[str], Any], host: str, port: int, card_url: str | None = None,
+                  announce: Callable[[str], None] = print) -> None:
+    """Serve in the foreground until interrupted; announce(url) once the socket is bound."""
+    sock = bind(host, port)
+    url = base_url(sock)
+    server = _uvicorn_server(build_app(card_url or url))
+    announce(url)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
