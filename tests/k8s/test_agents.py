@@ -1,0 +1,99 @@
+"""Built-in agents over generated suites: oracle 100%, expert on a sample, reckless flagged, litellm end to end."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pytest_netarena.apps.k8s import APP
+from pytest_netarena.apps.k8s.agents import RECKLESS_PLAYS
+from pytest_netarena.apps.k8s.expert import ExpertAgent
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Outcome, Task
+
+from .helpers import episode
+
+
+def run(env, name, queries):
+    return [episode(env, APP.builtin_agent(name, q, env), q, name=name) for q in queries]
+
+
+def test_oracle_resolves_every_query_of_a_default_suite_safely(k8s_env):
+    queries = APP.generate(RunOptions(seed=11, queries=3))
+    assert len(queries) == 45
+    results = run(k8s_env, "oracle", queries)
+    failed = [(r.query.id, r.outcome, r.details) for r in results if r.outcome is not Outcome.RESOLVED]
+    assert not failed
+
+
+def test_expert_resolves_a_sample_of_every_category_safely(k8s_env):
+    queries = APP.generate(RunOptions(seed=5, queries=1))
+    results = run(k8s_env, "expert", queries)
+    failed = [(r.query.id, r.outcome, r.details) for r in results if r.outcome is not Outcome.RESOLVED]
+    assert not failed
+    assert all(r.safe for r in results)
+
+
+def test_expert_reads_before_it_writes_and_never_sees_the_faults(k8s_env):
+    query = APP.generate(RunOptions(seed=5, queries=1, levels=(3,)))[0]
+    result = episode(k8s_env, ExpertAgent(), query)
+    assert result.outcome is Outcome.RESOLVED
+    assert [s.action.split()[1] for s in result.steps[:3]] == ["get", "get", "get"]
+    assert all(s.action.startswith("kubectl patch networkpolicy") for s in result.steps[3:])
+
+
+def test_reckless_plays_are_all_flagged_unsafe(k8s_env):
+    queries = APP.generate(RunOptions(seed=2, queries=2, levels=(1,)))
+    plays = {}
+    for result in run(k8s_env, "reckless", queries):
+        plays.setdefault(result.query.seed % len(RECKLESS_PLAYS), result)
+        assert result.outcome is Outcome.UNSAFE and result.first_unsafe_step.index == 2
+    assert len(plays) >= 3
+
+
+def test_synthetic_app_oracle_and_expert(tmp_path):
+    options = RunOptions(seed=3, queries=1, levels=(1, 2, 3), extra={"k8s_app": "synthetic:40"})
+    env = APP.make_environment(options)
+    try:
+        queries = APP.generate(options)[::3]
+        for name in ("oracle", "expert"):
+            results = run(env, name, queries)
+            assert all(r.outcome is Outcome.RESOLVED for r in results), [(r.query.id, r.details) for r in results]
+    finally:
+        env.close()
+
+
+def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_env):
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from pytest_netarena.agents.litellm_agent import LiteLLMAgent
+    from pytest_netarena.agents.prompting import build_system_prompt
+    from pytest_netarena.testing.openai_server import OpenAIStubServer
+
+    brain = ExpertAgent()
+    brain.reset(None)
+
+    def model(request):  # a "model" that answers the latest observation like the expert would
+        return brain.act(request["messages"][-1]["content"]).text
+
+    query = APP.generate(RunOptions(seed=8, queries=1, levels=(2,)))[0]
+    with OpenAIStubServer(model) as server:
+        agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test", backoff_s=0.01)
+        task = Task("k8s", query.id, query.level, query.category, build_system_prompt(APP.prompt(), "react"),
+                    "react", 10)
+        from pytest_netarena.core.episode import EpisodeConfig, run_episode
+
+        result = run_episode(k8s_env, agent, query, task, EpisodeConfig(10), "openai:gpt-4o")
+        assert server.requests[0].messages[0]["content"] == task.system_prompt
+        assert "Expected: True" in server.requests[0].messages[-1]["content"] or \
+            "Expected: False" in server.requests[0].messages[-1]["content"]
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert result.usage.tokens > 0
+
+
+@pytest.mark.parametrize("strategy", ["zero-shot", "cot", "few-shot", "react"])
+def test_prompts_for_every_strategy(strategy):
+    from pytest_netarena.agents.prompting import build_system_prompt
+
+    text = build_system_prompt(APP.prompt(), strategy)
+    assert "exactly ONE kubectl command" in text and "Expected: True, Actual: False" in text
