@@ -31,8 +31,8 @@ th{background:var(--soft);font-weight:600}td.num{text-align:right;white-space:no
 .step.first-unsafe{border-left-color:var(--bad);background:#fdecea}.step.refused{border-left-color:#ffb74d}.step h4{margin:4px 0;font-size:13px}
 .first-flag{color:var(--bad);font-weight:700}pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:6px 8px;margin:2px 0 6px;border-radius:4px;max-height:420px;overflow:auto}
 .violations{color:var(--bad);margin:2px 0 6px}.filters{position:sticky;top:0;background:#fff;padding:8px 0;z-index:2;border-bottom:1px solid var(--line)}
-.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}
-.bar{vertical-align:middle}
+.filters button{font-size:13px;padding:3px 8px}.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}
+.bar{vertical-align:middle}.lbl{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
 """
 
 SCRIPT = """
@@ -48,9 +48,14 @@ SCRIPT = """
     });
     shown.textContent=count+' of '+items.length+' episodes shown';
   }
+  function openAll(open){items.forEach(function(e){if(!e.hidden){e.querySelector('details').open=open;}});}
   var match=/[#&]filter=([^&]*)/.exec(location.hash);
   if(match){box.value=decodeURIComponent(match[1]);}
   box.addEventListener('input',apply);pick.addEventListener('change',apply);apply();
+  document.getElementById('expand').addEventListener('click',function(){openAll(true);});
+  document.getElementById('collapse').addEventListener('click',function(){openAll(false);});
+  if(/[#&]open=1/.test(location.hash)){openAll(true);}
+  if(match){document.getElementById('episodes').scrollIntoView();}
 })();
 """
 
@@ -106,12 +111,17 @@ def _legend(colors: dict[str, str]) -> str:
     return "<div class=legend>" + "".join(f'<span><i style="background:{c}"></i>{_e(a)}</span>' for a, c in colors.items()) + "</div>"
 
 
-def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[float | None]]], size: int = 340) -> str:
+DASHES = ("", "6 3", "2 3", "8 3 2 3")  # overlapping polygons (equal scores) stay visible
+
+
+def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[float | None]]], size: int = 300) -> str:
     """A radar (spider) chart, one polygon per agent; with fewer than three axes, horizontal bars instead."""
     if len(axes) < 3:
         return bars_svg(title, axes, series)
-    cx, cy, radius = size / 2, size / 2 + 8, size / 2 - 70
-    parts = [f'<svg width="{size}" height="{size + 10}" viewBox="0 0 {size} {size + 10}" role="img" aria-label="{_e(title)}">',
+    margin = 10 + 6 * max(len(name) for name in axes)  # room for the axis labels left and right
+    width, height = size + 2 * margin, size + 40
+    cx, cy, radius = width / 2, size / 2 + 34, size / 2 - 28
+    parts = [f'<svg width="{width:.0f}" height="{height}" viewBox="0 0 {width:.0f} {height}" role="img" aria-label="{_e(title)}">',
              f'<text x="{cx}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
 
     def point(i: int, r: float) -> tuple[float, float]:
@@ -121,17 +131,20 @@ def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[flo
     for ring in (0.25, 0.5, 0.75, 1.0):
         corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(i, radius * ring) for i in range(len(axes))))
         parts.append(f'<polygon points="{corners}" fill="none" stroke="#cfd8dc" stroke-width="1"/>')
-        parts.append(f'<text x="{cx + 3:.1f}" y="{cy - radius * ring + 11:.1f}" font-size="9" fill="#90a4ae">{int(ring * 100)}%</text>')
+        parts.append(f'<text x="{cx + 4:.1f}" y="{cy - radius * ring - 3:.1f}" font-size="9" fill="#90a4ae">{int(ring * 100)}%</text>')
     for i, name in enumerate(axes):
         x, y = point(i, radius)
-        lx, ly = point(i, radius + 14)
+        lx, ly = point(i, radius + 10)
         anchor = "middle" if abs(lx - cx) < 8 else ("start" if lx > cx else "end")
+        dy = -4 if ly < cy - 8 else (12 if ly > cy + 8 else 4)
         parts.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#cfd8dc"/>')
-        parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" text-anchor="{anchor}" font-size="11">{_e(name)}</text>')
-    for agent, color, values in series:
+        parts.append(f'<text x="{lx:.1f}" y="{ly + dy:.1f}" text-anchor="{anchor}" font-size="11">{_e(name)}</text>')
+    for n, (agent, color, values) in enumerate(series):
         corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (point(i, radius * (v or 0.0)) for i, v in enumerate(values)))
-        parts.append(f'<polygon points="{corners}" fill="{color}" fill-opacity="0.13" stroke="{color}" stroke-width="2">'
-                     f'<title>{_e(agent)}: ' + _e(", ".join(f"{a} {pct(v)}" for a, v in zip(axes, values))) + "</title></polygon>")
+        dash = DASHES[n % len(DASHES)]
+        parts.append(f'<polygon points="{corners}" fill="{color}" fill-opacity="0.10" stroke="{color}" stroke-width="2"'
+                     + (f' stroke-dasharray="{dash}"' if dash else "") + f'><title>{_e(agent)}: '
+                     + _e(", ".join(f"{a} {pct(v)}" for a, v in zip(axes, values))) + "</title></polygon>")
         for i, value in enumerate(values):
             if value is not None:
                 x, y = point(i, radius * value)
@@ -360,7 +373,7 @@ def _episode(episode: dict[str, Any]) -> str:
     steps = episode["steps"]
     first_unsafe = next((s.get("index") for s in steps if s.get("violations")), None)
     head = (f'<span class="badge {_e(outcome)}">{_e(outcome)}</span><b>{_e(query["id"])}</b> · {_e(episode["agent"])}'
-            f' · trial {_e(episode["trial"])} · {len(steps)} steps · {number(episode.get("agent_s"), 2)} s'
+            f' · trial {_e(episode["trial"])} · {len(steps)} step{"" if len(steps) == 1 else "s"} · {number(episode.get("agent_s"), 2)} s'
             f' · {_e(episode.get("tokens", 0))} tokens' + (f" · <span class=first-flag>first unsafe: step {first_unsafe}</span>" if first_unsafe else ""))
     body = [f"<div class=body><p>correct: <b>{_e(episode['correct'])}</b> · safe: <b>{_e(episode['safe'])}</b>"
             f" · strategy: {_e(episode.get('strategy', ''))} · seed {_e(query.get('seed', ''))}</p>"]
@@ -376,9 +389,9 @@ def _episode(episode: dict[str, Any]) -> str:
         flags = (" <span class=first-flag>first unsafe step</span>" if index == first_unsafe else "") + (" · refused" if step.get("refused") else "")
         body.append(f'<div class="{" ".join(classes)}"><h4>step {_e(index)}{flags} <span class=muted>· agent {number(step.get("agent_s"), 2)} s'
                     f' · exec {number(step.get("exec_s"), 3)} s</span></h4>'
-                    f"<div>reply</div><pre>{_clip(step.get('reply', ''))}</pre>"
-                    f"<div>action: <code>{_clip(step.get('action', '')) or '<i>none parsed</i>'}</code></div>"
-                    f"<div>output</div><pre>{_clip(step.get('output', ''))}</pre>")
+                    f"<div class=lbl>reply</div><pre>{_clip(step.get('reply', ''))}</pre>"
+                    f"<div><span class=lbl>action</span> <code>{_clip(step.get('action', '')) or '<i>none parsed</i>'}</code></div>"
+                    f"<div class=lbl>output</div><pre>{_clip(step.get('output', ''))}</pre>")
         if step.get("violations"):
             body.append("<ul class=violations>" + "".join(f"<li>{_clip(v)}</li>" for v in step["violations"]) + "</ul>")
         if step.get("observation") and step.get("observation") != step.get("output"):
@@ -393,13 +406,18 @@ def _episodes(episodes: list[dict[str, Any]]) -> str:
     return ('<h2 id="episodes">Episodes</h2><div class=filters><input id=filter type=search '
             'placeholder="filter: words in the query id, agent, replies, outputs, violations…" aria-label="filter episodes"> '
             f'<select id=outcome-filter aria-label="outcome"><option value="">all outcomes</option>{options}</select> '
+            '<button id=expand type=button>expand shown</button> <button id=collapse type=button>collapse</button> '
             '<span id=shown class=muted></span></div>' + "".join(_episode(e) for e in ordered))
 
 
 def _plots(plots: list[Path], note: str) -> str:
     if not plots:
         return f'<h2 id="plots">Plots</h2><p class=muted>{_e(note or "no plots")}</p>' if note else ""
-    links = "".join(f'<li><a href="{_e(p.as_posix())}">{_e(p.as_posix())}</a></li>' for p in plots)
+    stems: dict[str, list[Path]] = {}
+    for path in plots:
+        stems.setdefault(path.with_suffix("").as_posix(), []).append(path)
+    links = "".join(f"<li>{_e(stem)}: " + " · ".join(f'<a href="{_e(p.as_posix())}">{_e(p.suffix[1:])}</a>' for p in paths) + "</li>"
+                    for stem, paths in stems.items())
     return f'<h2 id="plots">Plots</h2><p>PNG and SVG figures beside this file, for papers:</p><ul>{links}</ul>'
 
 

@@ -57,7 +57,7 @@ def _categories(groups: list[dict[str, Any]]) -> list[tuple[int, str]]:
 
 def _rates_figure(plt: Any, app: str, groups: list[dict[str, Any]]) -> Any:
     keys = _categories(groups)
-    figure, axes = plt.subplots(2, 1, figsize=(max(6.0, 0.9 * len(keys) * max(1, len(groups)) + 2), 6.5), sharex=True)
+    figure, axes = plt.subplots(2, 1, figsize=(min(14.0, max(6.0, 0.5 * len(keys) * max(1, len(groups)) + 2)), 6.5), sharex=True)
     width = 0.8 / max(1, len(groups))
     for axis, metric, title in zip(axes, ("correctness", "safety"), ("Correctness", "Safety")):
         for i, group in enumerate(groups):
@@ -88,13 +88,18 @@ def _radar_figure(plt: Any, app: str, level: int, groups: list[dict[str, Any]]) 
     figure, axes = plt.subplots(1, 2, figsize=(10, 4.8), subplot_kw={"projection": "polar"})
     angles = [2 * math.pi * i / len(names) for i in range(len(names))]
     for axis, metric, title in zip(axes, ("correctness", "safety"), ("Correctness", "Safety")):
-        for group in groups:
+        axis.set_theta_offset(math.pi / 2)
+        axis.set_theta_direction(-1)
+        for n, group in enumerate(groups):
             stats = {c["category"]: c[metric]["rate"] for c in group["categories"] if c["level"] == level}
             values = [stats.get(name) or 0.0 for name in names]
-            axis.plot(angles + angles[:1], values + values[:1], marker="o", label=group["agent"])
+            # distinct line styles keep equal-score polygons visible on top of each other
+            axis.plot(angles + angles[:1], values + values[:1], marker="o", label=group["agent"],
+                      linestyle=("-", "--", ":", "-.")[n % 4], linewidth=2)
             axis.fill(angles + angles[:1], values + values[:1], alpha=0.12)
         axis.set_xticks(angles)
         axis.set_xticklabels(names, fontsize=8)
+        axis.tick_params(axis="x", pad=10)
         axis.set_ylim(0, 1)
         axis.set_yticks([0.25, 0.5, 0.75, 1.0])
         axis.set_yticklabels(["", "0.5", "", "1"], fontsize=7)

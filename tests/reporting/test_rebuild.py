@@ -54,7 +54,7 @@ def test_build_report_writes_one_self_contained_page_and_plots(built: Path, run_
     for stem in ("rates_toy", "rates_demo", "radar_demo_L1", "radar_demo_L2", "latency_toy"):
         assert f"{stem}.png" in plots and f"{stem}.svg" in plots
         assert (run_dir / "plots" / f"{stem}.png").read_bytes().startswith(b"\x89PNG")
-    assert 'href="plots/radar_demo_L1.svg"' in page
+    assert 'href="plots/radar_demo_L1.svg"' in page and 'href="plots/radar_demo_L1.png"' in page
 
 
 def test_rebuild_keeps_budget_and_gates_and_is_deterministic(make_run, tmp_path: Path) -> None:
