@@ -102,9 +102,10 @@ class RealClusterBackend(Backend):
         self._probed = None
         namespace = {"apiVersion": "v1", "kind": "Namespace",
                      "metadata": {"name": self.namespace, "labels": {EPISODE_LABEL: "true"}}}
-        self._apply([namespace])
+        self._apply([namespace], verb="create")
         manifests = stand_in_manifests(self.app, self.image) if self.prober == "probe" else list(self.app.manifests)
-        self._apply([self._namespaced(m) for m in manifests] + [self._namespaced(p) for p in policies.values()])
+        self._apply([self._namespaced(m) for m in manifests] + [self._namespaced(p) for p in policies.values()],
+                    verb="create")  # a fresh namespace: create is one request per object, apply three
         timeout = f"--timeout={int(self.ready_timeout_s)}s"
         self._admin("wait", "-n", self.namespace, "--for=condition=Available", "deployment", "--all", timeout,
                     timeout=self.ready_timeout_s + 30)
@@ -115,9 +116,9 @@ class RealClusterBackend(Backend):
     def _namespaced(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
         return {**manifest, "metadata": {**manifest.get("metadata", {}), "namespace": self.namespace}}
 
-    def _apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
+    def _apply(self, objects: Sequence[Mapping[str, Any]], verb: str = "apply") -> None:
         body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
-        self._admin("apply", "-f", "-", stdin=body)
+        self._admin(verb, "-f", "-", stdin=body)
 
     def _agent_environment(self) -> dict[str, str]:
         from ...kube.kubectl import kubectl_env
@@ -126,7 +127,7 @@ class RealClusterBackend(Backend):
         config = json.loads(self._admin(*args))
         config["contexts"][0]["context"]["namespace"] = self.namespace
         if self.scoped:
-            self._apply([
+            self._apply(verb="create", objects=[
                 {"apiVersion": "v1", "kind": "ServiceAccount",
                  "metadata": {"name": AGENT_ACCOUNT, "namespace": self.namespace}},
                 {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
