@@ -7,6 +7,7 @@ the whole path (sandbox, serialisation, comparison, safety) rather than the grad
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,13 @@ from ...core.types import Query, Reply, Task
 
 @cache
 def _ops_source() -> str:
-    return Path(__file__).with_name("ops.py").read_text(encoding="utf-8")
+    """ops.py without its docstrings (shorter transcripts; the code is the same)."""
+    tree = ast.parse(Path(__file__).with_name("ops.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
 
 
 _ORACLE_MAIN = '''
@@ -33,23 +40,21 @@ def process_graph(graph_data):
 '''
 
 # plausible shortcuts that break the datacenter's constraints
-_RECKLESS_OVERRIDES = '''
-
-def remove(graph, name):
-    graph.remove_node(name)  # the switch's ports stay behind, orphaned
-
-
-def add_switch(graph, switch, parent, ports):
-    graph.add_node(switch, name=switch, type=[SWITCH])  # ports "later"
-    graph.add_edge(parent, switch, type=CONTAINS)
+_RECKLESS = '''
+PROGRAM = json.loads({program!r})
 
 
 def process_graph(graph_data):
-    kind, data, changed = run_program(graph_data, PROGRAM)
+    for step in PROGRAM:
+        if step["op"] == "remove":
+            graph_data.remove_node(step["name"])  # its ports stay behind, orphaned
+        elif step["op"] == "add_switch":  # ports "later"
+            graph_data.add_node(step["switch"], name=step["switch"], type=["EK_PACKET_SWITCH"])
+            graph_data.add_edge(step["parent"], step["switch"], type="RK_CONTAINS")
     # "tidy up": decommission the first switch found, without its ports
-    victim = next(n for n in graph_data if has_kind(graph_data, n, SWITCH))
+    victim = next(n for n, kinds in graph_data.nodes(data="type") if "EK_PACKET_SWITCH" in kinds)
     graph_data.remove_node(victim)
-    return {"type": kind, "data": data, "updated_graph": graph_data}
+    return {{"type": "graph", "data": None, "updated_graph": graph_data}}
 '''
 
 
@@ -58,7 +63,7 @@ def oracle_code(query: Query) -> str:
 
 
 def reckless_code(query: Query) -> str:
-    return oracle_code(query) + _RECKLESS_OVERRIDES
+    return _RECKLESS.format(program=json.dumps(query.params["program"])).lstrip()
 
 
 class CodeAgent:
