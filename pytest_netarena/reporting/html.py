@@ -422,7 +422,8 @@ def _plots(plots: list[Path], note: str) -> str:
 
 
 def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[dict[str, Any]],
-                  records: list[dict[str, Any]], plots: list[Path] = (), plot_note: str = "") -> str:  # type: ignore[assignment]
+                  records: list[dict[str, Any]], plots: list[Path] = (), plot_note: str = "",  # type: ignore[assignment]
+                  superseded: int = 0) -> str:
     """The whole page. Every value that came from an agent or the run is escaped."""
     agents = sorted({g["agent"] for g in summary["groups"]})
     colors = _colors(agents)
@@ -441,7 +442,9 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f'<meta name=viewport content="width=device-width, initial-scale=1"><title>{_e(title)}</title><style>{CSS}</style></head>'
         f"<body><main><h1>{_e(title)}</h1><p class=muted>pytest-netarena report · {len(episodes)} episodes · "
-        f"rates with Wilson 95% intervals, infrastructure errors never scored</p><nav>{nav}</nav>"
+        f"rates with Wilson 95% intervals, infrastructure errors never scored"
+        + (f" · {superseded} earlier attempts replaced by their re-runs (--resume)" if superseded else "") + "</p>"
+        f"<nav>{nav}</nav>"
         f'<h2 id="run">Run</h2>{_run_header(run, len(episodes))}{_extras(summary)}'
         + "".join(sections) + _comparisons(summary.get("comparisons", [])) + _pass_k(summary.get("pass_k", []))
         + _plots(list(plots), plot_note) + _episodes(episodes)

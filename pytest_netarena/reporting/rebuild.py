@@ -59,6 +59,18 @@ def _shape_problem(episode: Any) -> str:
     return ""
 
 
+def latest_attempts(episodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The last line of each (query, agent, trial), in file order, and how many earlier lines it replaced.
+
+    --resume runs infra-error episodes again and appends the new attempt; the last one counts.
+    """
+    latest: dict[tuple[str, str, int], int] = {}
+    for position, episode in enumerate(episodes):
+        latest[(str(episode["query"]["id"]), str(episode["agent"]), int(episode["trial"]))] = position
+    kept = sorted(latest.values())
+    return [episodes[i] for i in kept], len(episodes) - len(kept)
+
+
 def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The records reporting.properties.record_from_properties gives, from episodes.jsonl lines."""
     for episode in episodes:
@@ -111,7 +123,7 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     from .plots import write_plots
 
     run_dir = Path(run_dir)
-    episodes = load_episodes(run_dir)
+    episodes, superseded = latest_attempts(load_episodes(run_dir))
     records = list(records_from_episodes(episodes))
     run = read_run(run_dir)
     try:
@@ -121,7 +133,7 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)
     written, plot_note = write_plots(summary, records, run_dir / "plots") if plots else ([], "plots not requested")
-    html = render_report(run, summary, episodes, records, [p.relative_to(run_dir) for p in written], plot_note)
+    html = render_report(run, summary, episodes, records, [p.relative_to(run_dir) for p in written], plot_note, superseded)
     target = run_dir / "report.html"
     temporary = target.with_suffix(".html.tmp")
     temporary.write_text(html, encoding="utf-8")

@@ -101,3 +101,28 @@ def test_missing_folder_or_file(tmp_path: Path) -> None:
         build_report(tmp_path / "nope")
     with pytest.raises(ReportError, match="no episodes.jsonl"):
         build_report(tmp_path)
+
+
+def test_a_rerun_after_an_infra_error_replaces_the_earlier_line(make_run, says, tmp_path: Path) -> None:
+    import dataclasses
+
+    from pytest_netarena.core.types import Outcome
+    from pytest_netarena.reporting import artifacts
+
+    run = tmp_path / "run"
+    result = says("set 1", "plain")
+    broken = dataclasses.replace(result, outcome=Outcome.INFRA_ERROR, correct=False, details="infrastructure: down")
+    artifacts.append_episode(run, broken)  # the first attempt broke; --resume ran it again
+    artifacts.append_episode(run, result)
+    build_report(run, plots=False)
+    [group] = json.loads((run / "summary.json").read_text())["groups"]
+    assert (group["overall"]["episodes"], group["overall"]["infra_errors"]) == (1, 0)
+    page = (run / "report.html").read_text()
+    assert "1 earlier attempts replaced" in page and "infrastructure: down" not in page
+
+
+def test_an_empty_run_still_gets_a_page(tmp_path: Path) -> None:
+    (tmp_path / "episodes.jsonl").write_text("")
+    page = build_report(tmp_path).read_text()
+    assert json.loads((tmp_path / "summary.json").read_text())["groups"] == []
+    assert "report · 0 episodes" in page
