@@ -64,13 +64,15 @@ class ReplierExecutor:
 
 
 def purple_server(respond: Callable[[str], Any], *, style: str = "message", streaming: bool = True,
-                  name: str = "netarena test purple agent", host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+                  name: str = "netarena test purple agent", host: str = "127.0.0.1", port: int = 0,
+                  protocol_versions: tuple[str, ...] = ("1.0", "0.3")) -> RunningServer:
     """A started-on-enter server for respond; `server.app.state.executor` holds the ReplierExecutor."""
     executor = ReplierExecutor(respond, style)
 
     def build(url: str) -> Any:
         card = make_card(name, "Answers each prompt with a fixed Python function.", url,
-                         [Skill("reply", "reply", "answers one prompt", ("test",))], streaming=streaming)
+                         [Skill("reply", "reply", "answers one prompt", ("test",))], streaming=streaming,
+                         protocol_versions=protocol_versions)
         app = make_asgi_app(card, executor)
         app.state.executor = executor
         return app

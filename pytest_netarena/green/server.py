@@ -33,16 +33,18 @@ def make_card(
     streaming: bool = True,
     input_modes: Sequence[str] = ("text",),
     output_modes: Sequence[str] = ("text",),
+    protocol_versions: Sequence[str] = ("1.0", "0.3"),
 ) -> Any:
-    """An AgentCard served at url over JSON-RPC (A2A 1.0; v0.3 clients are answered too)."""
+    """An AgentCard served at url over JSON-RPC, advertising A2A 1.0 and 0.3 (both are answered)."""
     from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
-    from a2a.utils.constants import PROTOCOL_VERSION_CURRENT
 
     return AgentCard(
         name=name,
         description=description,
         version=version,
-        supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version=PROTOCOL_VERSION_CURRENT)],
+        # the 0.3 entry also puts the legacy "url" field in the served JSON, which 0.3 clients require
+        supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version=version)
+                              for version in protocol_versions],
         capabilities=AgentCapabilities(streaming=streaming),
         default_input_modes=list(input_modes),
         default_output_modes=list(output_modes),

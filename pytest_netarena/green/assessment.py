@@ -1,0 +1,176 @@
+"""AgentBeats assessment requests (participants + config) validated into runs, and their result records."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agents.prompting import STRATEGIES
+from ..core.app import App, RunOptions
+from ..core.types import EpisodeResult, Outcome, Query
+from ..errors import UsageError
+
+#: NetArena's prompt types and the strategy each one amounts to here
+PROMPT_TYPES = {"zeroshot_base": "zero-shot", "zeroshot_cot": "cot", "fewshot_base": "few-shot", "fewshot_cot": "few-shot"}
+#: NetArena's default num_queries per app (route ran one query per assessment)
+DEFAULT_NUM_QUERIES = {"route": 1}
+DEFAULT_NUM_QUERIES_OTHER = 10
+DEFAULT_TIMEOUT_S = 60.0  #: per reply, like NetArena's client
+#: NetArena config keys about its own files and generators: accepted and ignored, so its scenarios run
+IGNORED_KEYS = frozenset({"output_dir", "output_file", "benchmark_path", "microservice_dir", "regenerate_config",
+                          "regenerate_benchmark", "regenerate_query", "start_index", "end_index",
+                          "agent_client_configs"})
+KNOWN_KEYS = ("num_queries", "prompt_type", "strategy", "max_iterations", "seed", "levels", "complexity_level",
+              "timeout_s", "options", "num_switches", "num_hosts_per_subnet")
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One validated request: who is evaluated, on which queries, with which limits."""
+
+    role: str
+    url: str
+    app: str
+    queries: tuple[Query, ...]
+    options: RunOptions = field(compare=False)
+    max_steps: int | None  #: None: the app's default
+    timeout_s: float
+    ignored: tuple[str, ...] = ()
+
+    def describe(self) -> dict[str, Any]:
+        return {"participant": {self.role: self.url}, "app": self.app, "num_queries": len(self.queries),
+                "strategy": self.options.strategy, "seed": self.options.seed, "levels": list(self.options.levels),
+                "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "options": self.options.extra,
+                "ignored_keys": list(self.ignored)}
+
+
+def _int(config: dict[str, Any], key: str, default: int | None, minimum: int) -> int | None:
+    value = config.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"config.{key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _levels(config: dict[str, Any]) -> tuple[int, ...] | None:
+    if "levels" in config:
+        raw = config["levels"]
+        items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else [raw]
+    elif "complexity_level" in config:  # NetArena MALT: ["level1", "level2"]
+        raw = config["complexity_level"]
+        items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else [None]
+        items = [re.sub(r"^level", "", str(item)) for item in items]
+    else:
+        return None
+    try:
+        levels = tuple(sorted({int(str(item).strip()) for item in items}))
+    except ValueError:
+        raise UsageError(f"config.levels must be level numbers such as [1, 2] or '1,2', got {raw!r}") from None
+    if not levels:
+        raise UsageError("config.levels is empty")
+    return levels
+
+
+def _strategy(config: dict[str, Any]) -> str:
+    value = config.get("strategy", config.get("prompt_type", "zero-shot"))
+    strategy = PROMPT_TYPES.get(value, value)
+    if strategy not in STRATEGIES:
+        accepted = ", ".join([*STRATEGIES, *PROMPT_TYPES])
+        raise UsageError(f"config.strategy/prompt_type {value!r} is not one of {accepted}")
+    return strategy
+
+
+def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -> Assessment:
+    """Validate `{"participants": {role: url}, "config": {...}}`; UsageError says what is wrong."""
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"the request must be JSON {{\"participants\": {{role: url}}, \"config\": {{...}}}}: {error}") from None
+    if not isinstance(request, dict) or not isinstance(request.get("participants"), dict):
+        raise UsageError("the request needs \"participants\": {role: url}")
+    participants = request["participants"]
+    if len(participants) != 1:
+        raise UsageError(f"exactly one participant is evaluated at a time, got {len(participants)}")
+    (role, url), = participants.items()
+    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+        raise UsageError(f"participant {role!r} needs an http(s) URL, got {url!r}")
+    config = request.get("config", {})
+    if not isinstance(config, dict):
+        raise UsageError("\"config\" must be an object")
+    unknown = sorted(set(config) - set(KNOWN_KEYS) - IGNORED_KEYS)
+    if unknown:
+        raise UsageError(f"unknown config keys {', '.join(unknown)}; accepted: {', '.join(KNOWN_KEYS)}")
+    num = _int(config, "num_queries", DEFAULT_NUM_QUERIES.get(app.name, DEFAULT_NUM_QUERIES_OTHER), 1)
+    extra = dict((defaults or {}).get("options", {}))
+    options_given = config.get("options", {})
+    if not isinstance(options_given, dict):
+        raise UsageError("config.options must be an object of app options, e.g. {\"route-size\": \"2x1\"}")
+    extra.update({name.replace("-", "_"): value for name, value in options_given.items()})
+    if app.name == "route" and ("num_switches" in config or "num_hosts_per_subnet" in config):
+        subnets = _int(config, "num_switches", 2, 2)
+        hosts = _int(config, "num_hosts_per_subnet", 1, 1)
+        extra.setdefault("route_size", f"{subnets}x{hosts}")
+    seed = _int(config, "seed", 0, 0)  # a fixed default: every participant meets the same queries
+    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra)
+    levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
+    options.levels = levels
+    categories = [c for c in app.categories(options) if c.level in levels]
+    if not categories:
+        raise UsageError(f"the {app.name} app has no query at levels {list(levels)}")
+    options.queries = math.ceil(num / len(categories))
+    options.max_steps = _int(config, "max_iterations", None, 1)
+    timeout = config.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+        raise UsageError(f"config.timeout_s must be a number of seconds in (0, 3600], got {timeout!r}")
+    # round robin over categories, so a few queries still cover every level and fault type
+    queries = sorted(app.generate(options), key=lambda q: (q.index, q.level, q.category))[:num]
+    ignored = tuple(sorted(set(config) & IGNORED_KEYS))
+    return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, float(timeout), ignored)
+
+
+def result_record(result: EpisodeResult) -> dict[str, Any]:
+    """The per-query DataPart: verdicts, cost in steps and time, and a compact transcript."""
+    unsafe = result.first_unsafe_step
+    return {
+        "query_id": result.query.id,
+        "app": result.query.app,
+        "level": result.query.level,
+        "category": result.query.category,
+        "seed": str(result.query.seed),  # 64-bit: a JSON number would lose digits as a protobuf double
+        "outcome": result.outcome.value,
+        "correct": result.correct,
+        "safe": result.safe,
+        "iterations": len(result.steps),
+        "latency_s": round(result.agent_s, 3),
+        "wall_s": round(result.wall_s, 3),
+        "details": result.details,
+        "first_unsafe_step": None if unsafe is None else {"index": unsafe.index, "violations": list(unsafe.violations)},
+        "steps": [{"index": s.index, "reply": s.reply, "action": s.action, "refused": s.refused,
+                   "violations": list(s.violations)} for s in result.steps],
+    }
+
+
+def summary_record(app: str, results: list[EpisodeResult]) -> dict[str, Any]:
+    """NetArena's summary fields (means over scored episodes; infrastructure errors are left out)."""
+    scored = [r for r in results if r.outcome is not Outcome.INFRA_ERROR]
+    n = len(scored)
+
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / n, 6) if n else 0.0
+
+    summary: dict[str, Any] = {
+        "avg_correctness": mean([float(r.correct) for r in scored]),
+        "avg_safety": mean([float(r.safe) for r in scored]),
+    }
+    if app == "malt":
+        summary["avg_latency_s"] = mean([r.agent_s for r in scored])
+    else:
+        summary["avg_iterations"] = mean([float(len(r.steps)) for r in scored])
+    outcomes = [r.outcome.value for r in results]
+    summary.update({"num_queries": len(results), "scored": n, "infra_errors": outcomes.count("infra_error"),
+                    "agent_errors": outcomes.count("agent_error"), "resolved": outcomes.count("resolved")})
+    return summary

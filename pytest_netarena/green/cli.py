@@ -1,0 +1,68 @@
+"""`netarena serve-green`: serve one suite as an AgentBeats-compatible green agent."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+DEFAULT_PORT = 9009
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve-green",
+        help="serve a suite as an A2A green agent (AgentBeats assessments)",
+        description="Serve one app's suite as an AgentBeats green agent over A2A (JSON-RPC, streaming). "
+        'A request is a user message whose text is {"participants": {ROLE: URL}, "config": {...}} with exactly '
+        "one participant; config keys: num_queries, prompt_type or strategy, max_iterations, seed, levels, "
+        "timeout_s, options. Each query's result is appended to one artifact, then the summary "
+        "(avg_correctness, avg_safety, avg_iterations or avg_latency_s).",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--app", default="k8s", help="the suite to serve: k8s (default), route, malt, or a registered app")
+    parser.add_argument("--card-url", default=None,
+                        help="the URL the agent card advertises, when clients reach this server by another name")
+    parser.add_argument("--option", action="append", type=_pair, default=[], metavar="NAME=VALUE",
+                        help="an app option for every assessment, e.g. route-size=2x1 or malt-topology=PATH (repeatable)")
+    parser.add_argument("--register-app", action="append", type=_pair, default=[], metavar="NAME=MODULE:ATTR",
+                        help="register your own app before serving (as the netarena_apps ini key does)")
+    parser.set_defaults(handler=serve_green)
+
+
+def serve_green(args: argparse.Namespace) -> int:
+    from ..apps import APP_ENTRY_POINTS, get_app, register_app
+    from .agent import build_green_app
+    from .server import serve_forever
+
+    for name, entry_point in args.register_app:
+        register_app(name, entry_point)
+    if args.app not in APP_ENTRY_POINTS:
+        print(f"netarena serve-green: unknown app {args.app!r}; known: {', '.join(APP_ENTRY_POINTS)}", file=sys.stderr)
+        return 2
+    try:
+        get_app(args.app)
+    except (ImportError, AttributeError) as error:
+        print(f"netarena serve-green: the {args.app} app does not load: {error}", file=sys.stderr)
+        return 2
+    options = {name.replace("-", "_"): value for name, value in args.option}
+
+    def announce(url: str) -> None:
+        print(f"netarena green agent ({args.app}) listening on {url}", flush=True)
+
+    try:
+        serve_forever(build_green_app(args.app, options), args.host, args.port, args.card_url, announce)
+    except OSError as error:
+        print(f"netarena serve-green: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0

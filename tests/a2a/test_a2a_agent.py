@@ -1,0 +1,166 @@
+"""A2AAgent against real local A2A servers: episodes resolve; slow, dead and broken agents are agent errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from pytest_netarena.agents.a2a_agent import A2AAgent, render_prompt, reply_text
+from pytest_netarena.core.types import Outcome, Task
+from pytest_netarena.errors import AgentError, UsageError
+
+TASK = Task("toy", "toy-L1-set-0000", 1, "set", "SYSTEM PROMPT", "zero-shot", 3)
+
+
+@pytest.mark.parametrize("style", ["message", "task"])
+@pytest.mark.parametrize("streaming", [True, False])
+def test_episode_through_a2a_resolves(purple, play_toy, solve_toy, style, streaming):
+    url = purple(solve_toy, style=style, streaming=streaming)
+    result = play_toy(A2AAgent(url, timeout_s=10))
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert [step.action for step in result.steps] == [f"set {result.query.params['target']}"]
+
+
+def test_a2a_0_3_agent_resolves(purple, play_toy, solve_toy):
+    """An agent whose card offers only A2A 0.3 (AgentBeats agents on a2a-sdk 0.3) is reached with 0.3."""
+    url = purple(solve_toy, protocol_versions=("0.3",))
+    agent = A2AAgent(url, timeout_s=10)
+    result = play_toy(agent)
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert [i.protocol_version for i in agent.card.supported_interfaces] == ["0.3"]
+
+
+def test_every_turn_carries_system_prompt_and_history(purple, play_toy):
+    answers = iter(["set -5", "hmm", "set 1"])
+    prompts = []
+
+    def respond(text):
+        prompts.append(text)
+        return next(answers)
+
+    result = play_toy(A2AAgent(purple(respond), timeout_s=10))
+    assert len(prompts) == 3 and result.outcome is Outcome.UNSAFE
+    first, last = prompts[0], prompts[2]
+    assert first.startswith("You control a counter. Reply 'set N'.\n\ncounter is 0; make it ")
+    assert last.startswith("You control a counter.")
+    assert "### Observation 1\ncounter is 0; make it" in last
+    assert "### Your reply 1\nset -5" in last and "### Your reply 2\nhmm" in last
+    assert last.index("### Your reply 2") < last.index("## Current observation")
+
+
+def test_data_part_reply_is_json(purple):
+    agent = A2AAgent(purple(lambda text: {"command": "set 3", "n": 3}), timeout_s=10)
+    agent.reset(TASK)
+    assert json.loads(agent.act("counter is 0").text) == {"command": "set 3", "n": 3}
+
+
+def test_card_is_fetched_once(purple, solve_toy):
+    agent = A2AAgent(purple(solve_toy), timeout_s=10)
+    agent.reset(TASK)
+    card = agent.card
+    agent.reset(TASK)
+    assert agent.card is card and card.name == "netarena test purple agent"
+
+
+def test_slow_agent_is_an_agent_error_within_the_timeout(purple, play_toy):
+    async def slow(text):
+        await asyncio.sleep(30)
+        return "set 1"
+
+    started = time.monotonic()
+    result = play_toy(A2AAgent(purple(slow), timeout_s=1.0))
+    assert result.outcome is Outcome.AGENT_ERROR
+    assert "did not answer within 1 s" in result.details
+    assert time.monotonic() - started < 5
+
+
+def test_unreachable_agent_is_an_agent_error(closed_port_url, play_toy):
+    started = time.monotonic()
+    result = play_toy(A2AAgent(closed_port_url, timeout_s=10))
+    assert result.outcome is Outcome.AGENT_ERROR
+    assert "cannot connect" in result.details and closed_port_url in result.details
+    assert time.monotonic() - started < 5
+
+
+def test_garbage_reply_is_an_agent_error(garbage_url, play_toy):
+    result = play_toy(A2AAgent(garbage_url, timeout_s=10))
+    assert result.outcome is Outcome.AGENT_ERROR
+    assert "sending the prompt" in result.details
+
+
+@pytest.mark.parametrize("style", ["message", "task"])
+def test_agent_raising_is_an_agent_error(purple, play_toy, style):
+    def broken(text):
+        raise RuntimeError("model crashed")
+
+    result = play_toy(A2AAgent(purple(broken, style=style), timeout_s=10))
+    assert result.outcome is Outcome.AGENT_ERROR, result.details
+
+
+def test_reply_without_parts_is_an_agent_error_but_empty_text_is_a_reply(purple, play_toy):
+    assert play_toy(A2AAgent(purple(lambda text: []), timeout_s=10)).outcome is Outcome.AGENT_ERROR
+    result = play_toy(A2AAgent(purple(lambda text: ""), timeout_s=10))
+    assert result.outcome is Outcome.UNRESOLVED and [s.reply for s in result.steps] == ["", "", ""]
+
+
+def test_bad_url_and_unknown_setting_are_usage_errors():
+    with pytest.raises(UsageError, match="http"):
+        A2AAgent("localhost:9009")
+    with pytest.raises(UsageError, match="unknown setting 'temperature'"):
+        A2AAgent("http://127.0.0.1:9", temperature=0)
+    assert A2AAgent("http://127.0.0.1:9/", timeout=5).timeout_s == 5
+
+
+# reading replies like NetArena's client, on events built by hand
+
+
+def _events(*pieces):
+    from a2a.types.a2a_pb2 import StreamResponse
+
+    return [StreamResponse(**piece) for piece in pieces]
+
+
+def test_reply_text_from_task_updates_takes_the_last_artifact():
+    from a2a.helpers import new_data_part, new_text_message, new_text_part
+    from a2a.types.a2a_pb2 import Artifact, Task as A2ATask, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
+
+    events = _events(
+        {"task": A2ATask(id="t", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))},
+        {"status_update": TaskStatusUpdateEvent(task_id="t", status=TaskStatus(
+            state=TaskState.TASK_STATE_WORKING, message=new_text_message("thinking")))},
+        {"artifact_update": TaskArtifactUpdateEvent(task_id="t", artifact=Artifact(artifact_id="a", parts=[new_text_part("old")]))},
+        {"artifact_update": TaskArtifactUpdateEvent(task_id="t", artifact=Artifact(artifact_id="b", parts=[new_text_part("set 4")]))},
+        {"artifact_update": TaskArtifactUpdateEvent(task_id="t", append=True, artifact=Artifact(
+            artifact_id="b", parts=[new_data_part({"k": 1})]))},
+        {"status_update": TaskStatusUpdateEvent(task_id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))},
+    )
+    assert reply_text(events) == 'set 4\n{\n  "k": 1.0\n}'
+
+
+def test_reply_text_falls_back_to_the_last_agent_message_and_rejects_failures():
+    from a2a.helpers import new_text_message
+    from a2a.types.a2a_pb2 import Role, Task as A2ATask, TaskState, TaskStatus
+
+    history = [new_text_message("prompt", role=Role.ROLE_USER), new_text_message("set 9")]
+    done = A2ATask(id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED), history=history)
+    assert reply_text(_events({"task": done})) == "set 9"
+    failed = A2ATask(id="t", status=TaskStatus(state=TaskState.TASK_STATE_FAILED, message=new_text_message("quota")))
+    with pytest.raises(AgentError, match="ended failed: quota"):
+        reply_text(_events({"task": failed}))
+    with pytest.raises(AgentError, match="no artifact and no agent message"):
+        reply_text(_events({"task": A2ATask(id="t", history=history[:1])}))
+    with pytest.raises(AgentError, match="no event"):
+        reply_text([])
+
+
+def test_render_prompt_drops_middle_turns_when_too_long():
+    turns = [(f"obs {i} " + "x" * 100, f"reply {i}") for i in range(1, 11)]
+    text = render_prompt("SYS", turns, "now", max_chars=600)
+    assert len(text) <= 600
+    assert "### Observation 1\nobs 1" in text and "### Your reply 10\nreply 10" in text
+    assert "earlier turns omitted]" in text and "obs 2 " not in text
+    assert text.endswith("## Current observation\nnow\n\nReply with your next action.")
+    assert render_prompt("SYS", [], "first") == "SYS\n\nfirst"
