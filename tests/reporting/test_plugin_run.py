@@ -1,0 +1,41 @@
+"""A real plugin run (pytester, toy app, two agents, two trials), then build_report on its run folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_netarena.reporting.rebuild import build_report
+
+TOY_DIR = Path(__file__).parents[1] / "plugin"
+SUITE = """
+import pytest
+from pytest_netarena.assertions import assert_episode
+
+@pytest.mark.netarena("toy")
+def test_episode(netarena_result):
+    assert_episode(netarena_result)
+"""
+
+
+def test_rebuilt_summary_equals_the_plugins_and_adds_comparisons(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TOY_DIR))
+    monkeypatch.syspath_prepend(str(TOY_DIR))
+    pytester.makeini("[pytest]\nnetarena_apps = toy = toy_app:APP\n")
+    pytester.makepyfile(test_toy=SUITE)
+    result = pytester.runpytest("--agent=builtin:oracle", "--agent=builtin:reckless", "--trials=2", "--queries=2",
+                                "--seed=4", "--reports-dir=reports")
+    result.assert_outcomes(passed=8, failed=8)
+    [run] = (pytester.path / "reports").iterdir()
+    written_by_plugin = json.loads((run / "summary.json").read_text())
+    page = build_report(run, plots=False)
+    rebuilt = json.loads((run / "summary.json").read_text())
+    assert rebuilt["groups"] == written_by_plugin["groups"]
+    [correctness, safety] = rebuilt["comparisons"]
+    assert (safety["agent_a"], safety["agent_b"], safety["pairs"], safety["only_a"]) == ("builtin:oracle", "builtin:reckless", 8, 8)
+    assert correctness["difference"] == 0.0
+    assert {(row["agent"], row["k"]) for row in rebuilt["pass_k"]} >= {("builtin:reckless", 2), ("builtin:oracle", 2)}
+    text = page.read_text()
+    assert "--trials=2" in text and "builtin:reckless" in text
