@@ -48,7 +48,7 @@ def paired_bootstrap(differences: Sequence[float], seed: int, resamples: int = R
     rng = random.Random(seed)
     n = len(differences)
     means = sorted(sum(rng.choices(differences, k=n)) / n for _ in range(resamples))
-    return (means[int(0.025 * resamples)], means[min(resamples - 1, int(math.ceil(0.975 * resamples)) - 1)])
+    return (means[int(0.025 * resamples)], means[min(resamples - 1, math.ceil(0.975 * resamples) - 1)])
 
 
 def queries_needed(difference: float, discordance: float, z_alpha: float = Z_975, z_power: float = Z_80) -> int | None:

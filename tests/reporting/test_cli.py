@@ -22,7 +22,7 @@ sys.exit(args.handler(args))
 
 
 def netarena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_report_rebuilds_summary_and_html_from_episodes(make_run, tmp_path: Path) -> None:

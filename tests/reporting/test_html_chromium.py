@@ -25,7 +25,7 @@ def browse(url: str, profile: Path, *options: str) -> tuple[str, list[str]]:
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
          "--enable-logging=stderr", "--v=0", *options, url],
-        capture_output=True, text=True, timeout=90)
+        capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
 

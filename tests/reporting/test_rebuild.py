@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.reporting.properties import episode_properties, record_from_properties
-from pytest_netarena.reporting.rebuild import ReportError, build_report, load_episodes, records_from_episodes
+from pytest_netarena.reporting.properties import (
+    episode_properties,
+    record_from_properties,
+)
+from pytest_netarena.reporting.rebuild import (
+    ReportError,
+    build_report,
+    load_episodes,
+    records_from_episodes,
+)
 from pytest_netarena.reporting.summary import summarize
 
 
@@ -126,3 +134,13 @@ def test_an_empty_run_still_gets_a_page(tmp_path: Path) -> None:
     page = build_report(tmp_path).read_text()
     assert json.loads((tmp_path / "summary.json").read_text())["groups"] == []
     assert "report · 0 episodes" in page
+
+
+def test_without_matplotlib_the_page_says_how_to_get_plots(make_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    run = tmp_path / "run"
+    make_run(run, agents=("oracle",), trials=1, queries=1)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    page = build_report(run).read_text()
+    assert "pip install matplotlib" in page and not (run / "plots").exists()

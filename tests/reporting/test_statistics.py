@@ -8,7 +8,12 @@ import random
 
 import pytest
 
-from pytest_netarena.reporting.compare import compare, mcnemar_exact, paired_bootstrap, queries_needed
+from pytest_netarena.reporting.compare import (
+    compare,
+    mcnemar_exact,
+    paired_bootstrap,
+    queries_needed,
+)
 from pytest_netarena.reporting.passk import pass_at_k, pass_hat_k, pass_k_table
 
 
