@@ -150,3 +150,16 @@ def test_the_run_continues_after_errors(env, queries):
     env.reset(query)
     outcome = env.step(code(oracle_code(query)))
     assert outcome.agent_error is None and outcome.violations == () and env.judge().correct
+
+
+def test_a_dead_zygote_is_restarted(env, queries):
+    from pytest_netarena.apps.malt.agents import oracle_code
+
+    env.sandbox.run("def process_graph(graph_data):\n    return 1")
+    env.sandbox.process.kill()
+    env.sandbox.process.wait()
+    query = queries["list"]
+    env.reset(query)
+    outcome = env.step(code(oracle_code(query)))
+    assert outcome.agent_error is None and env.judge().correct
+    assert env.sandbox.isolation.get("netns") in (True, False)

@@ -51,6 +51,7 @@ class Sandbox:
         self.graph_json = graph_json
         self.limits = limits
         self.process: subprocess.Popen[bytes] | None = None
+        self.isolation: dict[str, bool] = {}
         self.lock = threading.Lock()
 
     def _start(self) -> None:
@@ -74,6 +75,8 @@ class Sandbox:
             process.wait()
             raise InfraError("the MALT sandbox exited during start-up")
         self.process = process
+        #: what confinement this machine allows: {"netns": bool, "nobody": bool}
+        self.isolation = json.loads(ready).get("isolation", {})
 
     @staticmethod
     def _send(process: subprocess.Popen[bytes], data: bytes) -> None:
@@ -104,8 +107,9 @@ class Sandbox:
             except (OSError, ValueError):
                 header = payload = None
             if header is None or payload is None:
+                # the code runs in a child under another uid: it cannot kill the zygote
                 self.close()
-                return RunResult(False, error="the sandbox process died while running the code")
+                raise InfraError("the MALT sandbox process died; it restarts for the next answer")
         info = json.loads(header)
         if info["status"] == "infra":
             raise InfraError(info["message"])

@@ -119,7 +119,7 @@ def confine(limits, workdir):
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     libc = ctypes.CDLL(None, use_errno=True)
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and limits.get("netns", True):
         if libc.unshare(CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
     os.chdir(workdir)
@@ -256,6 +256,17 @@ def run_one(request, graph, fingerprint, limits, workdir, roots):
     return header, b""
 
 
+def probe_netns():
+    """Whether this machine lets us create network namespaces (root without CAP_SYS_ADMIN cannot)."""
+    if os.geteuid() != 0:
+        return False
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def main():
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages on the real stdout
@@ -270,7 +281,9 @@ def main():
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     gc.collect()
     gc.freeze()  # fewer copy-on-write pages in every child
-    write_message(stdout, b'{"status": "ready"}')
+    limits["netns"] = probe_netns()
+    isolation = {"netns": limits["netns"], "nobody": os.geteuid() == 0}
+    write_message(stdout, json.dumps({"status": "ready", "isolation": isolation}).encode())
     try:
         while True:
             message = read_message(stdin)
