@@ -126,8 +126,10 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     timeout = config.get("timeout_s", DEFAULT_TIMEOUT_S)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
         raise UsageError(f"config.timeout_s must be a number of seconds in (0, 3600], got {timeout!r}")
-    # round robin over categories, so a few queries still cover every level and fault type
-    queries = sorted(app.generate(options), key=lambda q: (q.index, q.level, q.category))[:num]
+    # round robin over levels, then over each level's categories: a few queries still cover every level
+    rank = {(c.level, c.name): i for level in levels
+            for i, c in enumerate(sorted(c for c in categories if c.level == level))}
+    queries = sorted(app.generate(options), key=lambda q: (q.index, rank[q.level, q.category], q.level))[:num]
     ignored = tuple(sorted(set(config) & IGNORED_KEYS))
     return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, float(timeout), ignored)
 

@@ -12,6 +12,9 @@ from pytest_netarena.agents.a2a_agent import A2AAgent, render_prompt, reply_text
 from pytest_netarena.core.types import Outcome, Task
 from pytest_netarena.errors import AgentError, UsageError
 
+# sse-starlette leaves a coroutine behind when uvicorn cancels a stream still open at shutdown (the slow agent)
+pytestmark = pytest.mark.filterwarnings("ignore:coroutine .EventSourceResponse:RuntimeWarning")
+
 TASK = Task("toy", "toy-L1-set-0000", 1, "set", "SYSTEM PROMPT", "zero-shot", 3)
 
 
@@ -88,7 +91,7 @@ def test_unreachable_agent_is_an_agent_error(closed_port_url, play_toy):
 def test_garbage_reply_is_an_agent_error(garbage_url, play_toy):
     result = play_toy(A2AAgent(garbage_url, timeout_s=10))
     assert result.outcome is Outcome.AGENT_ERROR
-    assert "sending the prompt" in result.details
+    assert "sending the prompt" in result.details and "JSON" in result.details
 
 
 @pytest.mark.parametrize("style", ["message", "task"])
@@ -97,7 +100,7 @@ def test_agent_raising_is_an_agent_error(purple, play_toy, style):
         raise RuntimeError("model crashed")
 
     result = play_toy(A2AAgent(purple(broken, style=style), timeout_s=10))
-    assert result.outcome is Outcome.AGENT_ERROR, result.details
+    assert result.outcome is Outcome.AGENT_ERROR and "model crashed" in result.details
 
 
 def test_reply_without_parts_is_an_agent_error_but_empty_text_is_a_reply(purple, play_toy):
@@ -164,3 +167,4 @@ def test_render_prompt_drops_middle_turns_when_too_long():
     assert "earlier turns omitted]" in text and "obs 2 " not in text
     assert text.endswith("## Current observation\nnow\n\nReply with your next action.")
     assert render_prompt("SYS", [], "first") == "SYS\n\nfirst"
+
