@@ -20,7 +20,7 @@ SETTING_ALIASES = {"timeout": "timeout_s", "a2a_timeout_s": "timeout_s", "agent_
 
 def import_a2a() -> Any:
     try:
-        import a2a.client  # noqa: F401  (checks the package is there)
+        import a2a.client
     except ImportError as error:
         raise UsageError("A2A agents need a2a-sdk: pip install 'pytest-netarena[a2a]'") from error
     return a2a
@@ -202,7 +202,7 @@ class A2AAgent:
             return asyncio.run(asyncio.wait_for(coroutine, self.timeout_s))
         except AgentError as error:
             raise AgentError(f"A2A agent at {self.url}: {error}") from error
-        except (asyncio.TimeoutError, TimeoutError) as error:
+        except TimeoutError as error:
             raise AgentError(f"A2A agent at {self.url} did not answer within {self.timeout_s:g} s ({doing})") from error
         except Exception as error:
             raise AgentError(f"A2A agent at {self.url} failed while {doing}: {_describe(error)}") from error

@@ -63,7 +63,11 @@ class GreenExecutor:
         self._lock = asyncio.Lock()
 
     async def execute(self, context: Any, event_queue: Any) -> None:
-        from a2a.helpers import new_data_part, new_task_from_user_message, new_text_message
+        from a2a.helpers import (
+            new_data_part,
+            new_task_from_user_message,
+            new_text_message,
+        )
         from a2a.server.tasks import TaskUpdater
         from a2a.types.a2a_pb2 import TaskState
         from a2a.utils.errors import InvalidParamsError
@@ -86,7 +90,7 @@ class GreenExecutor:
         try:
             async with self._lock:
                 results = await self._run(app, assessment, updater, artifact_id, say)
-        except Exception as error:  # the environment could not be built or broke outside an episode
+        except Exception as error:  # noqa: BLE001  (the environment could not be built or broke outside an episode)
             await updater.failed(say(f"Assessment failed: {type(error).__name__}: {error}"))
             return
         scored = [r for r in results if r.outcome is not Outcome.INFRA_ERROR]

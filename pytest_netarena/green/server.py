@@ -36,7 +36,12 @@ def make_card(
     protocol_versions: Sequence[str] = ("1.0", "0.3"),
 ) -> Any:
     """An AgentCard served at url over JSON-RPC, advertising A2A 1.0 and 0.3 (both are answered)."""
-    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from a2a.types.a2a_pb2 import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+    )
 
     return AgentCard(
         name=name,
@@ -116,7 +121,7 @@ class RunningServer:
         self._thread.join(GRACEFUL_SHUTDOWN_S + 5)
         self._sock.close()
 
-    def __enter__(self) -> RunningServer:
+    def __enter__(self) -> RunningServer:  # noqa: PYI034
         return self.start() if not self._thread.is_alive() else self
 
     def __exit__(self, *exc: object) -> None:

@@ -128,7 +128,14 @@ def _events(*pieces):
 
 def test_reply_text_from_task_updates_takes_the_last_artifact():
     from a2a.helpers import new_data_part, new_text_message, new_text_part
-    from a2a.types.a2a_pb2 import Artifact, Task as A2ATask, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
+    from a2a.types.a2a_pb2 import (
+        Artifact,
+        TaskArtifactUpdateEvent,
+        TaskState,
+        TaskStatus,
+        TaskStatusUpdateEvent,
+    )
+    from a2a.types.a2a_pb2 import Task as A2ATask
 
     events = _events(
         {"task": A2ATask(id="t", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))},
@@ -145,7 +152,8 @@ def test_reply_text_from_task_updates_takes_the_last_artifact():
 
 def test_reply_text_falls_back_to_the_last_agent_message_and_rejects_failures():
     from a2a.helpers import new_text_message
-    from a2a.types.a2a_pb2 import Role, Task as A2ATask, TaskState, TaskStatus
+    from a2a.types.a2a_pb2 import Role, TaskState, TaskStatus
+    from a2a.types.a2a_pb2 import Task as A2ATask
 
     history = [new_text_message("prompt", role=Role.ROLE_USER), new_text_message("set 9")]
     done = A2ATask(id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED), history=history)

@@ -40,8 +40,8 @@ def assess(green_url: str, participants: dict, config: dict) -> list:
 
 def artifact_data(events: list) -> tuple[list[dict], list[str], str]:
     """(data parts of the one result artifact in order, status texts, final state name)."""
-    from google.protobuf.json_format import MessageToDict
     from a2a.types.a2a_pb2 import TaskState
+    from google.protobuf.json_format import MessageToDict
 
     data, statuses, state, artifact_ids = [], [], "", set()
     for event in events:
@@ -140,7 +140,7 @@ def test_serve_green_cli(tmp_path):
         process.terminate()
         process.wait(10)
     unknown = subprocess.run([sys.executable, "-m", "pytest_netarena.cli", "serve-green", "--app", "nope"],
-                             capture_output=True, text=True, timeout=60)
+                             check=False, capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "unknown app 'nope'" in unknown.stderr
 
 
