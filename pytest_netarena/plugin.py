@@ -87,6 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)",
     )
+    group.addoption("--no-plots", action="store_true", default=False, help="skip the PNG/SVG plots beside report.html")
+    parser.addini("netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
     parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
     for name, ini, help_text, default in _OPTIONS:
         group.addoption(f"--{name}", default=None, help=help_text)
@@ -168,7 +170,11 @@ def _build_settings(config: pytest.Config) -> Settings:
         "record_dir": _value(config, "record", "netarena_record"),
         "replay_dir": _value(config, "replay", "netarena_replay"),
     }
-    agents = [replace(a, settings=llm_settings) if a.kind == "litellm" else a for a in agents]
+    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0)}
+    agents = [
+        replace(a, settings=llm_settings) if a.kind == "litellm" else replace(a, settings=a2a_settings) if a.kind == "a2a" else a
+        for a in agents
+    ]
     reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
     if not reports_dir.is_absolute():
         reports_dir = config.rootpath / reports_dir
@@ -464,6 +470,7 @@ class RunReporter:
         self.no_agent_skips = 0
         self.budget_skips = 0
         self.gate_verdicts: list[dict[str, Any]] = []
+        self.report_note = ""
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped and NO_AGENT_MESSAGE in str(report.longrepr):
@@ -489,6 +496,8 @@ class RunReporter:
             if self.gate_verdicts:
                 summary["gates"] = self.gate_verdicts
             artifacts.write_summary(settings.run_dir, summary)
+            plots = self.config.getini("netarena_plots") and not self.config.getoption("no_plots")
+            self.report_note = _build_html_report(settings.run_dir, plots)
             if self.gate_verdicts and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 # with bars set, the bars decide: a failed episode is expected, a run below the bar is not
                 passed = all(v["passed"] for v in self.gate_verdicts)
@@ -520,7 +529,19 @@ class RunReporter:
             terminalreporter.write_line(
                 f"bar {word}: {verdict['metric']} of {verdict['agent']} on {verdict['app']} is {value}, bar {verdict['threshold']:g}",
                 green=verdict["passed"], red=not verdict["passed"])
+        if self.report_note:
+            terminalreporter.write_line(self.report_note)
         terminalreporter.write_line(f"seed {settings.seed}; reports in {settings.run_dir}")
+
+
+def _build_html_report(run_dir: Path, plots: bool) -> str:
+    """Write report.html and plots; a reporting problem is a note, never a failed run."""
+    from .reporting.rebuild import ReportError, build_report
+
+    try:
+        return f"report: {build_report(run_dir, plots=plots)}"
+    except ReportError as error:
+        return f"report.html not written: {error}"
 
 
 def _run_info(settings: Settings) -> dict[str, Any]:

@@ -19,6 +19,7 @@ ACCEPTED_FORMS = (
     "builtin:NAME (offline reference agents: oracle, expert, reckless, noop)",
     "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5)",
     "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
+    "a2a:URL (an agent speaking A2A, e.g. an AgentBeats purple agent: a2a:http://127.0.0.1:9019)",
 )
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -28,7 +29,7 @@ class AgentSpec:
     """A parsed --agent value."""
 
     raw: str
-    kind: str  #: "builtin", "python" or "litellm"
+    kind: str  #: "builtin", "python", "a2a" or "litellm"
     target: str  #: builtin name, "module:attr" or litellm model "provider/model"
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -60,7 +61,9 @@ def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec
             raise UsageError(usage_message(f"malformed python agent {raw!r}: expected python:MODULE:ATTR"))
         return AgentSpec(text, "python", rest)
     if kind == "a2a":
-        raise UsageError(usage_message("A2A agents are not supported yet"))
+        if not re.match(r"^https?://[^/\s]+", rest):
+            raise UsageError(usage_message(f"malformed A2A agent {raw!r}: expected a2a:http://HOST:PORT"))
+        return AgentSpec(text, "a2a", rest)
     if not _NAME.match(kind) or not rest.strip():
         raise UsageError(usage_message(f"malformed model spec {raw!r}"))
     return AgentSpec(text, "litellm", f"{kind}/{rest}")
@@ -90,6 +93,10 @@ def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Age
         return agent
     if spec.kind == "python":
         return load_python_agent(spec.target)
+    if spec.kind == "a2a":
+        from .a2a_agent import A2AAgent  # lazy: a2a-sdk is an optional dependency
+
+        return A2AAgent(spec.target, **spec.settings)
     from .litellm_agent import LiteLLMAgent  # lazy: litellm takes seconds to import
 
     return LiteLLMAgent(spec.target, **spec.settings)

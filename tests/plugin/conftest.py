@@ -23,6 +23,6 @@ def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
     """A pytester project with the toy app registered and one benchmark test module."""
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     monkeypatch.syspath_prepend(str(HERE))
-    pytester.makeini("[pytest]\nnetarena_apps = toy = toy_app:APP\njunit_family = xunit1\n")
+    pytester.makeini("[pytest]\nnetarena_apps = toy = toy_app:APP\njunit_family = xunit1\nnetarena_plots = false\n")
     pytester.makepyfile(test_toy=SUITE)
     return pytester

@@ -24,8 +24,11 @@ DEFAULT_EPISODES = 6
 def test_oracle_resolves_every_episode_and_reports_are_written(toy: pytest.Pytester) -> None:
     result = toy.runpytest("--agent=builtin:oracle", "--seed=7")
     result.assert_outcomes(passed=DEFAULT_EPISODES)
-    result.stdout.fnmatch_lines(["*netarena: seed=7 agents=builtin:oracle*", "*netarena summary*", "*toy*ALL*100.0%*"])
+    result.stdout.fnmatch_lines(
+        ["*netarena: seed=7 agents=builtin:oracle*", "*netarena summary*", "*toy*ALL*100.0%*", "*report: *report.html"]
+    )
     folder = run_dir(toy)
+    assert "toy-L2-set+set-0002" in (folder / "report.html").read_text()
     run = json.loads((folder / "run.json").read_text())
     assert run["seed"] == 7 and run["agents"] == ["builtin:oracle"]
     episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
@@ -156,6 +159,7 @@ def test_bad_options_are_usage_errors(toy: pytest.Pytester, option: str, message
 def test_options_can_be_set_in_the_ini_file(toy: pytest.Pytester) -> None:
     toy.makeini(
         "[pytest]\nnetarena_apps = toy = toy_app:APP\nnetarena_agents = builtin:oracle\nnetarena_queries = 1\nnetarena_seed = 42\n"
+        "netarena_plots = false\n"
     )
     result = toy.runpytest()
     result.assert_outcomes(passed=2)
