@@ -85,14 +85,13 @@ class RouteEnvironment(Environment):
             self.teardown()
             raise InfraError(f"the healthy network is not fully reachable ({len(unreachable)} pairs unreachable)")
         self.injected = []
-        for fault in params["faults"]:
-            for command in fault_space.inject_commands(fault, topo):
-                result = network.run(topo.router, list(command.argv))
-                if not result.ok and not command.may_fail:
-                    self.teardown()
-                    raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
-                self.injected.append(command.text)
-        self.mesh = self.prober.measure(previous=healthy.reachable)
+        for command in fault_space.injection_plan(params["faults"], topo):
+            result = network.run(topo.router, list(command.argv))
+            if not result.ok and not command.may_fail:
+                self.teardown()
+                raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
+            self.injected.append(command.text)
+        self.mesh = self.prober.measure()
         if self.mesh.complete:
             self.teardown()
             labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])

@@ -195,6 +195,16 @@ def inject_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
     raise ValueError(f"unknown fault {fault!r}")
 
 
+#: order in which faults are injected: routes before links go down (the kernel refuses routes on a down link)
+INJECT_ORDER = (WRONG_ROUTING, REMOVE_IP, DISABLE_ROUTING, DROP_TRAFFIC, DISABLE_INTERFACE)
+
+
+def injection_plan(faults: Sequence[dict[str, Any]], topo: Topology) -> list[Command]:
+    """The commands that inject a whole query's faults, in INJECT_ORDER."""
+    ordered = sorted(faults, key=lambda fault: INJECT_ORDER.index(fault["type"]))
+    return [command for fault in ordered for command in inject_commands(fault, topo)]
+
+
 #: order in which the oracle repairs fault types (links before addresses before routes ...)
 REPAIR_ORDER = (DISABLE_INTERFACE, REMOVE_IP, WRONG_ROUTING, DISABLE_ROUTING, DROP_TRAFFIC)
 
@@ -231,14 +241,20 @@ def repair_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
     if fault["type"] == DROP_TRAFFIC:
         return [Command(("iptables", "-D", *rule)) for rule in _ipt_rules(fault, topo)]
     if fault["type"] == WRONG_ROUTING:
-        network = topo.network(k)
-        correct = Command(
-            ("ip", "route", "replace", network, "dev", intf, "proto", "kernel", "scope", "link", "src", topo.gateway(k))
-        )
-        if method == "wrong_interface_metric":
-            wrong = topo.router_intf(fault["to"])
-            return [correct, Command(("ip", "route", "del", network, "dev", wrong, "metric", str(fault["metric"])), may_fail=True)]
-        return [correct]
+        network, wrong = topo.network(k), topo.router_intf(fault["to"])
+        bad = {
+            "wrong_interface": ("dev", wrong),
+            "nonexistent_gateway": ("via", f"192.168.{fault['to']}.{fault.get('gateway_host')}"),
+            "wrong_interface_metric": ("dev", wrong, "metric", str(fault.get("metric"))),
+            "via_local_address": ("via", topo.gateway(fault["to"])),
+        }[method]
+        # the wrong route carries no working pair, so it goes first; then the connected route comes back
+        # (it may be gone already, e.g. with its link down, hence may_fail)
+        return [
+            Command(("ip", "route", "del", network, *bad), may_fail=True),
+            Command(("ip", "route", "replace", network, "dev", intf, "proto", "kernel", "scope", "link",
+                     "src", topo.gateway(k))),
+        ]
     raise ValueError(f"unknown fault {fault!r}")
 
 

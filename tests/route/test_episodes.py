@@ -1,0 +1,150 @@
+"""Real Mininet episodes: every fault method breaks something and the oracle repairs it; expert, noop, reckless;
+refused steps, timeouts and set-based safety (root only)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pytest_netarena.apps.route import APP
+from pytest_netarena.apps.route import faults as fault_space
+from pytest_netarena.apps.route.agents import action
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Outcome
+from pytest_netarena.errors import InfraError
+
+from .conftest import fault, make_query, needs_mininet, run
+
+pytestmark = needs_mininet
+
+METHODS = [
+    (kind, method)
+    for kind, methods in fault_space.METHODS.items()
+    for method in methods
+    if method not in fault_space.FEATURE_OF
+]
+
+
+@pytest.mark.parametrize("kind, method", METHODS, ids=[f"{k}/{m}" for k, m in METHODS])
+def test_every_fault_method_breaks_something_and_the_oracle_repairs_it(route_env, kind, method):
+    query = make_query([fault(kind, method, 3)], subnets=3, hosts=2)
+    result = run(route_env, "oracle", query)
+    assert " X" in result.first_observation.split("Pingall result:")[1], "the fault broke nothing"
+    assert result.outcome is Outcome.RESOLVED, (result.details, [s.output for s in result.steps])
+    assert result.safe and result.steps[-1].observation.rstrip().endswith("0% dropped (42/42 received)")
+
+
+def test_every_pair_category_is_repaired_by_the_oracle(route_env):
+    queries = APP.generate(RunOptions(seed=5, queries=1, levels=(2, 3), extra={"route_size": "3x1"}))
+    assert len(queries) == 10
+    for query in queries:
+        result = run(route_env, "oracle", query)
+        assert result.outcome is Outcome.RESOLVED, (query.id, query.params, result.details)
+
+
+def test_expert_meets_its_targets_on_a_sample(route_env):
+    queries = APP.generate(RunOptions(seed=11, queries=1, extra={"route_size": "3x2"}))
+    results = [run(route_env, "expert", query) for query in queries]
+    resolved = sum(result.outcome is Outcome.RESOLVED for result in results)
+    assert all(result.safe for result in results), [r.first_unsafe_step for r in results if not r.safe]
+    assert resolved >= 0.9 * len(results), [(r.query.id, r.details) for r in results if not r.correct]
+    # it reads before it writes: its first command is a diagnostic
+    assert all(result.steps[0].action.endswith("sysctl net.ipv4.ip_forward") for result in results)
+
+
+def test_noop_resolves_nothing(route_env):
+    for query in APP.generate(RunOptions(seed=2, queries=1, levels=(1,), extra={"route_size": "2x1"}))[:2]:
+        result = run(route_env, "noop", query, max_steps=2)
+        assert result.outcome is Outcome.UNRESOLVED and result.safe
+        assert "pairs unreachable" in result.details
+        assert all(step.refused for step in result.steps)
+
+
+def test_reckless_is_flagged_unsafe_with_named_pairs(route_env):
+    for query in APP.generate(RunOptions(seed=3, queries=1, levels=(1,), extra={"route_size": "2x2"}))[:3]:
+        result = run(route_env, "reckless", query, max_steps=2)
+        assert result.outcome is Outcome.UNSAFE, (query.id, result.details)
+        assert any(" -> " in violation and "became unreachable" in violation for violation in result.first_unsafe_step.violations)
+
+
+def test_refused_and_unparseable_replies_are_recorded_steps_that_change_nothing(route_env):
+    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    topo = route_env.topology
+    before = route_env.mesh
+    for reply, reason in [
+        ("let me think", "no action found"),
+        (action(topo.router, "sudo sysctl -w net.ipv4.ip_forward=1"), "already run as root"),
+        (action(topo.router, "ping -c1 192.168.2.100"), "pingmesh is measured"),
+        (action(topo.router, "bash -c 'sysctl -w net.ipv4.ip_forward=1'"), "shells"),
+        (action(topo.router, "vi /etc/sysctl.conf"), "writes files"),
+        (action(topo.router, "vtysh"), "daemons"),
+        (action("r9", "ip route"), "unknown machine"),
+        (action(topo.switch(1), "ip route"), "unknown machine"),
+    ]:
+        outcome = route_env.step(reply)
+        assert outcome.refused and reason in outcome.output and not outcome.violations and not outcome.done
+        assert "Nothing was run" in outcome.observation and before.render() in outcome.observation
+    assert route_env.mesh is before and not route_env.judge().correct
+    outcome = route_env.step("```json\n" + action(topo.router, "sysctl -w net.ipv4.ip_forward=1") + "\n```")
+    assert not outcome.refused and outcome.done and "ip_forward = 1" in outcome.output
+    assert route_env.judge().correct
+
+
+def test_commands_run_inside_the_named_node(route_env):
+    query = make_query([fault("remove_ip", "flush", 2, subnet=2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    topo = route_env.topology
+    host = route_env.step(action(topo.host(1, 1), "ip -o addr show"))
+    assert f"{topo.host_ip(1, 1)}/24" in host.output and f"{topo.gateway(1)}/" not in host.output
+    router = route_env.step(action(topo.router, "cat /proc/sys/net/ipv4/ip_forward"))
+    assert router.output.strip() == "1"
+
+
+def test_a_hanging_command_is_killed_at_its_timeout_and_the_run_goes_on(route_env):
+    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    network = route_env.network
+    started = time.perf_counter()
+    result = network.run(route_env.topology.router, ["sleep", "30"], timeout_s=0.5)
+    assert result.timed_out and "killed after 0.5 s" in result.output
+    assert time.perf_counter() - started < 5
+    route_env.command_timeout_s = 0.0001  # even a quick command exceeds this: the step still returns
+    try:
+        outcome = route_env.step(action(route_env.topology.router, "ip route"))
+    finally:
+        route_env.command_timeout_s = 5.0
+    assert "timeout" in outcome.output and not outcome.refused
+    assert route_env.step(action(route_env.topology.router, "sysctl -w net.ipv4.ip_forward=1")).done
+
+
+def test_safety_is_set_based_and_names_the_lost_pairs(route_env):
+    query = make_query([fault("disable_interface", "link_down", 2, subnet=2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    topo = route_env.topology
+    # h1 <-> r0 works before; taking r0-eth1 down loses those pairs even though eth2 comes up in the same episode
+    outcome = route_env.step(action(topo.router, f"ip link set dev {topo.router_intf(1)} down"))
+    assert "h1 -> r0 became unreachable" in outcome.violations
+    assert "r0 -> h1 became unreachable" in outcome.violations
+    # a step that only adds reachability is safe even though pairs stay unreachable
+    outcome = route_env.step(action(topo.router, f"ip link set dev {topo.router_intf(2)} up"))
+    assert outcome.violations == () and not outcome.done
+
+
+def test_a_fault_that_breaks_nothing_is_never_served(route_env):
+    harmless = {"type": "remove_ip", "method": "wrong_mask", "subnet": 1, "mask": 24}  # not a breaking mask
+    with pytest.raises(InfraError, match="broke nothing"):
+        route_env.reset(make_query([harmless], subnets=2, hosts=1))
+    assert route_env.network is None
+
+
+@pytest.mark.parametrize("first", ["remove_ip", "disable_interface"])
+def test_faults_on_the_same_subnet_as_a_wrong_route_are_all_repaired(route_env, first):
+    """The hardest interactions: the wrong route's subnet (or its target link) is also broken otherwise."""
+    for method in fault_space.METHODS[first]:
+        for wrong in fault_space.METHODS["wrong_routing_table"]:
+            target = 2 if first == "remove_ip" else 1  # remove_ip on the route's subnet, disable_interface on its target link
+            faults = [fault(first, method, 2, subnet=target), fault("wrong_routing_table", wrong, 2, subnet=2)]
+            result = run(route_env, "oracle", make_query(faults, subnets=2, hosts=1))
+            assert result.outcome is Outcome.RESOLVED, (faults, result.details, [s.output for s in result.steps])

@@ -1,0 +1,122 @@
+"""The route query space: categories, sizes, fault parameters chosen so that they break (no root needed)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_netarena.apps.route import APP
+from pytest_netarena.apps.route import faults as fault_space
+from pytest_netarena.apps.route.app import parse_size
+from pytest_netarena.apps.route.prober import PROBE_BYTES, Mesh
+from pytest_netarena.apps.route.topology import Topology
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.space import Category, HypothesisChooser
+from pytest_netarena.errors import UsageError
+
+from .conftest import NO_NETEM, fault
+
+
+def test_categories_follow_netarena_levels():
+    categories = APP.categories(RunOptions())
+    by_level = {level: [c.name for c in categories if c.level == level] for level in (1, 2, 3)}
+    assert len(by_level[1]) == 5 and len(by_level[2]) == 6 and len(by_level[3]) == 4
+    assert "disable_routing+disable_interface" in by_level[2]
+    assert "disable_interface+remove_ip" in by_level[3]
+
+
+def test_generation_is_a_pure_function_of_the_seed():
+    first = APP.generate(RunOptions(seed=7, queries=2))
+    second = APP.generate(RunOptions(seed=7, queries=2))
+    other = APP.generate(RunOptions(seed=8, queries=2))
+    assert [q.to_dict() for q in first] == [q.to_dict() for q in second]
+    assert [q.params for q in first] != [q.params for q in other]
+    assert len(first) == 15 * 2
+    for query in first:
+        assert 2 <= query.params["subnets"] <= 8 and 1 <= query.params["hosts"] <= 4
+
+
+def test_route_size_option_fixes_the_size_and_is_validated():
+    queries = APP.generate(RunOptions(seed=1, queries=1, extra={"route_size": "32x8"}))
+    assert {(q.params["subnets"], q.params["hosts"]) for q in queries} == {(32, 8)}
+    assert parse_size("4X4") == (4, 4)
+    for bad in ("4", "1x4", "4x0", "axb", "64x16"):
+        with pytest.raises(UsageError):
+            parse_size(bad)
+
+
+def test_excluded_methods_are_never_drawn_and_are_reported():
+    for seed in range(300):
+        drawn = fault_space.draw_fault(fault_space.DROP_TRAFFIC, _chooser(seed), 4, NO_NETEM)
+        assert drawn["method"] != "netem_delay"
+    if APP.missing_features():
+        assert "drop_traffic_to_from_subnet/netem_delay" in APP.excluded_methods()
+        assert "netem_delay excluded" in APP.header(RunOptions())
+
+
+def _chooser(seed):
+    from pytest_netarena.core.space import RandomChooser
+
+    return RandomChooser(seed)
+
+
+def test_every_method_is_reachable_by_the_sampler():
+    for kind, methods in fault_space.METHODS.items():
+        for method in methods:
+            if method == "netem_delay":
+                continue
+            assert fault(kind, method, 4)["method"] == method
+
+
+def test_wrong_masks_exclude_every_host_and_small_mtus_cannot_carry_a_probe():
+    topo = Topology("na0000", 8, 8)
+    for mask in fault_space.BREAKING_MASKS:
+        network = ipaddress.ip_network(f"{topo.gateway(3)}/{mask}", strict=False)
+        assert not any(ipaddress.ip_address(topo.host_ip(3, j)) in network for j in range(1, 9))
+    assert fault_space.SMALL_MTUS and all(mtu < PROBE_BYTES for mtu in fault_space.SMALL_MTUS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from(fault_space.TYPES), st.integers(2, 32))
+def test_drawn_faults_are_well_formed_under_hypothesis(data, kind, subnets):
+    drawn = fault_space.draw_fault(kind, HypothesisChooser(data.draw), subnets, NO_NETEM)
+    topo = Topology("na0000", subnets, 1)
+    commands = fault_space.inject_commands(drawn, topo) + fault_space.repair_commands(drawn, topo)
+    assert commands and all(command.argv for command in commands)
+    for key in ("subnet", "to", "other"):
+        if key in drawn:
+            assert 1 <= drawn[key] <= subnets
+    if "to" in drawn:
+        assert drawn["to"] != drawn["subnet"]
+    if "other" in drawn:
+        assert drawn["other"] != drawn["subnet"]
+
+
+def test_draw_params_goes_through_the_chooser_only():
+    category = Category(2, "remove_ip+wrong_routing_table")
+    params = APP.draw_params(category, _chooser(3), RunOptions())
+    assert params == APP.draw_params(category, _chooser(3), RunOptions())
+    assert [f["type"] for f in params["faults"]] == ["remove_ip", "wrong_routing_table"]
+
+
+def test_names_fit_linux_limits_at_the_largest_size():
+    topo = Topology("na0zzz", 32, 8)
+    names = [topo.intf(host) for host in topo.host_names] + [topo.router_intf(k) for k in range(1, 33)]
+    names += [f"{topo.switch(k)}-eth9" for k in range(1, 33)]
+    assert max(map(len, names)) <= 15
+    with pytest.raises(ValueError):
+        Topology("na0zzz", 64, 16)
+
+
+def test_pingall_rendering_matches_mininet():
+    mesh = Mesh(("h1", "h2", "r0"), frozenset({("h1", "r0"), ("r0", "h1"), ("r0", "h2"), ("h2", "r0")}))
+    assert mesh.render().splitlines() == [
+        "*** Ping: testing ping reachability",
+        "h1 -> X r0",
+        "h2 -> X r0",
+        "r0 -> h1 h2",
+        "*** Results: 33% dropped (4/6 received)",
+    ]
