@@ -81,7 +81,7 @@ def main() -> int:
     assert len(problems) == 1, problems
     row("graph answer comparison (decode+compare)", "53-64 s", f"{compare_s * 1000:.1f} ms", "< 50 ms")
     parsed = parse_answer(json.loads(answer_json)).graph
-    safety_s, found = timed(lambda: safety.check(parsed), args.repeat)
+    safety_s, _ = timed(lambda: safety.check(parsed), args.repeat)
     row("safety check of a returned graph", "~80 ms", f"{safety_s * 1000:.1f} ms", "")
 
     small = topo.load_topology(f"synthetic:{args.iso_nodes}")

@@ -10,7 +10,7 @@ from typing import Any
 from . import canon
 from .canon import Canon
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|```|\Z)", re.S)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|```|\Z)", re.DOTALL)
 ANSWER_TYPES = ("text", "list", "graph")
 
 
@@ -19,12 +19,12 @@ def extract_code(reply: str) -> str | None:
     block, else the text from `def process_graph` on; None when there is no code at all."""
     blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(reply)]
     for _, body in blocks:
-        if re.search(r"^\s*def\s+process_graph\s*\(", body, re.M):
+        if re.search(r"^\s*def\s+process_graph\s*\(", body, re.MULTILINE):
             return body.strip("\n")
     for lang, body in blocks:
         if lang in ("python", "py", "python3") and body.strip():
             return body.strip("\n")
-    start = re.search(r"^[ \t]*def\s+process_graph\s*\(", reply, re.M)
+    start = re.search(r"^[ \t]*def\s+process_graph\s*\(", reply, re.MULTILINE)
     if start:
         return reply[start.start():].split("```")[0].strip("\n")
     return None

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 from ...core.app import Environment
 from ...core.types import Judgement, Query, StepOutcome
 from . import canon, ops, safety
-from .answers import BadAnswer, compare_count, compare_names, compare_ranking, extract_code, parse_answer
+from .answers import (
+    BadAnswer,
+    compare_count,
+    compare_names,
+    compare_ranking,
+    extract_code,
+    parse_answer,
+)
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -58,8 +58,8 @@ Reply with exactly one ```python code block defining `process_graph(graph_data)`
 
 EXAMPLES = (
     (
-        "Question: Count the EK_PORT nodes contained in the aggregation block ju1.a1.m1 at any "
-        "depth. Return type 'text': the number.",
+        ("Question: Count the EK_PORT nodes contained in the aggregation block ju1.a1.m1 at any "
+        "depth. Return type 'text': the number."),
         """```python
 def process_graph(graph_data):
     seen, stack = set(), ["ju1.a1.m1"]
@@ -74,8 +74,8 @@ def process_graph(graph_data):
 ```""",
     ),
     (
-        "Question: Remove the packet switch ju1.a1.m1.s2c1 from the graph. Return type 'graph' "
-        "with the updated graph.",
+        ("Question: Remove the packet switch ju1.a1.m1.s2c1 from the graph. Return type 'graph' "
+        "with the updated graph."),
         """```python
 def process_graph(graph_data):
     switch = "ju1.a1.m1.s2c1"
@@ -86,10 +86,10 @@ def process_graph(graph_data):
 ```""",
     ),
     (
-        "Question: Add a new port named ju1.s1.s1c1.p17 with physical_capacity_bps 10000000000 bps "
+        ("Question: Add a new port named ju1.s1.s1c1.p17 with physical_capacity_bps 10000000000 bps "
         "(10 Gbps) to the packet switch ju1.s1.s1c1. Then, on the updated graph: List the names of "
         "all direct children of the packet switch ju1.s1.s1c1 (nodes it RK_CONTAINS). Return type "
-        "'list': a list of names (any order). Also return the changed graph as updated_graph.",
+        "'list': a list of names (any order). Also return the changed graph as updated_graph."),
         """```python
 def process_graph(graph_data):
     port, switch = "ju1.s1.s1c1.p17", "ju1.s1.s1c1"

@@ -149,16 +149,16 @@ def _read(op: str, graph: nx.DiGraph, parent: str, count_kind: str | None = None
     word = _word(_kind_of(graph, parent))
     if op == "list":
         return ({"op": "list", "parent": parent},
-                f"List the names of all direct children of the {word} {parent} (nodes it RK_CONTAINS). "
-                "Return type 'list': a list of names (any order).")
+                (f"List the names of all direct children of the {word} {parent} (nodes it RK_CONTAINS). "
+                "Return type 'list': a list of names (any order)."))
     if op == "rank":
         return ({"op": "rank", "parent": parent},
-                f"Rank the direct children of the {word} {parent} by total {s.CAPACITY}, highest "
-                "first (ties by name, ascending). Return type 'list': a list of [name, capacity] pairs.")
+                (f"Rank the direct children of the {word} {parent} by total {s.CAPACITY}, highest "
+                "first (ties by name, ascending). Return type 'list': a list of [name, capacity] pairs."))
     kind = count_kind or s.PORT
     return ({"op": "count", "parent": parent, "kind": kind},
-            f"Count the {kind} nodes contained in the {word} {parent} at any depth. "
-            "Return type 'text': the number.")
+            (f"Count the {kind} nodes contained in the {word} {parent} at any depth. "
+            "Return type 'text': the number."))
 
 
 def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: TopologyIndex | None = None) -> dict[str, Any]:

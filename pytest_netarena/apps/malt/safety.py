@@ -60,10 +60,9 @@ def check(graph: Canon) -> list[str]:
         if kind == s.CONTAINS:
             if not _allowed(a, z, s.MAY_CONTAIN):
                 found["containment edges the hierarchy forbids"].append(f"{u} {sorted(a)} -> {v} {sorted(z)}")
-            elif u != v:
-                if _PORT in z and _SWITCH in a:
-                    has_port.add(u)
-                    in_switch.add(v)
+            elif u != v and _PORT in z and _SWITCH in a:
+                has_port.add(u)
+                in_switch.add(v)
         elif kind == s.CONTROLS:
             if not _allowed(a, z, s.MAY_CONTROL):
                 found["RK_CONTROLS edges not from a control point to a packet switch"].append(f"{u}->{v}")

@@ -111,17 +111,17 @@ def confine(limits, workdir):
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
-    vsize = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
-    cpu = int(math.ceil(limits["cpu_s"]))
+    with open("/proc/self/statm") as statm:
+        vsize = int(statm.read().split()[0]) * resource.getpagesize()
+    cpu = math.ceil(limits["cpu_s"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (vsize + limits["memory_mb"] * 2**20,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     libc = ctypes.CDLL(None, use_errno=True)
-    if os.geteuid() == 0 and limits.get("netns", True):
-        if libc.unshare(CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+    if os.geteuid() == 0 and limits.get("netns", True) and libc.unshare(CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
     os.chdir(workdir)
     if os.geteuid() == 0:
         os.setgroups([])
@@ -156,7 +156,7 @@ def child(write_fd, request, graph, fingerprint, limits, workdir, roots):
     try:
         try:
             confine(limits, workdir)
-        except BaseException as error:  # the sandbox could not be built: not the agent's fault
+        except BaseException as error:  # noqa: BLE001 - the sandbox could not be built: not the agent's fault
             os.write(write_fd, b"I" + f"sandbox setup failed: {error!r}".encode())
             os._exit(3)
         for name in list(sys.modules):
@@ -168,10 +168,10 @@ def child(write_fd, request, graph, fingerprint, limits, workdir, roots):
             compiled = compile(request["code"], code_name, "exec")
             namespace = {"__name__": "agent", "__builtins__": builtins, "nx": nx, "networkx": nx,
                          "json": json, "copy": copy, "math": math}
-            exec(compiled, namespace)
+            exec(compiled, namespace)  # noqa: S102 - untrusted code, in this confined child only
             function = namespace.get("process_graph")
             if not callable(function):
-                raise NameError("the code does not define process_graph(graph_data)")
+                raise NameError("the code does not define process_graph(graph_data)")  # noqa: TRY004
             result = function(graph)
             payload = json.dumps(result, default=encode, allow_nan=False).encode()
             mutated = request.get("readonly") and graph_fingerprint(graph) != fingerprint
@@ -183,9 +183,9 @@ def child(write_fd, request, graph, fingerprint, limits, workdir, roots):
             os.write(write_fd, b"E" + b"MemoryError: the code used more memory than allowed")
         except RecursionError as error:
             os.write(write_fd, b"E" + describe(error, code_name).encode())
-        except BaseException as error:  # SystemExit and KeyboardInterrupt too: all agent errors
+        except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
             os.write(write_fd, b"E" + describe(error, code_name).encode(errors="replace"))
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - the result pipe broke: exit with a status
         status = 4
     os._exit(status)
 
