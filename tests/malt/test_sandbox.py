@@ -175,3 +175,15 @@ def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
     finally:
         sandbox.close()
     assert not result.ok and result.error == "CPU time limit of 1 s exceeded"
+
+
+def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatch):
+    from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    sandbox = Sandbox(node_link_json(small_graph))
+    try:
+        result = sandbox.run("import os\ndef process_graph(graph_data):\n    return dict(os.environ)")
+    finally:
+        sandbox.close()
+    assert result.ok and "OPENAI_API_KEY" not in result.value and "sk-secret" not in str(result.value)

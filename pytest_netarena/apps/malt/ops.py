@@ -145,7 +145,6 @@ def rank_children(graph, parent):
 
 
 MUTATIONS = ("add_port", "add_switch", "remove", "update", "for_update", "if")
-READS = {"count": "text", "list": "list", "rank": "list"}
 
 
 def run_step(graph, step):

@@ -102,15 +102,26 @@ def _free_name(chooser: Chooser, taken: set[str], pattern: str) -> str:
     return name
 
 
+def _next_port(index: TopologyIndex, chooser: Chooser, switch: str) -> str:
+    """A free name for a new port of switch: <switch>.p<highest number + 1>."""
+    numbers = [p.rsplit(".p", 1)[-1] for p in ops.ports_of(index.graph, switch)]
+    name = f"{switch}.p{max((int(n) for n in numbers if n.isdigit()), default=0) + 1}"
+    return name if name not in index.names else _free_name(chooser, index.names, switch + ".x{}")
+
+
+def _block_of(graph: nx.DiGraph, name: str) -> str:
+    """The aggregation or spine block holding a switch (else its first container by name)."""
+    parents = sorted(p for p in graph.pred[name] if p != name)
+    blocks = [p for p in parents if ops.has_kind(graph, p, s.AGG_BLOCK) or ops.has_kind(graph, p, s.SPINEBLOCK)]
+    return (blocks or parents)[0]
+
+
 def _draw_add(index: TopologyIndex, chooser: Chooser) -> tuple[dict[str, Any], str, str]:
     """An add step, its sentence, and the node the follow-up read looks at."""
-    graph = index.graph
     what = chooser.choice(("port", "switch"))
     if what == "port":
         switch = _pick(chooser, index.by_kind[s.PACKET_SWITCH], "packet switch")
-        suffixes = [p.rsplit(".p", 1)[-1] for p in ops.ports_of(graph, switch)]
-        number = max((int(x) for x in suffixes if x.isdigit()), default=0) + 1
-        port = _free_name(chooser, index.names, switch + ".p{}") if f"{switch}.p{number}" in graph else f"{switch}.p{number}"
+        port = _next_port(index, chooser, switch)
         capacity = chooser.choice(CAPACITIES)
         step = {"op": "add_port", "switch": switch, "port": port, "capacity": capacity}
         text = (f"Add a new port named {port} with {s.CAPACITY} {_gbps(capacity)} to the packet "
@@ -138,9 +149,7 @@ def _draw_remove(index: TopologyIndex, chooser: Chooser) -> tuple[dict[str, Any]
         parent = next(p for p in graph.pred[name] if ops.has_kind(graph, p, s.PACKET_SWITCH))
     else:
         name = _pick(chooser, index.removable_switches, "removable packet switch")
-        parents = sorted(p for p in graph.pred[name] if p != name)
-        block = [p for p in parents if ops.has_kind(graph, p, s.AGG_BLOCK) or ops.has_kind(graph, p, s.SPINEBLOCK)]
-        parent = block[0] if block else parents[0]
+        parent = _block_of(graph, name)
     step = {"op": "remove", "name": name}
     return step, f"Remove the {what if what == 'port' else 'packet switch'} {name} from the graph.", parent
 
@@ -213,10 +222,7 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
         threshold = total - 1_000_000_000 if branch == "then" else total
         last = ops.ports_of(graph, switch)[-1]
         capacity = chooser.choice(CAPACITIES)
-        number = 1 + max((int(x) for p in ops.ports_of(graph, switch) if (x := p.rsplit(".p", 1)[-1]).isdigit()), default=0)
-        new_port = f"{switch}.p{number}"
-        if new_port in graph:
-            new_port = _free_name(chooser, index.names, switch + ".x{}")
+        new_port = _next_port(index, chooser, switch)
         steps.append({
             "op": "if", "switch": switch, "above": threshold,
             "then": [{"op": "remove", "name": last}],
@@ -226,9 +232,7 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
             f"If the total {s.CAPACITY} of the ports of the packet switch {switch} is greater than "
             f"{threshold} bps, remove its port {last}; otherwise add a new port named {new_port} "
             f"with {s.CAPACITY} {_gbps(capacity)} to it.")
-        parents = sorted(p for p in graph.pred[switch] if p != switch)
-        block = [p for p in parents if ops.has_kind(graph, p, s.AGG_BLOCK) or ops.has_kind(graph, p, s.SPINEBLOCK)]
-        read, text = _read("count", graph, (block or parents)[0], s.PORT)
+        read, text = _read("count", graph, _block_of(graph, switch), s.PORT)
         steps.append(read)
         sentences.append("Then, on the updated graph: " + text)
     else:

@@ -19,6 +19,7 @@ from typing import Any
 from ...errors import InfraError
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Sandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 cwd="/",
+                env=CLEAN_ENV,  # never hand the grader's environment (API keys) to agent code
             )
             init = json.dumps({"limits": asdict(self.limits)}).encode()
             # splice the graph in without re-encoding it
