@@ -10,7 +10,6 @@ import pytest
 from pytest_netarena.agents.base import NoopAgent
 from pytest_netarena.agents.prompting import build_system_prompt
 from pytest_netarena.apps.malt import APP
-from pytest_netarena.apps.malt.answers import extract_code, parse_answer
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.space import Category
@@ -105,14 +104,28 @@ def test_if_queries_cover_both_branches():
     assert branches == {True, False}
 
 
-def test_prompt_examples_follow_the_answer_format(env):
+EXAMPLE_PROGRAMS = (
+    [{"op": "count", "parent": "ju1.a1.m1", "kind": "EK_PORT"}],
+    [{"op": "remove", "name": "ju1.a1.m1.s2c1"}],
+    [{"op": "add_port", "switch": "ju1.s1.s1c1", "port": "ju1.s1.s1c1.p17", "capacity": 10**10},
+     {"op": "list", "parent": "ju1.s1.s1c1"}],
+)
+
+
+def test_prompt_examples_are_correct_and_safe_answers(env):
+    from pytest_netarena.apps.malt import ops
+    from pytest_netarena.core.types import Query
+
     prompt = APP.prompt()
     assert "process_graph(graph_data)" in prompt.role and "updated_graph" in prompt.action_format
-    for _, reply in prompt.examples:
-        result = env.sandbox.run(extract_code(reply))
-        assert result.ok, result.error
-        answer = parse_answer(result.value)
-        assert answer.type in ("text", "list", "graph")
+    assert len(prompt.examples) == len(EXAMPLE_PROGRAMS)
+    for index, ((observation, reply), program) in enumerate(zip(prompt.examples, EXAMPLE_PROGRAMS)):
+        mutates = any(step["op"] in ops.MUTATIONS for step in program)
+        query = Query("malt", 1, "example", index, 0, {"program": program, "question": observation, "mutates": mutates})
+        env.reset(query)
+        outcome = env.step(reply)
+        assert outcome.agent_error is None and outcome.violations == (), outcome
+        assert env.judge().correct, env.judge().details
 
 
 def test_a_topology_file_given_by_option(tmp_path):
