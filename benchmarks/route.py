@@ -1,0 +1,135 @@
+"""Route app figures: pingmesh time (our raw-socket prober vs NetArena's process per pair), network set-up and
+teardown, oracle episodes per minute. Needs root and Mininet. Run: python benchmarks/route.py [--episodes N]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pytest_netarena.apps.route import APP  # noqa: E402
+from pytest_netarena.apps.route.leases import claim  # noqa: E402
+from pytest_netarena.apps.route.network import Network  # noqa: E402
+from pytest_netarena.apps.route.prober import Mesh, Prober  # noqa: E402
+from pytest_netarena.apps.route.topology import Topology  # noqa: E402
+from pytest_netarena.core.app import RunOptions  # noqa: E402
+
+SIZES = ((2, 1), (4, 4), (16, 4))
+
+
+def netarena_pingmesh(network: Network) -> Mesh:
+    """NetArena's parallelPing: every ordered pair as its own `ping -c1 -W 0.1` process, all started at once."""
+    topo = network.topology
+    started = time.perf_counter()
+    processes = {}
+    for src in topo.nodes:
+        for dst in topo.nodes:
+            if src != dst:
+                argv = ["mnexec", "-a", str(network.pids[src]), "ping", "-c1", "-W", "0.1", topo.address[dst]]
+                processes[(src, dst)] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    reached = set()
+    for pair, process in processes.items():
+        out, _ = process.communicate()
+        if b" 1 received" in out:
+            reached.add(pair)
+    return Mesh(topo.nodes, frozenset(reached), time.perf_counter() - started)
+
+
+def median_time(function, repeats: int) -> tuple[float, Mesh]:
+    times, mesh = [], None
+    for _ in range(repeats):
+        mesh = function()
+        times.append(mesh.seconds)
+    return statistics.median(times), mesh
+
+
+def pingmesh_figures(repeats: int) -> None:
+    print("pingmesh per step (median of %d), same network, healthy and with ip_forward=0:" % repeats)
+    print(f"{'size':>6} {'nodes':>5} {'pairs':>6} | {'ours ok':>8} {'NetArena ok':>11} | {'ours broken':>11} {'NetArena broken':>15} | {'setup':>6} {'teardown':>8}")
+    for episode, (subnets, hosts) in enumerate(SIZES):
+        lease = claim(1200 + episode)
+        topo = Topology(lease.prefix, subnets, hosts)
+        network = Network(topo, lease)
+        started = time.perf_counter()
+        network.start()
+        prober = Prober(network.pids, topo.address, topo.nodes)
+        setup = time.perf_counter() - started
+        try:
+            prober.measure()  # warm ARP caches for both methods alike
+            ours_ok, mesh = median_time(prober.measure, repeats)
+            theirs_ok, their_mesh = median_time(lambda: netarena_pingmesh(network), max(1, repeats // 3))
+            assert mesh.complete and their_mesh.complete, "healthy meshes disagree"
+            network.run(topo.router, ["sysctl", "-w", "net.ipv4.ip_forward=0"])
+            ours_bad, mesh = median_time(prober.measure, repeats)
+            theirs_bad, their_mesh = median_time(lambda: netarena_pingmesh(network), max(1, repeats // 3))
+            agree = mesh.reachable == their_mesh.reachable
+        finally:
+            prober.close()
+            started = time.perf_counter()
+            network.stop()
+            teardown = time.perf_counter() - started
+        print(
+            f"{subnets}x{hosts:<4} {len(topo.nodes):>5} {len(mesh.pairs):>6} | {ours_ok:>7.3f}s {theirs_ok:>10.3f}s | "
+            f"{ours_bad:>10.3f}s {theirs_bad:>14.3f}s | {setup:>5.2f}s {teardown:>7.2f}s"
+            + ("" if agree else "  (broken meshes differ!)")
+        )
+
+
+def _oracle_worker(args: tuple[int, int, int, int]) -> tuple[int, int, float]:
+    worker, workers, seed, queries = args
+    os.environ["PYTEST_XDIST_WORKER"] = f"gw{worker}"
+    from pytest_netarena.core.episode import EpisodeConfig, run_episode
+    from pytest_netarena.core.types import Outcome, Task
+
+    options = RunOptions(seed=seed, queries=queries)
+    mine = APP.generate(options)[worker::workers]
+    env = APP.make_environment(options)
+    resolved = 0
+    started = time.perf_counter()
+    try:
+        for query in mine:
+            agent = APP.builtin_agent("oracle", query, env)
+            task = Task("route", query.id, query.level, query.category, "", "zero-shot", 20)
+            result = run_episode(env, agent, query, task, EpisodeConfig(max_steps=20), "builtin:oracle")
+            resolved += result.outcome is Outcome.RESOLVED
+    finally:
+        env.close()
+    return len(mine), resolved, time.perf_counter() - started
+
+
+def oracle_rate(workers: int, queries: int, seed: int) -> None:
+    started = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        results = list(pool.map(_oracle_worker, [(w, workers, seed, queries) for w in range(workers)]))
+    wall = time.perf_counter() - started
+    episodes = sum(r[0] for r in results)
+    resolved = sum(r[1] for r in results)
+    print(
+        f"oracle: {episodes} episodes (seed {seed}, sizes from the seed, levels 1-3) on {workers} worker(s): "
+        f"{wall:.1f}s wall, {episodes / wall * 60:.1f} episodes/min, resolved {resolved}/{episodes}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--queries", type=int, default=2, help="oracle queries per category (15 categories)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("benchmarks/route.py needs root (Mininet)")
+    print(APP.header(RunOptions()))
+    pingmesh_figures(args.repeats)
+    oracle_rate(args.workers, args.queries, args.seed)
+
+
+if __name__ == "__main__":
+    main()

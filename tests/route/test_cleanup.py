@@ -1,0 +1,119 @@
+"""Nothing is left behind: after close, after Ctrl-C, after a killed worker (then the start-up sweep), and the
+sweep never touches a live owner's network (root only)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_netarena.apps.route import leases
+from pytest_netarena.apps.route.leases import LEASE_DIR, leftover_links, leftover_processes, sweep
+
+from .conftest import needs_mininet
+
+pytestmark = needs_mininet
+
+REPO = Path(__file__).resolve().parents[2]
+
+WORKER = textwrap.dedent(
+    """
+    import sys, time
+    from pytest_netarena.apps.route import APP
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.core.types import Query
+
+    env = APP.make_environment(RunOptions())
+    params = {"subnets": 3, "hosts": 2, "faults": [{"type": "disable_routing", "method": "ip_forward_off"}]}
+    env.reset(Query("route", 1, "disable_routing", 0, 0, params))
+    # a long-running command inside a node, as an agent's hung command would be
+    import subprocess
+    subprocess.Popen(["mnexec", "-a", str(env.network.pids[env.topology.router]), "sleep", "300"])
+    print("READY", env.topology.prefix, flush=True)
+    time.sleep(300)
+    """
+)
+
+
+def _start_worker() -> tuple[subprocess.Popen, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTEST_XDIST_WORKER": "gw7"}
+    process = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    line = process.stdout.readline().split()
+    assert line[:1] == ["READY"], line
+    return process, line[1]
+
+
+def _traces(prefix: str) -> dict[str, object]:
+    """Everything of ours that could survive: links, processes, named namespaces, the lease."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=False).stdout
+    return {
+        "links": leftover_links(prefix),
+        "processes": leftover_processes(prefix),
+        "netns": [line for line in netns.splitlines() if prefix in line],
+        "ps": [line for line in ps.splitlines() if f"mininet:{prefix}" in line],
+        "lease": (LEASE_DIR / f"{prefix}.pid").exists(),
+    }
+
+
+NOTHING = {"links": [], "processes": [], "netns": [], "ps": [], "lease": False}
+
+
+def test_a_killed_worker_leaves_leftovers_that_the_start_up_sweep_removes():
+    process, prefix = _start_worker()
+    assert prefix.startswith("na") and len(prefix) == 6
+    alive = _traces(prefix)
+    assert alive["links"] and alive["processes"] and alive["lease"]
+    process.kill()
+    process.wait()
+    time.sleep(0.2)
+    dead = _traces(prefix)
+    assert dead["links"] or dead["processes"], "expected a killed worker to leave something for the sweep"
+    removed = sweep()
+    assert f"lease {prefix}" in removed
+    assert _traces(prefix) == NOTHING
+
+
+def test_ctrl_c_tears_the_network_down_at_exit():
+    process, prefix = _start_worker()
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) != 0
+    assert _traces(prefix) == NOTHING
+
+
+def test_close_leaves_nothing(route_env):
+    from .conftest import fault, make_query
+
+    route_env.reset(make_query([fault("remove_ip", "flush", 2)], subnets=2, hosts=2))
+    prefix = route_env.topology.prefix
+    assert _traces(prefix)["links"]
+    route_env.teardown()
+    assert _traces(prefix) == NOTHING
+
+
+def test_the_sweep_spares_live_owners_and_foreign_names():
+    live = leases.claim(900)  # owned by this (live) process
+    dead_prefix = "na" + "zz" + "y0"
+    dead = LEASE_DIR / f"{dead_prefix}.pid"
+    dead.write_text("999999999 1 gw99 0\n")  # no such process
+    foreign = "nazzy1x"  # our style of name but no lease: not ours to remove
+    names = [f"{live.prefix}s1", f"{dead_prefix}s1", foreign]
+    try:
+        for name in names:
+            subprocess.run(["ip", "link", "add", "name", name, "type", "bridge"], check=True)
+        removed = sweep()
+        assert f"link {dead_prefix}s1" in removed and f"lease {dead_prefix}" in removed
+        assert leftover_links(live.prefix) == [f"{live.prefix}s1"] and live.path.exists()
+        assert leftover_links(foreign) == [foreign]
+        assert not dead.exists() and leftover_links(dead_prefix) == []
+    finally:
+        for name in names:
+            subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+        live.release()
+        dead.unlink(missing_ok=True)
