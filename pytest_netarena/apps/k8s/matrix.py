@@ -138,7 +138,13 @@ class MatrixChecker:
     def matrix(self) -> Matrix:
         """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none)."""
         results = self._view.results
-        return {flow: bool(probes) and all(results[probe] for probe in probes) for flow, probes in self._probes.items()}
+        matrix = {}
+        for flow, probes in self._probes.items():
+            if len(probes) == 1:
+                matrix[flow] = results[probes[0]]
+            else:
+                matrix[flow] = bool(probes) and all(results[probe] for probe in probes)
+        return matrix
 
     def explain(self, flow: Flow) -> str:
         probes = self._probes.get(flow) or []

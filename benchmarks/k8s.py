@@ -1,0 +1,116 @@
+"""K8s suite speed: episode set-up, per-step check, oracle episodes per minute (Online Boutique and synthetic:200).
+
+    python benchmarks/k8s.py [--apps online-boutique synthetic:200] [--episodes 30] [--workers 2]
+
+Targets (issue 4): set-up < 100 ms; per-step check < 10 ms on Online Boutique (NetArena: 92 kubectl
+exec probes plus a 4 s sleep per step). Episodes per minute use one embedded server per worker
+process, as `pytest -n WORKERS` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+
+def _median_ms(samples: list[float]) -> str:
+    return f"median {statistics.median(samples) * 1000:.2f} ms, p90 {sorted(samples)[int(len(samples) * 0.9)] * 1000:.2f} ms"
+
+
+def _queries(spec: str, episodes: int, seed: int):
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.core.app import RunOptions
+
+    per_category = max(1, -(-episodes // 15))
+    options = RunOptions(seed=seed, queries=per_category, extra={"k8s_app": spec})
+    return options, APP.generate(options)[:episodes]
+
+
+def measure_steps(spec: str, episodes: int) -> None:
+    from pytest_netarena.apps.k8s import APP
+
+    started = time.perf_counter()
+    options, queries = _queries(spec, episodes, seed=1)
+    generate_s = time.perf_counter() - started
+    started = time.perf_counter()
+    env = APP.make_environment(options)
+    prepare_s = time.perf_counter() - started
+    try:
+        setups, checks, noop_checks = [], [], []
+        backend = env.backend
+        for query in queries:
+            started = time.perf_counter()
+            env.reset(query)
+            setups.append(time.perf_counter() - started)
+            # A policy write as an agent's patch would make it, then the check the step runs.
+            healthy = env.app.healthy_policies()
+            name = query.params["faults"][0]["policy"]
+            backend.server.apply_object({**healthy[name], "metadata": {**healthy[name]["metadata"],
+                                                                       "namespace": backend.namespace}})
+            started = time.perf_counter()
+            backend.observe()
+            checks.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            backend.observe()  # nothing changed (a read-only command)
+            noop_checks.append(time.perf_counter() - started)
+    finally:
+        env.close()
+    flows = len(env.intent)
+    print(f"[{spec}] {len(env.app.workloads)} workloads, {flows} flows in the matrix")
+    print(f"  query generation: {generate_s / len(queries) * 1000:.1f} ms per query; worker start-up {prepare_s:.2f} s")
+    print(f"  episode set-up (reset to snapshot + inject + verify): {_median_ms(setups)}")
+    print(f"  per-step check after a policy change: {_median_ms(checks)}")
+    print(f"  per-step check after a read-only command: {_median_ms(noop_checks)}")
+
+
+def _run_oracles(args: tuple[str, list[int]]) -> tuple[int, int, float]:
+    from pytest_netarena.agents.prompting import build_system_prompt
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.core.episode import EpisodeConfig, run_episode
+    from pytest_netarena.core.types import Outcome, Task
+
+    spec, indices = args
+    options, queries = _queries(spec, max(indices) + 1, seed=2)
+    env = APP.make_environment(options)
+    resolved = 0
+    started = time.perf_counter()
+    try:
+        for index in indices:
+            query = queries[index]
+            task = Task("k8s", query.id, query.level, query.category,
+                        build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 10)
+            result = run_episode(env, APP.builtin_agent("oracle", query, env), query, task, EpisodeConfig(10), "oracle")
+            resolved += result.outcome is Outcome.RESOLVED
+    finally:
+        env.close()
+    return resolved, len(indices), time.perf_counter() - started
+
+
+def measure_throughput(spec: str, episodes: int, workers: int) -> None:
+    chunks = [(spec, list(range(worker, episodes, workers))) for worker in range(workers)]
+    started = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        results = list(pool.map(_run_oracles, chunks))
+    wall = time.perf_counter() - started
+    resolved = sum(r[0] for r in results)
+    total = sum(r[1] for r in results)
+    episode_wall = sum(r[2] for r in results) / total
+    print(f"  oracle: {resolved}/{total} resolved; {total / wall * 60:.0f} episodes/min on {workers} workers "
+          f"(wall {wall:.1f} s incl. start-up; {episode_wall:.2f} s per episode, mostly kubectl start-up)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apps", nargs="+", default=["online-boutique", "synthetic:200"])
+    parser.add_argument("--episodes", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    for spec in args.apps:
+        measure_steps(spec, args.episodes)
+        measure_throughput(spec, args.episodes, args.workers)
+
+
+if __name__ == "__main__":
+    main()
