@@ -44,10 +44,6 @@ def from_networkx(graph: nx.Graph) -> Canon:
     return Canon(dict(graph.nodes(data=True)), {(u, v): data for u, v, data in graph.edges(data=True)})
 
 
-def _key(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else repr(value)
-
-
 def from_node_link(data: Any) -> Canon:
     """Parse node-link JSON (networkx's node_link_data, edges under "edges" or "links").
 
@@ -59,27 +55,19 @@ def from_node_link(data: Any) -> Canon:
     edge_list = data.get(edges_key, [])
     if not isinstance(edge_list, list):
         raise BadGraph(f"updated_graph['{edges_key}'] must be a list")
-    nodes: dict[Any, dict[str, Any]] = {}
-    try:
-        for item in data["nodes"]:
-            node = item.pop("id")
-            nodes[node if type(node) is str else _key(node)] = item
-        edges: dict[tuple[Any, Any], dict[str, Any]] = {}
-        for item in edge_list:
-            u, v = item.pop("source"), item.pop("target")
-            item.pop("key", None)
-            if type(u) is not str or type(v) is not str:
-                u, v = _key(u), _key(v)
-            edges[(u, v)] = item
+    try:  # the fast path: dict comprehensions over well-formed JSON
+        nodes: dict[Any, dict[str, Any]] = {item.pop("id"): item for item in data["nodes"]}
+        edges = {(item.pop("source"), item.pop("target")): item for item in edge_list}
     except (AttributeError, KeyError, TypeError) as error:
         raise BadGraph(
-            "updated_graph is not node-link JSON: every node must be an object with an 'id' and every edge one with "
-            f"'source' and 'target' ({type(error).__name__}: {error})"
+            "updated_graph is not node-link JSON: every node must be an object with a string 'id' "
+            f"and every edge one with 'source' and 'target' ({type(error).__name__}: {error})"
         ) from error
-    for u, v in edges:
-        for end in (u, v):
-            if end not in nodes:
-                nodes[end] = {}  # networkx adds edge ends as nodes too
+    if data.get("multigraph"):
+        for item in edge_list:
+            item.pop("key", None)
+    for end in {end for edge in edges for end in edge} - nodes.keys():
+        nodes[end] = {}  # networkx adds edge ends as nodes too
     return Canon(nodes, edges)
 
 
@@ -109,8 +97,24 @@ def _attr_diff(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     return out
 
 
+def _changed(expected: dict[Any, dict[str, Any]], actual: dict[Any, dict[str, Any]], label: Any) -> list[str]:
+    """Items present on both sides whose attributes differ after normalisation."""
+    get = actual.get
+    suspects = [key for key, attrs in expected.items() if get(key) != attrs]
+    changed = []
+    for key in suspects:
+        if key not in actual:
+            continue
+        detail = _attr_diff(expected[key], actual[key])
+        if detail:
+            changed.append(f"{label(key)} ({'; '.join(detail)})")
+    return changed
+
+
 def diff(expected: Canon, actual: Canon, limit: int = 6) -> list[str]:
     """Readable differences (at most `limit` of each sort); empty when the graphs are equal."""
+    if expected.nodes == actual.nodes and expected.edges == actual.edges:
+        return []  # the common case, decided at C speed
     problems: list[str] = []
 
     def report(what: str, items: list[Any]) -> None:
@@ -119,24 +123,10 @@ def diff(expected: Canon, actual: Canon, limit: int = 6) -> list[str]:
             more = f" and {len(items) - limit} more" if len(items) > limit else ""
             problems.append(f"{what}: {shown}{more}")
 
-    report("missing nodes", [n for n in expected.nodes if n not in actual.nodes])
-    report("unexpected nodes", [n for n in actual.nodes if n not in expected.nodes])
-    changed = []
-    for node, attrs in expected.nodes.items():
-        other = actual.nodes.get(node)
-        if other is not None and other != attrs:
-            detail = _attr_diff(attrs, other)
-            if detail:
-                changed.append(f"{node} ({'; '.join(detail)})")
-    report("changed node attributes", changed)
-    report("missing edges", [f"{u}->{v}" for u, v in expected.edges if (u, v) not in actual.edges])
-    report("unexpected edges", [f"{u}->{v}" for u, v in actual.edges if (u, v) not in expected.edges])
-    changed = []
-    for edge, attrs in expected.edges.items():
-        other = actual.edges.get(edge)
-        if other is not None and other != attrs:
-            detail = _attr_diff(attrs, other)
-            if detail:
-                changed.append(f"{edge[0]}->{edge[1]} ({'; '.join(detail)})")
-    report("changed edge attributes", changed)
+    report("missing nodes", list(expected.nodes.keys() - actual.nodes.keys()))
+    report("unexpected nodes", list(actual.nodes.keys() - expected.nodes.keys()))
+    report("changed node attributes", _changed(expected.nodes, actual.nodes, str))
+    report("missing edges", [f"{u}->{v}" for u, v in expected.edges.keys() - actual.edges.keys()])
+    report("unexpected edges", [f"{u}->{v}" for u, v in actual.edges.keys() - expected.edges.keys()])
+    report("changed edge attributes", _changed(expected.edges, actual.edges, lambda e: f"{e[0]}->{e[1]}"))
     return problems
