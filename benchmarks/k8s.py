@@ -98,7 +98,7 @@ def measure_throughput(spec: str, episodes: int, workers: int) -> None:
     total = sum(r[1] for r in results)
     episode_wall = sum(r[2] for r in results) / total
     print(f"  oracle: {resolved}/{total} resolved; {total / wall * 60:.0f} episodes/min on {workers} workers "
-          f"(wall {wall:.1f} s incl. start-up; {episode_wall:.2f} s per episode, mostly kubectl start-up)")
+          f"(wall {wall:.1f} s incl. start-up; {episode_wall:.2f} s per episode: kubectl processes and API-server work)")
 
 
 def main() -> None:
