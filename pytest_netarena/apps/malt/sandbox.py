@@ -8,9 +8,12 @@ zygote only receives the topology (as node-link JSON) and the agent's code.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,6 +56,7 @@ class Sandbox:
         self.limits = limits
         self.process: subprocess.Popen[bytes] | None = None
         self.isolation: dict[str, bool] = {}
+        self.workdir: str | None = None
         self.lock = threading.Lock()
 
     def _start(self) -> None:
@@ -65,7 +69,8 @@ class Sandbox:
                 cwd="/",
                 env=CLEAN_ENV,  # never hand the grader's environment (API keys) to agent code
             )
-            init = json.dumps({"limits": asdict(self.limits)}).encode()
+            self._workdir()
+            init = json.dumps({"limits": asdict(self.limits), "workdir": self.workdir}).encode()
             # splice the graph in without re-encoding it
             init = init[:-1] + b', "graph": ' + self.graph_json + b"}"
             self._send(process, init)
@@ -79,6 +84,12 @@ class Sandbox:
         self.process = process
         #: what confinement this machine allows: {"netns": bool, "nobody": bool}
         self.isolation = json.loads(ready).get("isolation", {})
+
+    def _workdir(self) -> None:
+        """An empty directory the code runs in: readable and enterable, writable by nobody else."""
+        if self.workdir is None or not os.path.isdir(self.workdir):
+            self.workdir = tempfile.mkdtemp(prefix="malt-sandbox-")
+            os.chmod(self.workdir, 0o711)
 
     @staticmethod
     def _send(process: subprocess.Popen[bytes], data: bytes) -> None:
@@ -139,6 +150,9 @@ class Sandbox:
         finally:
             if process.stdout:
                 process.stdout.close()
+            if self.workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
 
     def __del__(self) -> None:  # a forgotten sandbox must not outlive its grader
         try:
