@@ -55,6 +55,7 @@ def test_excluded_methods_are_never_drawn_and_are_reported():
     if APP.missing_features():
         assert "drop_traffic_to_from_subnet/netem_delay" in APP.excluded_methods()
         assert "netem_delay excluded" in APP.header(RunOptions())
+        assert any(note.startswith("drop_traffic_to_from_subnet/netem_delay excluded: ") for note in APP.header_notes())
 
 
 def _chooser(seed):
@@ -120,3 +121,28 @@ def test_pingall_rendering_matches_mininet():
         "r0 -> h1 h2",
         "*** Results: 33% dropped (4/6 received)",
     ]
+
+
+def test_without_root_make_environment_says_why(monkeypatch):
+    from pytest_netarena.errors import BackendUnavailable
+
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    with pytest.raises(BackendUnavailable, match="needs root"):
+        APP.make_environment(RunOptions())
+
+
+def test_importing_the_app_does_not_import_mininet():
+    import subprocess
+    import sys
+
+    code = "import sys, pytest_netarena.apps.route as r; r.APP; print('mininet' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_large_meshes_render_compactly():
+    nodes = tuple(f"h{i}" for i in range(1, 45)) + ("r0",)
+    reachable = frozenset((a, b) for a in nodes for b in nodes if a != b and b != "h3" and a != "h9")
+    lines = Mesh(nodes, reachable).render().splitlines()
+    assert "h1 -> all except h3" in lines and "h3 -> all" in lines and "h9 -> none" in lines
+    assert lines[-1] == "*** Results: 4% dropped (1893/1980 received)"

@@ -73,6 +73,10 @@ class RouteApp(App):
             if (feature := fault_space.FEATURE_OF.get(method)) in missing
         }
 
+    def header_notes(self) -> list[str]:
+        """Lines the plugin prints in the run header: fault methods this machine cannot run, and why."""
+        return [f"{method} excluded: {reason}" for method, reason in self.excluded_methods().items()]
+
     def header(self, options: RunOptions) -> str:
         """One line for the run header: the network size policy and any excluded fault methods."""
         size = options.get("route-size")

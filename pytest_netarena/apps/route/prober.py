@@ -31,6 +31,10 @@ _ECHO_REQUEST, _ECHO_REPLY = 8, 0
 FIRST_ROUNDS_S = (0.1, 0.1)
 RETRY_ROUNDS_S = (0.25, 0.5)
 ROUNDS_S = FIRST_ROUNDS_S + RETRY_ROUNDS_S
+#: meshes with more nodes than this are rendered in a compact form
+COMPACT_ABOVE = 40
+SO_RCVBUFFORCE = 33
+RECEIVE_BUFFER = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,23 @@ class Mesh:
         return not self.unreachable
 
     def render(self) -> str:
-        """Mininet's pingAll format: '<src> -> <dst or X> ...' then the drop summary."""
+        """Mininet's pingAll format: '<src> -> <dst or X> ...' then the drop summary.
+
+        Above COMPACT_ABOVE nodes a row lists only what failed ('<src> -> all', '<src> -> all except
+        h3 r0'), so a 32x8 mesh stays readable instead of 66,000 names long.
+        """
+        compact = len(self.nodes) > COMPACT_ABOVE
         lines = ["*** Ping: testing ping reachability"]
+        if compact:
+            lines.append("(compact form for a large network: each row names only the destinations that did not answer)")
         for src in self.nodes:
-            cells = [dst if (src, dst) in self.reachable else "X" for dst in self.nodes if dst != src]
-            lines.append(f"{src} -> {' '.join(cells)}")
+            others = [dst for dst in self.nodes if dst != src]
+            if compact:
+                failed = [dst for dst in others if (src, dst) not in self.reachable]
+                row = "all" if not failed else "none" if len(failed) == len(others) else "all except " + " ".join(failed)
+            else:
+                row = " ".join(dst if (src, dst) in self.reachable else "X" for dst in others)
+            lines.append(f"{src} -> {row}")
         sent = len(self.pairs)
         received = sent - len(self.unreachable)
         loss = (sent - received) * 100 // sent if sent else 0
@@ -94,6 +110,8 @@ def _socket_in_namespace(pid: int) -> socket.socket:
         finally:
             os.close(home)
         sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+        # a raw socket also gets a copy of every echo request sent to its node: room for big meshes
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
         sock.setblocking(False)
         box["socket"] = sock
 
