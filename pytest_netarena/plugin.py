@@ -542,6 +542,8 @@ def _build_html_report(run_dir: Path, plots: bool) -> str:
         return f"report: {build_report(run_dir, plots=plots)}"
     except ReportError as error:
         return f"report.html not written: {error}"
+    except Exception as error:  # a plotting bug must not cost the user the run's results
+        return f"report.html not written (internal error, please report it): {type(error).__name__}: {error}"
 
 
 def _run_info(settings: Settings) -> dict[str, Any]:

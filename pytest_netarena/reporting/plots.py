@@ -69,8 +69,8 @@ def _rates_figure(plt: Any, app: str, groups: list[dict[str, Any]]) -> Any:
                     continue
                 xs.append(x - 0.4 + width * (i + 0.5))
                 ys.append(rate["rate"])
-                low.append(rate["rate"] - rate["ci95"][0])
-                high.append(rate["ci95"][1] - rate["rate"])
+                low.append(max(0.0, rate["rate"] - rate["ci95"][0]))
+                high.append(max(0.0, rate["ci95"][1] - rate["rate"]))
             axis.bar(xs, ys, width, yerr=[low, high], capsize=3, label=group["agent"])
         axis.set_ylim(0, 1.05)
         axis.set_ylabel(f"{title} (Wilson 95% CI)")
