@@ -55,6 +55,38 @@ class SearchOutcome:
     reproduce: str = ""  #: a command that replays the shrunk failure
 
 
+def episode_fails_outside_hypothesis(
+    run: Callable[[Query], EpisodeResult], config: SearchConfig, outcome: SearchOutcome
+) -> Callable[[Query], EpisodeResult | None]:
+    """Like the search's check, for candidates tried after Hypothesis is done."""
+
+    def fails(query: Query) -> EpisodeResult | None:
+        result = None
+        for _ in range(config.trials):
+            result = run(query)
+            outcome.episodes += 1
+            if result.outcome not in FAILING:
+                return None
+        return result
+
+    return fails
+
+
+def _simplify(
+    app: App, failure: EpisodeResult, fails: Callable[[Query], EpisodeResult | None]
+) -> EpisodeResult:
+    """Greedily replace the failure by a structurally smaller query that still fails."""
+    improved = True
+    while improved:
+        improved = False
+        for candidate in app.simplifications(failure.query):
+            result = fails(candidate)
+            if result is not None:
+                failure, improved = result, True
+                break
+    return failure
+
+
 class _Failed(Exception):
     """Raised inside the Hypothesis test so it records a failing example and shrinks it."""
 
@@ -125,6 +157,6 @@ def search(
     except Exception as error:  # Flaky (a non-deterministic agent) and the like: keep what we saw
         outcome.notes.append(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
     if last_failure:
-        outcome.failure = last_failure[-1]
+        outcome.failure = _simplify(app, last_failure[-1], episode_fails_outside_hypothesis(run, config, outcome))
     outcome.elapsed_s = time.monotonic() - started
     return outcome

@@ -109,6 +109,22 @@ class App(ABC):
 
     builtin_agent_names: tuple[str, ...] = ()
 
+    def simplifications(self, query: Query) -> list[Query]:
+        """Structurally smaller queries to try once a failure is shrunk (single faults of a sequence).
+
+        Hypothesis shrinks each draw, but cannot jump from a two-fault category to a one-fault one
+        (the later draws change meaning). Apps whose params hold `faults: [{"type": ...}, ...]` get
+        this for free; others may override it.
+        """
+        faults = query.params.get("faults")
+        if not isinstance(faults, list) or len(faults) < 2:
+            return []
+        return [
+            Query(self.name, 1, fault["type"], 0, query.seed, {**query.params, "faults": [fault]})
+            for fault in faults
+            if isinstance(fault, dict) and "type" in fault
+        ]
+
     def generate(self, options: RunOptions) -> list[Query]:
         """The run's queries: a pure function of (app, seed, options), in a stable order."""
         queries = []
