@@ -33,7 +33,7 @@ def test_model_specs_become_litellm_models(raw, target):
 
 
 @pytest.mark.parametrize(
-    "raw", ["gpt-4o", "", ":gpt-4o", "openai:", "open ai!:gpt-4o", "builtin:nosuch", "python:no_attr", "a2a:http://x"]
+    "raw", ["gpt-4o", "", ":gpt-4o", "openai:", "open ai!:gpt-4o", "builtin:nosuch", "python:no_attr", "a2a:not-a-url"]
 )
 def test_malformed_or_unknown_specs_list_the_accepted_forms(raw):
     with pytest.raises(UsageError) as caught:
