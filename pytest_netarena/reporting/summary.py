@@ -80,14 +80,19 @@ def _pct(rate: dict[str, Any]) -> str:
 
 def render_table(summary: dict[str, Any]) -> list[str]:
     """Terminal lines: one row per app x agent x level x category, then an overall row."""
-    header = f"{'app':<6} {'agent':<22} {'L':>1} {'category':<32} {'n':>4} {'correct [95% CI]':>19} {'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5}"
+    width = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
+    agent_width = max([5] + [len(g["agent"]) for g in summary["groups"]])
+    header = (
+        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} {'correct [95% CI]':>19} "
+        f"{'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5}"
+    )
     lines = [header, "-" * len(header)]
 
     def row(app: str, agent: str, level: str, category: str, stats: dict[str, Any]) -> str:
         steps = stats["steps"]["mean"]
         latency = stats["latency_s"]["mean"]
         return (
-            f"{app:<6} {agent[:22]:<22} {level:>1} {category[:32]:<32} {stats['scored']:>4} "
+            f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
             f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
             f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
             f"{stats['infra_errors']:>5}"
