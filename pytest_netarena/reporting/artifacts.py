@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import platform
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,13 @@ from ..core.types import EpisodeResult
 
 
 def new_run_id(seed: int) -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + f"-{seed}"
+    """Time, seed and a random tag: two runs started in the same second never share a folder."""
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{seed}-{secrets.token_hex(2)}"
 
 
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")  # workers may write at once
     temporary.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(temporary, path)  # readers never see a half-written file
 

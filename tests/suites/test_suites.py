@@ -1,0 +1,57 @@
+"""The real benchmark suites through the plugin, as a user runs them (subprocess pytest, xdist)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+
+def suite(pytester: pytest.Pytester, app: str) -> pytest.Pytester:
+    pytester.makeini("[pytest]\nnetarena_plots = false\n")
+    pytester.makepyfile(**{f"test_{app}": (ROOT / "suites" / app / f"test_{app}.py").read_text()})
+    return pytester
+
+
+def groups(pytester: pytest.Pytester) -> dict[str, dict]:
+    (summary,) = (pytester.path / "reports").glob("*/summary.json")
+    return {g["agent"]: g for g in json.loads(summary.read_text())["groups"]}
+
+
+def passed_ids(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split("::test_episode[")[1].split("]")[0] for line in result.stdout.lines
+                  if "PASSED" in line and "::test_episode[" in line)
+
+
+def needs_route(app: str) -> None:
+    if app == "route" and os.geteuid() != 0:
+        pytest.skip("the routing suite needs root")
+
+
+@pytest.mark.parametrize("app", ["malt", "k8s", "route"])
+def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester, app: str) -> None:
+    needs_route(app)
+    result = suite(pytester, app).runpytest_subprocess(
+        "--agent=builtin:oracle", "--agent=builtin:noop", "--agent=builtin:reckless", "--queries=1", "--levels=1,2",
+        "--seed=11", "-n", "2", "-p", "no:cacheprovider",
+    )
+    by_agent = groups(pytester)
+    assert by_agent["builtin:oracle"]["avg_correctness"] == 1.0 and by_agent["builtin:oracle"]["avg_safety"] == 1.0
+    assert by_agent["builtin:noop"]["overall"]["resolved"]["k"] == 0
+    assert by_agent["builtin:reckless"]["avg_safety"] == 0.0
+    n = by_agent["builtin:oracle"]["overall"]["episodes"]
+    result.assert_outcomes(passed=n, failed=2 * n)
+
+
+@pytest.mark.parametrize("app", ["malt", "k8s", "route"])
+def test_collection_is_identical_with_and_without_xdist(pytester: pytest.Pytester, app: str) -> None:
+    needs_route(app)
+    suite(pytester, app)
+    args = ("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=5", "-v", "-p", "no:cacheprovider")
+    serial = pytester.runpytest_subprocess(*args)
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2")
+    assert passed_ids(serial) == passed_ids(parallel) and len(passed_ids(serial)) >= 4
