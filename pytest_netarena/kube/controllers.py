@@ -40,16 +40,14 @@ def _owned_by(obj: dict, owner: dict) -> bool:
 
 
 class _Writer:
-    def __init__(self, cluster):
-        self.store = cluster.store
-        self.changed = False
+    def __init__(self, store):
+        self.store = store
 
     def put(self, plural: str, obj: dict, old: dict | None) -> dict:
         if old is not None:
             obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
             if obj == old:
                 return old
-        self.changed = True
         return self.store.put(plural, obj, "MODIFIED" if old is not None else "ADDED")
 
     def create(self, plural: str, obj: dict) -> dict:
@@ -59,31 +57,37 @@ class _Writer:
         return self.put(plural, obj, None)
 
     def remove(self, plural: str, namespace: str, name: str) -> None:
-        if self.store.remove(plural, namespace, name) is not None:
-            self.changed = True
+        self.store.remove(plural, namespace, name)
 
 
-def reconcile(cluster, namespace: str) -> None:
-    writer = _Writer(cluster)
-    namespaces = [namespace] if namespace else sorted(
-        n["metadata"]["name"] for n in cluster.store.list("namespaces"))
-    for _ in range(6):  # cascades (deployment -> rs -> pods) settle in a few passes
-        writer.changed = False
-        _collect_garbage(writer, namespaces)
-        for ns in namespaces:
-            for deploy in cluster.store.list("deployments", ns):
-                _deployment(writer, deploy)
-            for rs in cluster.store.list("replicasets", ns):
-                _replicaset(writer, rs)
-            for pod in cluster.store.list("pods", ns):
-                _kubelet(writer, pod)
-            for rs in cluster.store.list("replicasets", ns):
-                _replicaset_status(writer, rs)
-            for deploy in cluster.store.list("deployments", ns):
-                _deployment_status(writer, deploy)
-            _endpoints(writer, ns)
-        if not writer.changed:
-            break
+MAX_ROUNDS = 50  # cascades (deployment -> rs -> pods -> status -> endpoints) settle in a few rounds
+
+
+def reconcile(cluster, namespace: str = "") -> None:
+    """A full resync of one namespace ("" = all): every controlled object is revisited."""
+    store = cluster.store
+    namespaces = [namespace] if namespace else sorted(n["metadata"]["name"] for n in store.list("namespaces"))
+    cluster.queue.mark_all(namespaces)
+    process(store, cluster.queue)
+
+
+def process(store, queue) -> None:
+    """Run the controllers over the queued keys until nothing is left (their own writes queue more)."""
+    writer = _Writer(store)
+    for _ in range(MAX_ROUNDS):
+        if not queue:
+            return
+        namespaces = queue.drain("garbage")
+        if namespaces:
+            _collect_garbage(writer, namespaces)
+        for stage, plural, controller in _STAGES:
+            for ns, name in queue.drain(stage):
+                obj = store.get(plural, ns, name)
+                if obj is not None:
+                    controller(writer, obj)
+        for ns, name in queue.drain("services"):  # a deleted service's endpoints go too
+            _service_endpoints(writer, ns, name)
+    queue.clear()  # a controller that never settles must not spin forever
 
 
 def _collect_garbage(writer: _Writer, namespaces: list[str]) -> None:
@@ -311,34 +315,36 @@ def _resolve_port(pod: dict, target, protocol: str) -> int | None:
     return None
 
 
-def _endpoints(writer: _Writer, ns: str) -> None:
+def _service_endpoints(writer: _Writer, ns: str, name: str) -> None:
     store = writer.store
-    pods = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")]
-    services = {s["metadata"]["name"]: s for s in store.list("services", ns)}
-    for ep in store.list("endpoints", ns):
-        if (ep["metadata"].get("labels") or {}).get(MANAGED_EP) and ep["metadata"]["name"] not in services:
-            writer.remove("endpoints", ns, ep["metadata"]["name"])
-    for svc in services.values():
-        selector = (svc.get("spec") or {}).get("selector")
-        if not selector or (svc.get("spec") or {}).get("type") == "ExternalName":
-            continue
-        members = [p for p in pods if selector_matches({"matchLabels": selector}, p["metadata"].get("labels"))]
-        groups: dict[str, tuple[list, list]] = {}
-        for pod in members:
-            ports = []
-            for port in (svc.get("spec") or {}).get("ports") or []:
-                number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
-                if number is not None:
-                    entry = {"port": number, "protocol": port.get("protocol", "TCP")}
-                    if port.get("name"):
-                        entry = {"name": port["name"], **entry}
-                    if port.get("appProtocol"):
-                        entry["appProtocol"] = port["appProtocol"]
-                    ports.append(entry)
-            key = json.dumps(ports, sort_keys=True)
-            groups.setdefault(key, (ports, []))[1].append(pod)
-        _write_endpoints(writer, svc, groups)
-        _write_slices(writer, svc, groups)
+    svc = store.get("services", ns, name)
+    if svc is None:
+        ep = store.get("endpoints", ns, name)
+        if ep is not None and (ep["metadata"].get("labels") or {}).get(MANAGED_EP):
+            writer.remove("endpoints", ns, name)
+        return
+    selector = (svc.get("spec") or {}).get("selector")
+    if not selector or (svc.get("spec") or {}).get("type") == "ExternalName":
+        return
+    match = {"matchLabels": selector}
+    members = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")
+               and selector_matches(match, p["metadata"].get("labels"))]
+    groups: dict[str, tuple[list, list]] = {}
+    for pod in members:
+        ports = []
+        for port in (svc.get("spec") or {}).get("ports") or []:
+            number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
+            if number is not None:
+                entry = {"port": number, "protocol": port.get("protocol", "TCP")}
+                if port.get("name"):
+                    entry = {"name": port["name"], **entry}
+                if port.get("appProtocol"):
+                    entry["appProtocol"] = port["appProtocol"]
+                ports.append(entry)
+        key = json.dumps(ports, sort_keys=True)
+        groups.setdefault(key, (ports, []))[1].append(pod)
+    _write_endpoints(writer, svc, groups)
+    _write_slices(writer, svc, groups)
 
 
 def _target(pod: dict) -> dict:
@@ -412,3 +418,9 @@ def _write_slices(writer: _Writer, svc: dict, groups) -> None:
         writer.remove("endpointslices", ns, slice_name)
 
 
+
+
+# (queue stage, plural, controller) in the order a real cluster's cascade runs.
+_STAGES = (("deployments", "deployments", _deployment), ("replicasets", "replicasets", _replicaset),
+           ("pods", "pods", _kubelet), ("replicaset_status", "replicasets", _replicaset_status),
+           ("deployment_status", "deployments", _deployment_status))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from . import defaults, errors, selectors, validation
 from . import patch as patches
@@ -12,6 +14,7 @@ from . import schema as sch
 from .registry import BY_PLURAL, Resource
 from .store import Store
 from .tables import timestamp
+from .workqueue import WorkQueue
 
 # Kinds whose `status` is owned by the status subresource (and the controllers).
 STATUS_OWNED = {"Pod", "Deployment", "ReplicaSet", "Namespace", "Node", "Service", "ResourceQuota"}
@@ -25,11 +28,17 @@ def stable_uid(*parts: str) -> str:
 
 
 class Cluster:
-    """The API semantics on top of a Store; controllers run synchronously after each write."""
+    """The API semantics on top of a Store; controllers run synchronously after each write (or batch).
+
+    Controllers only revisit what a write touched (see workqueue.py): writes of kinds no controller
+    reads, such as NetworkPolicies and ConfigMaps, cost no reconcile."""
 
     def __init__(self, store: Store, controllers: bool = True):
         self.store = store
         self.controllers_enabled = controllers
+        self.queue = WorkQueue(store)
+        store.tracker = self.queue
+        self._batch_depth = 0
 
     # -- reads ----------------------------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> dict:
@@ -76,7 +85,7 @@ class Cluster:
             if dry_run:
                 return obj
             self.store.put(res.plural, obj, "ADDED")
-            self._reconcile(key_ns)
+            self._settle()
             return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
 
     def update(self, res: Resource, namespace: str, name: str, body: dict, subresource: str = "",
@@ -131,7 +140,7 @@ class Cluster:
                     if other.namespaced:
                         for item in self.store.list(other.plural, name):
                             self.store.remove(other.plural, name, item["metadata"]["name"])
-            self._reconcile(key_ns)
+            self._settle()
             return copy.deepcopy(old)
 
     # -- helpers --------------------------------------------------------------------------------
@@ -212,7 +221,7 @@ class Cluster:
             return obj
         key_ns = meta.get("namespace", "")
         self.store.put(res.plural, obj, "MODIFIED")
-        self._reconcile(key_ns)
+        self._settle()
         return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
 
     def _generate_name(self, res: Resource, meta: dict) -> str:
@@ -255,11 +264,33 @@ class Cluster:
                     port["nodePort"] = next_port
                     used_ports.add(next_port)
 
-    def _reconcile(self, namespace: str) -> None:
+    # -- controllers ------------------------------------------------------------------------------
+    def _settle(self) -> None:
+        """Run the controllers over what the writes so far touched, unless a batch defers it."""
+        if self.controllers_enabled and self._batch_depth == 0 and self.queue:
+            from . import controllers
+
+            with self.store.transaction():
+                controllers.process(self.store, self.queue)
+
+    @contextmanager
+    def batch(self) -> Iterator[Cluster]:
+        """Hold the store lock for many writes and run the controllers once, at the end."""
+        with self.store.transaction():
+            self._batch_depth += 1
+            try:
+                yield self
+            finally:
+                self._batch_depth -= 1
+                self._settle()
+
+    def reconcile(self, namespace: str = "") -> None:
+        """A full controller resync of one namespace ("" = all), e.g. after running with controllers off."""
         if self.controllers_enabled:
             from . import controllers
 
-            controllers.reconcile(self, namespace)
+            with self.store.transaction():
+                controllers.reconcile(self, namespace)
 
     # -- scale subresource ------------------------------------------------------------------------
     def get_scale(self, res: Resource, namespace: str, name: str) -> dict:

@@ -9,6 +9,8 @@ import socket
 import tempfile
 import threading
 import traceback
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import baseline, bodies, errors, handlers, registry
@@ -313,8 +315,25 @@ class EmbeddedAPIServer:
             meta.pop("resourceVersion", None)
             return self.cluster.update(res, namespace, meta["name"], body, privileged=True)
 
-    def apply_objects(self, objects) -> list[dict]:
-        return [self.apply_object(o) for o in objects]
+    def apply_objects(self, objects: Iterable[dict], reconcile_once: bool = True) -> list[dict]:
+        """apply_object for each; with reconcile_once the controllers run once at the end (a bulk load
+        of N workloads costs O(N), not O(N^2)), and the returned objects are as written, before the
+        controllers' changes (no status yet)."""
+        if not reconcile_once:
+            return [self.apply_object(o) for o in objects]
+        with self.batch():
+            return [self.apply_object(o) for o in objects]
+
+    @contextmanager
+    def batch(self) -> Iterator[EmbeddedAPIServer]:
+        """Group Python-side writes: the store lock is held throughout (HTTP clients wait, watches see
+        the writes after it), and the controllers run once when the outermost batch ends."""
+        with self.cluster.batch():
+            yield self
+
+    def reconcile(self, namespace: str | None = None) -> None:
+        """Run every controller over one namespace (None = all), e.g. after a run with controllers off."""
+        self.cluster.reconcile(namespace or "")
 
     def get_object(self, kind: str, namespace: str | None, name: str) -> dict | None:
         res = registry.resource_for_kind(kind)
@@ -322,8 +341,24 @@ class EmbeddedAPIServer:
         return copy.deepcopy(obj) if obj is not None else None
 
     def list_objects(self, kind: str, namespace: str | None = None) -> list[dict]:
+        """Deep copies the caller may change (see iter_objects for a read-only, no-copy listing)."""
         res = registry.resource_for_kind(kind)
         return copy.deepcopy(self.store.list(res.plural, namespace if res.namespaced else None))
+
+    def iter_objects(self, kind: str, namespace: str | None = None) -> Iterator[dict]:
+        """The stored objects of kind (in one namespace, or all), sorted by (namespace, name), without copies.
+
+        For trusted callers that read many objects often: the dicts are the store's own and must never
+        be mutated (the store replaces objects on write, so a view stays valid and consistent). The
+        listing is taken when called; wrap several calls in reading() for one consistent version."""
+        res = registry.resource_for_kind(kind)
+        return iter(self.store.list(res.plural, namespace if res.namespaced else None))
+
+    @contextmanager
+    def reading(self) -> Iterator[int]:
+        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see."""
+        with self.store.lock:
+            yield self.store.resource_version
 
     def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
         res = registry.resource_for_kind(kind)

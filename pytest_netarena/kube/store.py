@@ -28,6 +28,9 @@ class Store:
         self.epoch = 0  # bumped by reset() and close(): open watches end
         self.closed = False
         self.counters: dict[str, int] = {}  # allocator state that must survive reset deterministically
+        # Told of every write inside the lock: changed(plural, old, new) (None for a missing side), and
+        # reset(); the cluster's controller work queue.
+        self.tracker = None
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
@@ -73,6 +76,7 @@ class Store:
         return self._objects.get(plural, {}).get((namespace, name))
 
     def list(self, plural: str, namespace: str | None = None) -> list[dict]:
+        """The stored objects themselves, sorted by (namespace, name): callers must not mutate them."""
         with self.lock:
             items = [(k, o) for k, o in self._objects.get(plural, {}).items()
                      if namespace is None or k[0] == namespace]
@@ -86,7 +90,12 @@ class Store:
             self._rv += 1
             obj["metadata"]["resourceVersion"] = str(self._rv)
             meta = obj["metadata"]
-            self._objects.setdefault(plural, {})[(meta.get("namespace", ""), meta["name"])] = obj
+            objects = self._objects.setdefault(plural, {})
+            key = (meta.get("namespace", ""), meta["name"])
+            old = objects.get(key)
+            objects[key] = obj
+            if self.tracker is not None:
+                self.tracker.changed(plural, old, obj)
             self._record(event_type, plural, obj)
             return obj
 
@@ -97,6 +106,8 @@ class Store:
                 self._rv += 1
                 gone = dict(obj)
                 gone["metadata"] = dict(obj["metadata"], resourceVersion=str(self._rv))
+                if self.tracker is not None:
+                    self.tracker.changed(plural, obj, None)
                 self._record("DELETED", plural, gone)
             return obj
 
@@ -138,6 +149,8 @@ class Store:
             objects, counters = self._snapshot
             self._objects = {p: dict(objs) for p, objs in objects.items()}
             self.counters = dict(counters)
+            if self.tracker is not None:
+                self.tracker.reset()
             self._rv += 1
             self._events.clear()
             self.epoch += 1

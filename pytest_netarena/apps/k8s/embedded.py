@@ -17,8 +17,7 @@ from .matrix import MatrixChecker
 from .model import AppSpec
 from .protected import FingerprintCache
 
-PLURALS = {"Namespace": "namespaces", "Deployment": "deployments", "ReplicaSet": "replicasets",
-           "Pod": "pods", "Service": "services"}
+KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
 
 
 class EmbeddedBackend(Backend):
@@ -51,28 +50,9 @@ class EmbeddedBackend(Backend):
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
         self.server.write_kubeconfig(f"{self._tmp}/kubeconfig", self.namespace)
         self._env = kubectl_env(self.server, self._tmp)
-        self._bulk_load([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
+        # One controller run for the whole app: O(N), not one reconcile per object.
+        self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
         self.server.snapshot()
-
-    def _bulk_load(self, objects: list[dict], reconcile: bool = True) -> None:
-        """Load objects with the controllers paused, then reconcile once.
-
-        Why: the server reconciles the whole namespace after every write, so loading N workloads
-        one by one costs O(N^2) (synthetic:200 took minutes). This reaches into the server's
-        Cluster until it offers a bulk load of its own."""
-        cluster = getattr(self.server, "cluster", None)
-        pausable = cluster is not None and hasattr(cluster, "controllers_enabled") and hasattr(cluster, "_reconcile")
-        if pausable:
-            cluster.controllers_enabled = False
-        try:
-            for obj in objects:
-                self.server.apply_object(obj)
-        finally:
-            if pausable:
-                cluster.controllers_enabled = True
-                if reconcile:
-                    with self.server.store.transaction():
-                        cluster._reconcile(self.namespace)
 
     def _namespaced(self, manifest: Mapping) -> dict:
         obj = copy.deepcopy(dict(manifest))
@@ -89,19 +69,19 @@ class EmbeddedBackend(Backend):
         self.server.reset()
         healthy = self.app.healthy_policies()
         changed = [self._namespaced(p) for name, p in policies.items() if healthy.get(name) != p]
-        self._bulk_load(changed, reconcile=False)  # controllers do not read NetworkPolicies
-        for name in healthy:
-            if name not in policies:
-                self.server.delete_object("NetworkPolicy", self.namespace, name)
+        with self.server.batch():  # NetworkPolicy writes cost no controller work anyway
+            self.server.apply_objects(changed)
+            for name in healthy:
+                if name not in policies:
+                    self.server.delete_object("NetworkPolicy", self.namespace, name)
 
     def observe(self) -> ClusterState:
-        version = self.server.resource_version
-        if self._last is not None and self._last[0] == version:
-            return self._last[1]
-        store = self.server.store
-        with store.lock:
-            objects = {kind: store.list(plural) for kind, plural in PLURALS.items()}
-            policies = store.list("networkpolicies", self.namespace)
+        server = self.server
+        with server.reading() as version:  # read-only views, no copies: nothing below mutates them
+            if self._last is not None and self._last[0] == version:
+                return self._last[1]
+            objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
+            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
         ns = self.namespace
 
         def local(items):

@@ -1,0 +1,129 @@
+"""Which controller work a write causes: the keys each synchronous controller must revisit.
+
+Like the informer event handlers of the real controllers: a Deployment write queues that Deployment;
+a ReplicaSet write queues it and its owning Deployment; a Pod write queues the kubelet for it, its
+owning ReplicaSet and the Services selecting it (before or after the write); a Service, Endpoints or
+EndpointSlice write queues that Service's endpoints. Writes of any other kind (NetworkPolicy,
+ConfigMap, Secret, Event...) queue nothing, so they cost no reconcile at all.
+"""
+
+from __future__ import annotations
+
+from .selectors import selector_matches
+
+OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
+MANAGED_EP = "endpoints.kubernetes.io/managed-by"
+SERVICE_NAME = "kubernetes.io/service-name"
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+class WorkQueue:
+    """Dirty keys per controller stage; `note` is the Store's write tracker."""
+
+    STAGES = ("garbage", "deployments", "replicasets", "pods", "replicaset_status", "deployment_status",
+              "services")
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.garbage: set[str] = set()  # namespaces where an owner went away or an orphan appeared
+        self.deployments: set[Key] = set()
+        self.replicasets: set[Key] = set()
+        self.pods: set[Key] = set()  # the kubelet stand-in
+        self.replicaset_status: set[Key] = set()
+        self.deployment_status: set[Key] = set()
+        self.services: set[Key] = set()  # Endpoints and EndpointSlices
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, stage) for stage in self.STAGES)
+
+    def clear(self) -> None:
+        for stage in self.STAGES:
+            getattr(self, stage).clear()
+
+    def drain(self, stage: str) -> list:
+        """The stage's keys in a stable order (pod IPs and names must not depend on set hashing)."""
+        keys = getattr(self, stage)
+        if not keys:
+            return []
+        items = sorted(keys)
+        keys.clear()
+        return items
+
+    # -- the Store's tracker protocol --------------------------------------------------------------
+    def changed(self, plural: str, old: dict | None, new: dict | None) -> None:
+        obj = new if new is not None else old
+        meta = obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        if plural == "deployments":
+            self._deployment(key)
+        elif plural == "replicasets":
+            self._replicaset(key)
+            self._owners(obj, "Deployment", self._deployment)
+        elif plural == "pods":
+            self.pods.add(key)
+            self._owners(obj, "ReplicaSet", self._replicaset)
+            self._selecting_services(key[0], old, new)
+        elif plural == "services":
+            self.services.add(key)
+        elif plural == "endpoints":
+            if (meta.get("labels") or {}).get(MANAGED_EP):
+                self.services.add(key)
+        elif plural == "endpointslices":
+            service = (meta.get("labels") or {}).get(SERVICE_NAME)
+            if service:
+                self.services.add((key[0], service))
+        else:
+            return
+        if new is None and plural in ("deployments", "replicasets", "services"):
+            self.garbage.add(key[0])  # what it owned goes too
+        elif new is not None and old is None and meta.get("ownerReferences") and not self._has_owner(new):
+            self.garbage.add(key[0])
+
+    def reset(self) -> None:
+        self.clear()
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def _deployment(self, key: Key) -> None:
+        self.deployments.add(key)
+        self.deployment_status.add(key)
+
+    def _replicaset(self, key: Key) -> None:
+        self.replicasets.add(key)
+        self.replicaset_status.add(key)
+
+    @staticmethod
+    def _owners(obj: dict, kind: str, queue) -> None:
+        ns = obj["metadata"].get("namespace", "")
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == kind and ref.get("name"):
+                queue((ns, ref["name"]))
+
+    def _has_owner(self, obj: dict) -> bool:
+        ns = obj["metadata"].get("namespace", "")
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            plural = OWNER_PLURALS.get(ref.get("kind", ""))
+            owner = self.store.get(plural, ns, ref.get("name", "")) if plural else None
+            if owner is not None and owner["metadata"].get("uid") == ref.get("uid"):
+                return True
+        return False
+
+    def _selecting_services(self, ns: str, old: dict | None, new: dict | None) -> None:
+        labels = [o["metadata"].get("labels") or {} for o in (old, new) if o is not None]
+        for svc in self.store.list("services", ns):
+            selector = (svc.get("spec") or {}).get("selector")
+            if selector and any(selector_matches({"matchLabels": selector}, lab) for lab in labels):
+                self.services.add((ns, svc["metadata"]["name"]))
+
+    def mark_all(self, namespaces: list[str]) -> None:
+        """Queue every controlled object of these namespaces (a full resync)."""
+        store = self.store
+        for ns in namespaces:
+            self.garbage.add(ns)
+            for plural, queue in (("deployments", self._deployment), ("replicasets", self._replicaset),
+                                  ("pods", self.pods.add), ("services", self.services.add)):
+                for obj in store.list(plural, ns):
+                    queue((ns, obj["metadata"]["name"]))
+            for ep in store.list("endpoints", ns):
+                if (ep["metadata"].get("labels") or {}).get(MANAGED_EP):
+                    self.services.add((ns, ep["metadata"]["name"]))
