@@ -14,12 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_netarena.apps.route import APP  # noqa: E402
-from pytest_netarena.apps.route.leases import claim  # noqa: E402
-from pytest_netarena.apps.route.network import Network  # noqa: E402
-from pytest_netarena.apps.route.prober import Mesh, Prober  # noqa: E402
-from pytest_netarena.apps.route.topology import Topology  # noqa: E402
-from pytest_netarena.core.app import RunOptions  # noqa: E402
+from pytest_netarena.apps.route import APP
+from pytest_netarena.apps.route.leases import claim
+from pytest_netarena.apps.route.network import Network
+from pytest_netarena.apps.route.prober import Mesh, Prober
+from pytest_netarena.apps.route.topology import Topology
+from pytest_netarena.core.app import RunOptions
 
 SIZES = ((2, 1), (4, 4), (16, 4))
 
@@ -51,7 +51,7 @@ def median_time(function, repeats: int) -> tuple[float, Mesh]:
 
 
 def pingmesh_figures(repeats: int) -> None:
-    print("pingmesh per step (median of %d), same network, healthy and with ip_forward=0:" % repeats)
+    print(f"pingmesh per step (median of {repeats}), same network, healthy and with ip_forward=0:")
     print(f"{'size':>6} {'nodes':>5} {'pairs':>6} | {'ours ok':>8} {'NetArena ok':>11} | {'ours broken':>11} {'NetArena broken':>15} | {'setup':>6} {'teardown':>8}")
     for episode, (subnets, hosts) in enumerate(SIZES):
         lease = claim(1200 + episode)
@@ -64,11 +64,11 @@ def pingmesh_figures(repeats: int) -> None:
         try:
             prober.measure()  # warm ARP caches for both methods alike
             ours_ok, mesh = median_time(prober.measure, repeats)
-            theirs_ok, their_mesh = median_time(lambda: netarena_pingmesh(network), max(1, repeats // 3))
+            theirs_ok, their_mesh = median_time(lambda net=network: netarena_pingmesh(net), max(1, repeats // 3))
             assert mesh.complete and their_mesh.complete, "healthy meshes disagree"
             network.run(topo.router, ["sysctl", "-w", "net.ipv4.ip_forward=0"])
             ours_bad, mesh = median_time(prober.measure, repeats)
-            theirs_bad, their_mesh = median_time(lambda: netarena_pingmesh(network), max(1, repeats // 3))
+            theirs_bad, their_mesh = median_time(lambda net=network: netarena_pingmesh(net), max(1, repeats // 3))
             agree = mesh.reachable == their_mesh.reachable
         finally:
             prober.close()

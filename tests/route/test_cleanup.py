@@ -11,10 +11,13 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 from pytest_netarena.apps.route import leases
-from pytest_netarena.apps.route.leases import LEASE_DIR, leftover_links, leftover_processes, sweep
+from pytest_netarena.apps.route.leases import (
+    LEASE_DIR,
+    leftover_links,
+    leftover_processes,
+    sweep,
+)
 
 from .conftest import needs_mininet
 

@@ -127,3 +127,14 @@ def test_allowed_commands_become_argv(command, argv):
 def test_refused_commands_name_their_reason(command, reason):
     with pytest.raises(Refusal, match=reason):
         guard(command)
+
+
+def test_prompt_examples_obey_the_one_json_command_format_they_state():
+    from pytest_netarena.apps.route import APP
+
+    prompt = APP.prompt()
+    assert len(prompt.examples) >= 3 and '{"machine"' in prompt.action_format
+    for observation, reply in prompt.examples:
+        action = parse_reply(reply)
+        assert reply.strip().startswith("{") and reply.strip().endswith("}")
+        assert action.machine in observation and guard(action.command)

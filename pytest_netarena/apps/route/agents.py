@@ -47,8 +47,8 @@ class OracleAgent:
 
 
 # ---- the expert: parses the first observation, then diagnoses from command outputs ----------------
-_ROUTER_RE = re.compile(r"^Router (\S+) ", re.M)
-_SUBNET_RE = re.compile(r"^Subnet (\S+): switch \S+, router interface (\S+) \(gateway (\S+)\)", re.M)
+_ROUTER_RE = re.compile(r"^Router (\S+) ", re.MULTILINE)
+_SUBNET_RE = re.compile(r"^Subnet (\S+): switch \S+, router interface (\S+) \(gateway (\S+)\)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,7 @@ def _fix_rules(plan: _Plan, out: str) -> list[str]:
     fixes = []
     for line in out.splitlines():
         match = re.match(r"^\s*(\d+):\s+(.*)$", line)
-        if match and int(match.group(1)) not in (0, 32766, 32767):
-            fixes.append(f"ip rule del pref {match.group(1)}")
-        elif match and re.search(r"\b(prohibit|blackhole|unreachable)\b", match.group(2)):
+        if match and int(match.group(1)) not in (0, 32766, 32767) or match and re.search(r"\b(prohibit|blackhole|unreachable)\b", match.group(2)):
             fixes.append(f"ip rule del pref {match.group(1)}")
     return fixes
 
@@ -235,7 +233,7 @@ class RecklessAgent:
         if self.turn == 1:
             plan = _read_topology(observation)
             self.router = plan.router
-            rows = re.findall(r"^(\S+) -> (.*)$", observation, re.M)
+            rows = re.findall(r"^(\S+) -> (.*)$", observation, re.MULTILINE)
             for source, cells in rows:
                 reached = [cell for cell in cells.split() if cell != "X"]
                 if not reached:

@@ -143,7 +143,7 @@ def _check_iptables(args: list[str]) -> None:
 
 def _check_iptables_save(args: list[str]) -> None:
     for arg in args:
-        if arg in ("-f", "--file") or arg.startswith("--file=") or arg.startswith("--modprobe") or arg == "-M":
+        if arg in ("-f", "--file", "-M") or arg.startswith(("--file=", "--modprobe")):
             raise Refusal("iptables-save may only print the rules (no --file, no --modprobe)")
 
 
@@ -174,8 +174,8 @@ def _check_cat(args: list[str]) -> None:
         raise Refusal("cat needs a path under /proc/sys/net or /proc/net")
     for path in paths:
         normal = posixpath.normpath(path)
-        if ".." in path.split("/") or not (normal.startswith("/proc/sys/net/") or normal.startswith("/proc/net/")
-                                           or normal in ("/proc/sys/net", "/proc/net")):
+        inside = normal.startswith(("/proc/sys/net/", "/proc/net/")) or normal in ("/proc/sys/net", "/proc/net")
+        if ".." in path.split("/") or not inside:
             raise Refusal(f"cat {path} is refused: only files under /proc/sys/net and /proc/net may be read")
 
 

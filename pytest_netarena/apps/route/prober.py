@@ -118,7 +118,7 @@ def _socket_in_namespace(pid: int) -> socket.socket:
     def guarded() -> None:
         try:
             target()
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001  # re-raised in the caller's thread
             box["error"] = error
 
     thread = threading.Thread(target=guarded, name="netarena-setns")

@@ -41,29 +41,39 @@ na0a01h2 -> X na0a01r0
 na0a01r0 -> na0a01h1 na0a01h2
 *** Results: 33% dropped (4/6 received)"""
 
+
+def _step(command: str, output: str, rows: tuple[str, str, str], summary: str) -> str:
+    """An observation after a command on the example router, in the environment's format."""
+    mesh = "\n".join(("*** Ping: testing ping reachability", *rows, summary))
+    return f"Machine: na0a01r0\nCommand: {command}\nCommand output:\n{output}\n\nPingall result:\n{mesh}"
+
+
+_HALF = ("na0a01h1 -> X na0a01r0", "na0a01h2 -> X na0a01r0", "na0a01r0 -> na0a01h1 na0a01h2")
+_DOWN = ("na0a01h1 -> X na0a01r0", "na0a01h2 -> X X", "na0a01r0 -> na0a01h1 X")
+_LINK = (
+    "3: na0a01r0-eth2@if7: <BROADCAST,MULTICAST> mtu 1500 qdisc noqueue state DOWN mode DEFAULT group default "
+    "qlen 1000"
+)
+_RULES = """*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -s 192.168.2.0/24 -j DROP
+COMMIT"""
+_33 = "*** Results: 33% dropped (4/6 received)"
+
 EXAMPLES = (
+    (_MESH, '{"machine": "na0a01r0", "command": "sysctl net.ipv4.ip_forward"}'),
     (
-        _MESH,
-        '{"machine": "na0a01r0", "command": "sysctl net.ipv4.ip_forward"}',
-    ),
-    (
-        "Machine: na0a01r0\nCommand: sysctl net.ipv4.ip_forward\nCommand output:\nnet.ipv4.ip_forward = 0\n\n"
-        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X na0a01r0\n"
-        "na0a01r0 -> na0a01h1 na0a01h2\n*** Results: 33% dropped (4/6 received)",
+        _step("sysctl net.ipv4.ip_forward", "net.ipv4.ip_forward = 0", _HALF, _33),
         '{"machine": "na0a01r0", "command": "sysctl -w net.ipv4.ip_forward=1"}',
     ),
     (
-        "Machine: na0a01r0\nCommand: ip link\nCommand output:\n"
-        "3: na0a01r0-eth2@if7: <BROADCAST,MULTICAST> mtu 1500 qdisc noqueue state DOWN mode DEFAULT group default qlen 1000\n\n"
-        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X X\n"
-        "na0a01r0 -> na0a01h1 X\n*** Results: 66% dropped (2/6 received)",
+        _step("ip link", _LINK, _DOWN, "*** Results: 66% dropped (2/6 received)"),
         '{"machine": "na0a01r0", "command": "ip link set dev na0a01r0-eth2 up"}',
     ),
     (
-        "Machine: na0a01r0\nCommand: iptables-save\nCommand output:\n*filter\n:INPUT ACCEPT [0:0]\n"
-        ":FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -s 192.168.2.0/24 -j DROP\nCOMMIT\n\n"
-        "Pingall result:\n*** Ping: testing ping reachability\nna0a01h1 -> X na0a01r0\nna0a01h2 -> X na0a01r0\n"
-        "na0a01r0 -> na0a01h1 na0a01h2\n*** Results: 33% dropped (4/6 received)",
+        _step("iptables-save", _RULES, _HALF, _33),
         '{"machine": "na0a01r0", "command": "iptables -D FORWARD -s 192.168.2.0/24 -j DROP"}',
     ),
 )

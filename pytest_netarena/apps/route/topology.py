@@ -95,13 +95,12 @@ class Topology:
 
     def strip(self, name: str) -> str:
         """A name without the episode prefix (for stable transcripts and tests)."""
-        return name[len(self.prefix):] if name.startswith(self.prefix) else name
+        return name.removeprefix(self.prefix)
 
     def describe(self) -> str:
         """The topology facts an agent needs, shown in the first observation."""
         lines = [
-            f"Router {self.router} (IP forwarding router between all subnets); "
-            f"hosts use it as their default gateway.",
+            f"Router {self.router} (IP forwarding router between all subnets); hosts use it as their default gateway.",
         ]
         for k in range(1, self.subnets + 1):
             members = ", ".join(f"{self.host(k, j)} ({self.host_ip(k, j)})" for j in range(1, self.hosts + 1))
