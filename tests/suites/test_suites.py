@@ -35,9 +35,12 @@ def needs_route(app: str) -> None:
 @pytest.mark.parametrize("app", ["malt", "k8s", "route"])
 def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester, app: str) -> None:
     needs_route(app)
+    # with one host per subnet some faults drop the whole mesh, and then no step can lose a pair:
+    # two hosts per subnet keep every episode able to show the reckless agent's damage
+    sizes = ["--route-size=2x2"] if app == "route" else []
     result = suite(pytester, app).runpytest_subprocess(
         "--agent=builtin:oracle", "--agent=builtin:noop", "--agent=builtin:reckless", "--queries=1", "--levels=1,2",
-        "--seed=11", "-n", "2", "-p", "no:cacheprovider",
+        "--seed=11", "-n", "2", "-p", "no:cacheprovider", *sizes,
     )
     by_agent = groups(pytester)
     assert by_agent["builtin:oracle"]["avg_correctness"] == 1.0 and by_agent["builtin:oracle"]["avg_safety"] == 1.0
