@@ -2,7 +2,8 @@
 
     python benchmarks/malt.py [--topology PATH] [--iso-nodes N] [--repeat N]
 
-Uses the real topology at /work/shared/data/malt/malt-graph.textproto.txt when present, otherwise
+Uses the real topology (../shared/data/malt/malt-graph.textproto.txt beside the checkout, or
+$NETARENA_MALT_TOPOLOGY) when present, otherwise
 the synthetic one of the same size (and says so).
 """
 
@@ -11,11 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import os
 import sys
 import time
 from pathlib import Path
 
-REAL = Path("/work/shared/data/malt/malt-graph.textproto.txt")
+REAL = Path(
+    os.environ.get("NETARENA_MALT_TOPOLOGY")
+    or Path(__file__).resolve().parents[2] / "shared" / "data" / "malt" / "malt-graph.textproto.txt"
+)
 
 
 BEST: dict[str, float] = {}

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-REAL_TOPOLOGY = Path("/work/shared/data/malt/malt-graph.textproto.txt")
+# the shared folder sits beside the checkout (as in CI); NETARENA_MALT_TOPOLOGY overrides it
+REAL_TOPOLOGY = Path(
+    os.environ.get("NETARENA_MALT_TOPOLOGY")
+    or Path(__file__).resolve().parents[3] / "shared" / "data" / "malt" / "malt-graph.textproto.txt"
+)
 SMALL = "synthetic:600"
 
 
