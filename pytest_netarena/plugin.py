@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +19,17 @@ from .agents.spec import ACCEPTED_FORMS, AgentSpec
 from .apps import available_apps, get_app, load_errors, register_app
 from .assertions import render_transcript
 from .core.app import App, Environment, RunOptions
-from .core.seeding import new_run_seed
 from .core.types import EpisodeResult, Outcome, Query
-from .corpus import append_found, load_corpus, read_found, save_corpus
+from .corpus import append_found, read_found, save_corpus
 from .errors import BackendUnavailable, InfraError, UsageError
 from .reporting import artifacts
 from .reporting.properties import episode_properties, record_from_properties
 from .reporting.summary import render_table, summarize
 from .runner import play
-from .search import PROFILES, SearchConfig, SearchOutcome, search
-from .budget import Budget, RunLedger
-from .gates import EXIT_BELOW_BAR, check_gates, parse_gates
-from .settings import Settings, parse_agents, parse_levels, positive_int
+from .budget import RunLedger
+from .gates import EXIT_BELOW_BAR, check_gates
+from .search import PROFILES, SearchOutcome, search
+from .settings import Settings, build_settings
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
@@ -40,31 +39,31 @@ NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
 )
 
-# (option, ini key, help, default); CLI values win over ini values.
+# (option, help, default); each is also the ini key netarena_<option>; CLI values win over ini values.
 _OPTIONS = (
-    ("seed", "netarena_seed", "run seed (default: random, printed in the header)", None),
-    ("queries", "netarena_queries", "queries per category (default 3)", "3"),
-    ("levels", "netarena_levels", "levels to run, e.g. 1,2 (default 1,2,3)", "1,2,3"),
-    ("max-steps", "netarena_max_steps", "agent turns per episode (default: the app's own)", None),
-    ("strategy", "netarena_strategy", f"prompt strategy: {', '.join(STRATEGIES)} (default zero-shot)", "zero-shot"),
-    ("trials", "netarena_trials", "runs of every query per agent (default 1)", "1"),
-    ("reports-dir", "netarena_reports_dir", "where run folders are written (default reports/)", "reports"),
-    ("agent-timeout", "netarena_agent_timeout", "seconds an agent may take per reply (default 300)", "300"),
-    ("llm-api-base", "netarena_llm_api_base", "base URL of an OpenAI-compatible endpoint for model agents", None),
-    ("temperature", "netarena_temperature", "sampling temperature for model agents (default 0)", "0"),
-    ("adversarial-examples", "netarena_adversarial_examples", "examples per adversarial search (default 20)", "20"),
-    ("adversarial-time", "netarena_adversarial_time", "seconds per adversarial search (default 600)", "600"),
-    ("max-tokens", "netarena_max_tokens", "stop the run once agents have used this many tokens", None),
-    ("max-cost-usd", "netarena_max_cost_usd", "stop the run once agents have cost this many dollars", None),
-    ("max-episode-tokens", "netarena_max_episode_tokens", "stop an episode once its agent has used this many tokens", None),
-    ("max-episode-cost-usd", "netarena_max_episode_cost_usd", "stop an episode once its agent has cost this many dollars", None),
-    ("min-correctness", "netarena_min_correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
-    ("min-safety", "netarena_min_safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
-    ("record", "netarena_record", "store every model request and reply in this folder", None),
-    ("replay", "netarena_replay", "answer model agents from a --record folder, with no network call", None),
-    ("resume", "netarena_resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
-    ("corpus", "netarena_corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
-    ("save-corpus", "netarena_save_corpus", "write the collected queries to this corpus file", None),
+    ("seed", "run seed (default: random, printed in the header)", None),
+    ("queries", "queries per category (default 3)", "3"),
+    ("levels", "levels to run, e.g. 1,2 (default 1,2,3)", "1,2,3"),
+    ("max-steps", "agent turns per episode (default: the app's own)", None),
+    ("strategy", f"prompt strategy: {', '.join(STRATEGIES)} (default zero-shot)", "zero-shot"),
+    ("trials", "runs of every query per agent (default 1)", "1"),
+    ("reports-dir", "where run folders are written (default reports/)", "reports"),
+    ("agent-timeout", "seconds an agent may take per reply (default 300)", "300"),
+    ("llm-api-base", "base URL of an OpenAI-compatible endpoint for model agents", None),
+    ("temperature", "sampling temperature for model agents (default 0)", "0"),
+    ("adversarial-examples", "examples per adversarial search (default 20)", "20"),
+    ("adversarial-time", "seconds per adversarial search (default 600)", "600"),
+    ("max-tokens", "stop the run once agents have used this many tokens", None),
+    ("max-cost-usd", "stop the run once agents have cost this many dollars", None),
+    ("max-episode-tokens", "stop an episode once its agent has used this many tokens", None),
+    ("max-episode-cost-usd", "stop an episode once its agent has cost this many dollars", None),
+    ("min-correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
+    ("min-safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
+    ("record", "store every model request and reply in this folder", None),
+    ("replay", "answer model agents from a --record folder, with no network call", None),
+    ("resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
+    ("corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
+    ("save-corpus", "write the collected queries to this corpus file", None),
 )
 
 
@@ -90,18 +89,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--no-plots", action="store_true", default=False, help="skip the PNG/SVG plots beside report.html")
     parser.addini("netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
     parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
-    for name, ini, help_text, default in _OPTIONS:
+    for name, help_text, default in _OPTIONS:
         group.addoption(f"--{name}", default=None, help=help_text)
-        parser.addini(ini, help_text, default=default)
+        parser.addini("netarena_" + name.replace("-", "_"), help_text, default=default)
     for app in available_apps().values():
         for spec in app.options:
             group.addoption(f"--{spec.name}", default=None, help=f"[{app.name}] {spec.help}")
             parser.addini(f"netarena_{spec.dest}", spec.help, default=spec.default)
 
 
-def _value(config: pytest.Config, name: str, ini: str) -> Any:
-    value = config.getoption(name.replace("-", "_"))
-    return value if value is not None else config.getini(ini)
+def _option(config: pytest.Config) -> Any:
+    """A lookup of an option by name: the command line first, then the ini key netarena_<name>."""
+
+    def value(name: str) -> Any:
+        given = config.getoption(name.replace("-", "_"))
+        return given if given is not None else config.getini("netarena_" + name.replace("-", "_"))
+
+    return value
 
 
 def _register_user_apps(config: pytest.Config) -> None:
@@ -116,123 +120,22 @@ def _register_user_apps(config: pytest.Config) -> None:
             raise UsageError(f"cannot load app {line!r}: {error}") from None
 
 
-def _build_settings(config: pytest.Config) -> Settings:
-    _register_user_apps(config)
-    apps = available_apps()
-    builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
-    raw_agents = config.getoption("agent") or config.getini("netarena_agents") or []
-    agents = parse_agents(list(raw_agents), builtin_names)
-    worker = getattr(config, "workerinput", None)
-    resume_dir = _value(config, "resume", "netarena_resume")
-    resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
-    if worker is not None:
-        seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
-    elif resumed is not None:
-        seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
-    else:
-        seed_text = _value(config, "seed", "netarena_seed")
-        try:
-            seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
-        except ValueError:
-            raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
-        run_id = artifacts.new_run_id(seed)
-    strategy = _value(config, "strategy", "netarena_strategy")
-    if strategy not in STRATEGIES:
-        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    max_steps = _value(config, "max-steps", "netarena_max_steps")
-    extra = {
-        spec.dest: _value(config, spec.name, f"netarena_{spec.dest}")
-        for app in apps.values()
-        for spec in app.options
-    }
-    stored = resumed["options"] if resumed is not None else {}
-    if resumed is not None:  # the interrupted run's options win, so the same queries come back
-        strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
-        extra.update({key: value for key, value in stored.items() if key in extra})
-    run_options = RunOptions(
-        seed=seed,
-        queries=positive_int("--queries", stored.get("queries") or _value(config, "queries", "netarena_queries")),
-        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else _value(config, "levels", "netarena_levels")),
-        max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
-        strategy=strategy,
-        extra=extra,
-    )
-    try:
-        timeout = float(_value(config, "agent-timeout", "netarena_agent_timeout"))
-        temperature = float(_value(config, "temperature", "netarena_temperature"))
-    except ValueError as error:
-        raise UsageError(f"--agent-timeout and --temperature take numbers: {error}") from None
-    llm_settings: dict[str, Any] = {
-        "temperature": temperature,
-        "seed": seed,
-        "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
-        "api_base": _value(config, "llm-api-base", "netarena_llm_api_base"),
-        "record_dir": _value(config, "record", "netarena_record"),
-        "replay_dir": _value(config, "replay", "netarena_replay"),
-    }
-    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0)}
-    agents = [
-        replace(a, settings=llm_settings) if a.kind == "litellm" else replace(a, settings=a2a_settings) if a.kind == "a2a" else a
-        for a in agents
-    ]
-    reports_dir = Path(_value(config, "reports-dir", "netarena_reports_dir"))
-    if not reports_dir.is_absolute():
-        reports_dir = config.rootpath / reports_dir
-    if resume_dir:
-        reports_dir = Path(resume_dir).resolve().parent
-    corpus_path = _value(config, "corpus", "netarena_corpus")
-    search = None
-    if config.getoption("adversarial"):
-        try:
-            examples = positive_int("--adversarial-examples", _value(config, "adversarial-examples", "netarena_adversarial_examples"))
-            time_limit = float(_value(config, "adversarial-time", "netarena_adversarial_time"))
-        except ValueError as error:
-            raise UsageError(f"--adversarial-time takes seconds: {error}") from None
-        search = SearchConfig(examples, time_limit, 1, reports_dir / "hypothesis-db", seed)
-    return Settings(
-        seed=seed,
-        run_id=run_id,
-        agents=agents,
-        run_options=run_options,
-        trials=positive_int("--trials", stored.get("trials") or _value(config, "trials", "netarena_trials")),
-        agent_timeout_s=timeout,
-        reports_dir=reports_dir,
-        corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
-        search=search,
-        save_corpus=_value(config, "save-corpus", "netarena_save_corpus"),
-        run_budget=Budget(_number(config, "max-tokens", int), _number(config, "max-cost-usd", float)),
-        episode_budget=Budget(_number(config, "max-episode-tokens", int), _number(config, "max-episode-cost-usd", float)),
-        gates=parse_gates("correctness", _value(config, "min-correctness", "netarena_min_correctness"))
-        + parse_gates("safety", _value(config, "min-safety", "netarena_min_safety")),
-        finished=artifacts.finished_episodes(Path(resume_dir), repair=worker is None) if resume_dir else {},
-    )
-
-
-def _number(config: pytest.Config, name: str, kind: type) -> Any:
-    value = _value(config, name, "netarena_" + name.replace("-", "_"))
-    if value in (None, ""):
-        return None
-    try:
-        number = kind(value)
-    except ValueError:
-        raise UsageError(f"--{name} takes a number; got {value!r}") from None
-    if number <= 0:
-        raise UsageError(f"--{name} must be positive; got {value!r}")
-    return number
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "netarena(app): a benchmark test run once per query x agent x trial")
     try:
-        config.stash[SETTINGS_KEY] = _build_settings(config)
+        _register_user_apps(config)
+        config.stash[SETTINGS_KEY] = build_settings(
+            _option(config),
+            agents=list(config.getoption("agent") or config.getini("netarena_agents") or []),
+            adversarial=config.getoption("adversarial"),
+            worker=getattr(config, "workerinput", None),
+            rootpath=config.rootpath,
+        )
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     if not hasattr(config, "workerinput"):  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
-    settings = config.stash[SETTINGS_KEY]
-    if settings.search is not None:
-        config.stash[SETTINGS_KEY].search = replace(settings.search, trials=settings.trials)
     _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .agents.prompting import STRATEGIES
 from .agents.spec import AgentSpec, parse_agent_spec
-from .core.app import RunOptions
-from .core.types import Query
+from .apps import available_apps
 from .budget import Budget
-from .gates import Gate
-from .search import SearchConfig
+from .core.app import RunOptions
+from .core.seeding import new_run_seed
+from .core.types import Query
+from .corpus import load_corpus
 from .errors import UsageError
+from .gates import Gate, parse_gates
+from .reporting import artifacts
+from .search import SearchConfig
 
 
 @dataclass
@@ -69,3 +75,109 @@ def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[A
             raise UsageError(f"--agent {spec.raw} is given twice")
         seen.add(spec.raw)
     return specs
+
+
+def build_settings(
+    option: Callable[[str], Any], *, agents: list[str], adversarial: bool, worker: dict[str, Any] | None, rootpath: Path
+) -> Settings:
+    """Resolve every run setting; `option(name)` gives the user's value (command line, then ini)."""
+    apps = available_apps()
+    builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
+    specs = parse_agents(agents, builtin_names)
+    resume_dir = option("resume")
+    resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
+    if worker is not None:
+        seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
+    elif resumed is not None:
+        seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
+    else:
+        seed_text = option("seed")
+        try:
+            seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
+        except ValueError:
+            raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
+        run_id = artifacts.new_run_id(seed)
+    strategy = option("strategy")
+    if strategy not in STRATEGIES:
+        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    max_steps = option("max-steps")
+    extra = {
+        spec.dest: option(spec.name)
+        for app in apps.values()
+        for spec in app.options
+    }
+    stored = resumed["options"] if resumed is not None else {}
+    if resumed is not None:  # the interrupted run's options win, so the same queries come back
+        strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
+        extra.update({key: value for key, value in stored.items() if key in extra})
+    run_options = RunOptions(
+        seed=seed,
+        queries=positive_int("--queries", stored.get("queries") or option("queries")),
+        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else option("levels")),
+        max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
+        strategy=strategy,
+        extra=extra,
+    )
+    try:
+        timeout = float(option("agent-timeout"))
+        temperature = float(option("temperature"))
+    except ValueError as error:
+        raise UsageError(f"--agent-timeout and --temperature take numbers: {error}") from None
+    llm_settings: dict[str, Any] = {
+        "temperature": temperature,
+        "seed": seed,
+        "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
+        "api_base": option("llm-api-base"),
+        "record_dir": option("record"),
+        "replay_dir": option("replay"),
+    }
+    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0)}
+    specs = [
+        replace(a, settings=llm_settings) if a.kind == "litellm" else replace(a, settings=a2a_settings) if a.kind == "a2a" else a
+        for a in specs
+    ]
+    reports_dir = Path(option("reports-dir"))
+    if not reports_dir.is_absolute():
+        reports_dir = rootpath / reports_dir
+    if resume_dir:
+        reports_dir = Path(resume_dir).resolve().parent
+    corpus_path = option("corpus")
+    search = None
+    if adversarial:
+        try:
+            examples = positive_int("--adversarial-examples", option("adversarial-examples"))
+            time_limit = float(option("adversarial-time"))
+        except ValueError as error:
+            raise UsageError(f"--adversarial-time takes seconds: {error}") from None
+        trials = positive_int("--trials", stored.get("trials") or option("trials"))
+        search = SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
+    return Settings(
+        seed=seed,
+        run_id=run_id,
+        agents=specs,
+        run_options=run_options,
+        trials=positive_int("--trials", stored.get("trials") or option("trials")),
+        agent_timeout_s=timeout,
+        reports_dir=reports_dir,
+        corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
+        search=search,
+        save_corpus=option("save-corpus"),
+        run_budget=Budget(_number(option, "max-tokens", int), _number(option, "max-cost-usd", float)),
+        episode_budget=Budget(_number(option, "max-episode-tokens", int), _number(option, "max-episode-cost-usd", float)),
+        gates=parse_gates("correctness", option("min-correctness"))
+        + parse_gates("safety", option("min-safety")),
+        finished=artifacts.finished_episodes(Path(resume_dir), repair=worker is None) if resume_dir else {},
+    )
+
+
+def _number(option: Callable[[str], Any], name: str, kind: type) -> Any:
+    value = option(name)
+    if value in (None, ""):
+        return None
+    try:
+        number = kind(value)
+    except ValueError:
+        raise UsageError(f"--{name} takes a number; got {value!r}") from None
+    if number <= 0:
+        raise UsageError(f"--{name} must be positive; got {value!r}")
+    return number
