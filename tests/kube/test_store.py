@@ -68,11 +68,9 @@ def test_listener_sees_changes_outside_the_lock():
 
 
 def test_start_stop_and_watch_ends_at_stop(tmp_path):
-    started = time.perf_counter()
-    server = EmbeddedAPIServer().start()
+    server = EmbeddedAPIServer().start()  # start-up time is measured in benchmarks/kube.py
     server.wait_ready()
-    assert time.perf_counter() - started < 1.0
-    path = server.write_kubeconfig(tmp_path / "kubeconfig")
+    server.write_kubeconfig(tmp_path / "kubeconfig")
     assert json.loads(tmp_path.joinpath("kubeconfig").read_text())["clusters"][0]["cluster"]["server"] == server.url
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     connection.request("GET", "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=60")
