@@ -26,6 +26,8 @@ def assert_episode(result: EpisodeResult | SearchOutcome) -> None:
     if isinstance(result, SearchOutcome):
         if result.failure is not None:
             pytest.fail(describe_search_failure(result), pytrace=False)
+        if result.stopped_by_budget and not result.episodes:
+            pytest.skip(f"search not run: {result.stopped_by_budget}")
         return
     if result.outcome is not Outcome.RESOLVED:
         pytest.fail(describe_failure(result), pytrace=False)

@@ -335,11 +335,16 @@ def _run_search(request: pytest.FixtureRequest, case: SearchCase, settings: Sett
     assert case.agent is not None and settings.search is not None
     spec = case.agent
 
+    ledger = RunLedger(settings.run_dir, settings.run_budget)
+
     def run(query: Query) -> EpisodeResult:
         with _agent_problems_as_skips_or_usage_errors():
-            return play(app, env, spec, query, settings.run_options, settings.agent_timeout_s)
+            result = play(app, env, spec, query, settings.run_options, settings.agent_timeout_s,
+                          budget=settings.episode_budget)
+        ledger.add(result.usage)
+        return result
 
-    outcome = search(app, spec.raw, run, settings.run_options, settings.search)
+    outcome = search(app, spec.raw, run, settings.run_options, settings.search, ledger.exhausted)
     if outcome.failure is not None:
         found = settings.run_dir / "found.jsonl"
         path = request.node.path

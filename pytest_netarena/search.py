@@ -50,6 +50,7 @@ class SearchOutcome:
     failure: EpisodeResult | None = None  #: the shrunk failure, replayed last
     failures_seen: int = 0
     stopped_by_time: bool = False
+    stopped_by_budget: str = ""  #: why the run's token/cost budget stopped the search, if it did
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     reproduce: str = ""  #: a command that replays the shrunk failure
@@ -97,8 +98,13 @@ def search(
     run: Callable[[Query], EpisodeResult],
     options: RunOptions,
     config: SearchConfig,
+    budget_spent: Callable[[], str] = lambda: "",
 ) -> SearchOutcome:
-    """Search app's space for a query that `run` (one episode of the agent) fails; shrink it."""
+    """Search app's space for a query that `run` (one episode of the agent) fails; shrink it.
+
+    `budget_spent()` returns why the run's token or cost budget is spent ("" while it is not);
+    the search then stops spending, like it does at its time limit.
+    """
     from hypothesis import HealthCheck, Phase, given, reject, settings, target
     from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -125,6 +131,10 @@ def search(
         if time.monotonic() - started > config.time_limit_s:
             outcome.stopped_by_time = True
             return  # budget spent: remaining examples pass without running episodes
+        spent = budget_spent()
+        if spent:
+            outcome.stopped_by_budget = spent
+            return
         failure = episode_fails(query)
         if failure is None:
             return

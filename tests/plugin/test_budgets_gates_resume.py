@@ -107,3 +107,10 @@ def test_resume_of_something_that_is_not_a_run_is_a_usage_error(toy: pytest.Pyte
     result = toy.runpytest("--agent=builtin:oracle", "--resume=nowhere")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--resume nowhere: not a run folder*"])
+
+
+def test_the_run_budget_also_stops_an_adversarial_search(paid: pytest.Pytester) -> None:
+    result = paid.runpytest("--agent=python:paid_agent:Agent", "--adversarial", "--adversarial-examples=30", "--max-tokens=300")
+    result.assert_outcomes(passed=1)
+    spent = json.loads(only(paid, "usage.json").read_text())
+    assert spent["tokens_in"] + spent["tokens_out"] == 300  # two episodes of 150 tokens, then it stopped
