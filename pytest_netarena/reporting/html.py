@@ -428,7 +428,7 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
     agents = sorted({g["agent"] for g in summary["groups"]})
     colors = _colors(agents)
     apps = sorted({g["app"] for g in summary["groups"]})
-    title = f"NetArena run {run.get('run_id', '')}".strip()
+    title = f"pytest-netarena run {run.get('run_id', '')}".strip()
     sections = [_app_section(app, [g for g in summary["groups"] if g["app"] == app], colors, records) for app in apps]
     nav = "".join(f'<a href="#app-{_e(a)}">{_e(a)}</a>' for a in apps)
     nav += '<a href="#comparisons">comparisons</a>' if summary.get("comparisons") else ""

@@ -116,7 +116,7 @@ def test_agent_text_is_shown_as_text_never_run(says, tmp_path: Path) -> None:
     assert console == []
     dom = Dom(markup)
     assert dom.tags.count("script") == 1 and "img" not in dom.tags
-    assert "<title>NetArena run</title>" in markup
+    assert "<title>pytest-netarena run</title>" in markup
     assert f"set -3 {attack}" in " ".join(dom.text)  # shown verbatim, as text
     assert "first unsafe step" in " ".join(dom.text)
 
