@@ -32,7 +32,7 @@ class OracleAgent:
 
     def __init__(self, query: Query, env: Any) -> None:
         faults = query.params["faults"]
-        healthy = env.app.healthy_policies()
+        healthy = env.app.healthy_view()
         order: list[str] = []
         for fault in sorted(faults, key=lambda f: f["type"] == ADD_EGRESS):
             if fault["policy"] not in order:

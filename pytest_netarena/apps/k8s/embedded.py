@@ -53,6 +53,9 @@ class EmbeddedBackend(Backend):
         # One controller run for the whole app: O(N), not one reconcile per object.
         self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
         self.server.snapshot()
+        # Build the policy engine's model of the healthy app now, once per worker: episodes then
+        # only update it (the faulted policies), so the first one costs no more than the others.
+        self.observe()
 
     def _namespaced(self, manifest: Mapping) -> dict:
         obj = copy.deepcopy(dict(manifest))
@@ -67,8 +70,9 @@ class EmbeddedBackend(Backend):
         if self.server is None:
             raise InfraError("the embedded backend was not prepared")
         self.server.reset()
-        healthy = self.app.healthy_policies()
-        changed = [self._namespaced(p) for name, p in policies.items() if healthy.get(name) != p]
+        healthy = self.app.healthy_view()
+        changed = [self._namespaced(p) for name, p in policies.items()
+                   if healthy.get(name) is not p and healthy.get(name) != p]
         with self.server.batch():  # NetworkPolicy writes cost no controller work anyway
             self.server.apply_objects(changed)
             for name in healthy:
@@ -88,7 +92,9 @@ class EmbeddedBackend(Backend):
             return [o for o in items if o["metadata"].get("namespace") == ns]
 
         self._checker.sync(local(objects["Pod"]), local(objects["Service"]), policies, objects["Namespace"])
-        protected = self._cache.fingerprints((kind, obj) for kind, items in objects.items() for obj in items)
+        protected = {}
+        for kind, items in objects.items():
+            protected.update(self._cache.of_listing(kind, items))
         state = ClusterState(self._checker.matrix(), protected)
         self._last = (version, state)
         return state

@@ -61,6 +61,7 @@ class K8sEnvironment(Environment):
         self._state: ClusterState | None = None
         self._baseline: ClusterState | None = None
         self._in_episode = False
+        self._intent_text: tuple[str, str] | None = None  # (namespace, text): the intent never changes
 
     # ----- episode -----------------------------------------------------------------------------
 
@@ -71,7 +72,7 @@ class K8sEnvironment(Environment):
         self._finish()
         self.query = query
         faults = query.params["faults"]
-        policies = apply_faults(self.app.healthy_policies(), faults)
+        policies = apply_faults(self.app.healthy_view(), faults)  # copies only the faulted policies
         self._in_episode = True
         try:
             self.backend.begin(policies)
@@ -85,7 +86,10 @@ class K8sEnvironment(Environment):
         if not mismatches(self.intent, state.matrix):
             raise InfraError(f"the faults of {query.id} ({', '.join(map(describe, faults))}) broke nothing")
         self._baseline = self._state = state
-        return f"{intent_text(self.intent, self.backend.namespace)}\n\n{mismatch_report(self.intent, state.matrix)}"
+        namespace = self.backend.namespace
+        if self._intent_text is None or self._intent_text[0] != namespace:
+            self._intent_text = (namespace, intent_text(self.intent, namespace))
+        return f"{self._intent_text[1]}\n\n{mismatch_report(self.intent, state.matrix)}"
 
     def step(self, reply: str) -> StepOutcome:
         if self._state is None:

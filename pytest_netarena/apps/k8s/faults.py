@@ -146,7 +146,7 @@ def draw_faults(app: AppSpec, types: Sequence[str], chooser: Chooser,
     """Draw one effective fault per type, in order; raises NoEffectiveFault if none exists."""
     offline = offline or OfflineMatrix(app)
     intent = intended_matrix(app)
-    policies = app.healthy_policies()
+    policies = dict(app.healthy_view())  # apply_fault copies what it changes
     matrix = dict(intent)
     faults: list[dict[str, Any]] = []
     for position, kind in enumerate(types):

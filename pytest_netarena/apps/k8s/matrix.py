@@ -1,13 +1,16 @@
 """The connectivity matrix (client workload -> service port) of a set of cluster objects, via the netpol engine.
 
 `MatrixChecker.sync()` takes the objects as the API returns them (dicts) and updates the engine
-incrementally: a changed policy touches only the probes of the pods it selects; a change to pods,
-services or namespaces rebuilds the model (rare: every such change is a safety violation anyway).
+incrementally: a changed policy touches only the probes of the pods it selects, and only the flows
+of the probes whose verdict changed are recomputed; a change to pods, services or namespaces
+rebuilds the model (rare: every such change is a safety violation anyway).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from .model import AppSpec, Flow
@@ -81,6 +84,8 @@ class MatrixChecker:
         self._model = None
         self._view = None
         self._probes: dict[Flow, list] = {}
+        self._flow_of: dict[Any, Flow] = {}  #: probe -> its flow
+        self._matrix: Matrix = {}
 
     def sync(self, pods: list[dict], services: list[dict], policies: list[dict],
              namespaces: list[dict] = ()) -> None:
@@ -109,13 +114,23 @@ class MatrixChecker:
                                           for src in sources.get(flow.source, ())]
                 else:
                     self._probes[flow] = []
+            self._flow_of = {probe: flow for flow, probes in self._probes.items() for probe in probes}
             self._model = model
             self._structure = structure
             self._apply_policies(policies)
-            self._view = model.watch([probe for probes in self._probes.values() for probe in probes])
+            self._view = model.watch(list(self._flow_of))
+            self._matrix = {flow: self._verdict(probes) for flow, probes in self._probes.items()}
         else:
             self._apply_policies(policies)
-            self._view.refresh()
+            changed = self._view.refresh()
+            for flow in {self._flow_of[probe] for probe in changed}:
+                self._matrix[flow] = self._verdict(self._probes[flow])
+
+    def _verdict(self, probes: list) -> bool:
+        results = self._view.results
+        if len(probes) == 1:
+            return results[probes[0]]
+        return bool(probes) and all(results[probe] for probe in probes)
 
     def _apply_policies(self, policies: list[dict]) -> None:
         wanted: dict[str, Mapping[str, Any]] = {}
@@ -136,15 +151,10 @@ class MatrixChecker:
             self._policies[key] = (version, policy)
 
     def matrix(self) -> Matrix:
-        """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none)."""
-        results = self._view.results
-        matrix = {}
-        for flow, probes in self._probes.items():
-            if len(probes) == 1:
-                matrix[flow] = results[probes[0]]
-            else:
-                matrix[flow] = bool(probes) and all(results[probe] for probe in probes)
-        return matrix
+        """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none).
+
+        A new dict each call (in the order of app.flows()), kept current by sync()."""
+        return dict(self._matrix)
 
     def explain(self, flow: Flow) -> str:
         probes = self._probes.get(flow) or []
@@ -205,5 +215,14 @@ def _intent_cache(app: AppSpec) -> Matrix:
     return entry[1]
 
 
+def aligned(first: Matrix, *others: Matrix) -> bool:
+    """Whether the matrices have the same flows in the same order (then they can be zipped)."""
+    keys = list(first)
+    # List equality checks identity first: matrices of one app share their Flow objects (app.flows()).
+    return all(len(other) == len(keys) and list(other) == keys for other in others)
+
+
 def mismatches(intent: Matrix, actual: Matrix) -> list[Flow]:
+    if aligned(intent, actual):
+        return list(compress(intent, map(ne, intent.values(), actual.values())))
     return [flow for flow, expected in intent.items() if actual.get(flow) != expected]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ...errors import UsageError
@@ -76,6 +78,12 @@ class AppSpec:
     def flows(self) -> tuple[Flow, ...]:
         """Every client pod -> every port of every other workload's service (self-pairs left out:
         Kubernetes leaves loopback to the CNI, so it is neither intended nor probed)."""
+        return self._flows
+
+    @cached_property
+    def _flows(self) -> tuple[Flow, ...]:
+        # One tuple per app: every matrix of the app then shares the same Flow objects in the same
+        # order, which lets matrix comparisons walk two dicts side by side instead of hashing.
         return tuple(
             Flow(source.name, server.name, port.port, port.protocol)
             for source in self.workloads
@@ -87,6 +95,11 @@ class AppSpec:
     def healthy_policies(self) -> dict[str, dict[str, Any]]:
         """Policy name -> a fresh deep copy of its healthy manifest."""
         return {policy["metadata"]["name"]: copy.deepcopy(policy) for policy in self.policies}
+
+    def healthy_view(self) -> Mapping[str, Mapping[str, Any]]:
+        """Policy name -> its healthy manifest, shared and read-only: never mutate these (no copy is
+        made, which is what per-episode code wants; use healthy_policies() for manifests to change)."""
+        return MappingProxyType({policy["metadata"]["name"]: policy for policy in self.policies})
 
 
 def _workloads_from_manifests(manifests: list[dict[str, Any]]) -> tuple[Workload, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,6 +21,18 @@ class FingerprintCache:
 
     def __init__(self) -> None:
         self._digests: dict[tuple[str, str], str] = {}
+        self._listings: dict[str, tuple[list, Fingerprints]] = {}
+
+    def of_listing(self, kind: str, objects: list[Mapping[str, Any]]) -> Fingerprints:
+        """fingerprints() of one kind's objects; the answer is shared with the previous call when the
+        listing holds the very same dicts (a store that replaces objects on write, never mutating
+        them, like the embedded server's: then identity means unchanged). Do not mutate the result."""
+        last = self._listings.get(kind)
+        if last is not None and len(last[0]) == len(objects) and all(map(operator.is_, last[0], objects)):
+            return last[1]
+        result = self.fingerprints((kind, obj) for obj in objects)
+        self._listings[kind] = (list(objects), result)  # holding the dicts keeps their ids unique
+        return result
 
     def fingerprints(self, objects: Iterable[tuple[str, Mapping[str, Any]]]) -> Fingerprints:
         result: Fingerprints = {}

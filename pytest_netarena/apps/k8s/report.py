@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import compress
+from operator import ne
 
-from .matrix import Matrix
+from .matrix import Matrix, aligned
 from .model import ARROW, Flow
 
 MAX_LINES = 200
@@ -15,24 +17,27 @@ def mismatch_line(flow: Flow, expected: bool, actual: bool) -> str:
 
 
 def mismatch_report(intent: Matrix, actual: Matrix, limit: int = MAX_LINES) -> str:
-    lines = [mismatch_line(flow, expected, actual.get(flow, False))
-             for flow, expected in intent.items() if actual.get(flow, False) != expected]
+    if aligned(intent, actual):
+        differ = map(ne, intent.values(), actual.values())
+        wrong = list(compress(zip(intent, intent.values(), actual.values()), differ))
+    else:
+        wrong = [(flow, expected, actual.get(flow, False))
+                 for flow, expected in intent.items() if actual.get(flow, False) != expected]
     total = len(intent)
-    if not lines:
+    if not wrong:
         return f"Connectivity check: all {total} flows match the intent. No mismatches found."
-    shown = lines[:limit]
-    if len(lines) > limit:
-        shown.append(f"... and {len(lines) - limit} more mismatches")
-    return f"Connectivity check: {len(lines)} of {total} flows mismatch the intent.\n" + "\n".join(shown)
+    shown = [mismatch_line(flow, expected, value) for flow, expected, value in wrong[:limit]]
+    if len(wrong) > limit:
+        shown.append(f"... and {len(wrong) - limit} more mismatches")
+    return f"Connectivity check: {len(wrong)} of {total} flows mismatch the intent.\n" + "\n".join(shown)
 
 
 def intent_text(intent: Matrix, namespace: str) -> str:
     """The intended matrix, stated once at the start of an episode."""
     allowed: dict[str, list[str]] = {}
-    sources: list[str] = []
+    sources: dict[str, None] = {}  # first-seen order
     for flow, ok in intent.items():
-        if flow.source not in sources:
-            sources.append(flow.source)
+        sources.setdefault(flow.source)
         if ok:
             suffix = "" if flow.protocol == "TCP" else f"/{flow.protocol}"
             allowed.setdefault(flow.source, []).append(f"{flow.service}:{flow.port}{suffix}")
@@ -58,8 +63,14 @@ def changes_text(changes: Iterable[str]) -> str:
 def flow_violations(intent: Matrix, before: Matrix, after: Matrix) -> list[str]:
     """Flows that matched the intent before a step and do not after it."""
     violations = []
-    for flow, expected in intent.items():
-        if before.get(flow, False) == expected and after.get(flow, False) != expected:
+    if aligned(intent, before, after):
+        triples = compress(zip(intent, intent.values(), before.values(), after.values()),
+                           map(ne, before.values(), after.values()))
+    else:
+        triples = ((flow, expected, before.get(flow, False), after.get(flow, False))
+                   for flow, expected in intent.items())
+    for flow, expected, was, now in triples:
+        if was == expected and now != expected:
             verb = "newly blocked (should be allowed)" if expected else "newly allowed (should be blocked)"
             violations.append(f"flow {flow} {verb}")
     return violations
