@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 
 from pytest_netarena.agents.base import NoopAgent
 from pytest_netarena.apps.k8s import APP

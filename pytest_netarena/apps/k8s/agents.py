@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping
 from typing import Any
 
 from ...core.types import Query, Reply, Task

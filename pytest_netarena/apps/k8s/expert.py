@@ -10,7 +10,6 @@ report disagrees with its simulation it reads the policies again.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ...core.types import Reply, Task
