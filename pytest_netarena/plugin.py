@@ -51,7 +51,8 @@ _OPTIONS = (
     ("agent-timeout", "seconds an agent may take per reply (default 300)", "300"),
     ("llm-api-base", "base URL of an OpenAI-compatible endpoint for model agents", None),
     ("temperature", "sampling temperature for model agents (default 0)", "0"),
-    ("adversarial-examples", "examples per adversarial search (default 20)", "20"),
+    ("adversarial-examples", "examples per adversarial search (default: the --hypothesis-profile's if it is "
+     "netarena-dev|ci|search, else 20)", None),
     ("adversarial-time", "seconds per adversarial search (default 600)", "600"),
     ("max-tokens", "stop the run once agents have used this many tokens", None),
     ("max-cost-usd", "stop the run once agents have cost this many dollars", None),
@@ -129,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _option(config),
             agents=list(config.getoption("agent") or config.getini("netarena_agents") or []),
             adversarial=config.getoption("adversarial"),
+            hypothesis_profile=config.getoption("hypothesis_profile", None),
             worker=getattr(config, "workerinput", None),
             rootpath=config.rootpath,
         )

@@ -18,7 +18,7 @@ from .corpus import load_corpus
 from .errors import UsageError
 from .gates import Gate, parse_gates
 from .reporting import artifacts
-from .search import SearchConfig
+from .search import PROFILES, SearchConfig
 
 
 @dataclass
@@ -78,7 +78,13 @@ def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[A
 
 
 def build_settings(
-    option: Callable[[str], Any], *, agents: list[str], adversarial: bool, worker: dict[str, Any] | None, rootpath: Path
+    option: Callable[[str], Any],
+    *,
+    agents: list[str],
+    adversarial: bool,
+    worker: dict[str, Any] | None,
+    rootpath: Path,
+    hypothesis_profile: str | None = None,
 ) -> Settings:
     """Resolve every run setting; `option(name)` gives the user's value (command line, then ini)."""
     apps = available_apps()
@@ -145,7 +151,10 @@ def build_settings(
     search = None
     if adversarial:
         try:
-            examples = positive_int("--adversarial-examples", option("adversarial-examples"))
+            profile = PROFILES.get(hypothesis_profile or "", {})
+            examples = positive_int(
+                "--adversarial-examples", option("adversarial-examples") or profile.get("max_examples", 20)
+            )
             time_limit = float(option("adversarial-time"))
         except ValueError as error:
             raise UsageError(f"--adversarial-time takes seconds: {error}") from None

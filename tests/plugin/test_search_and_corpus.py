@@ -83,3 +83,28 @@ def test_a_malformed_corpus_is_a_usage_error_naming_the_line(toy: pytest.Pyteste
     result = toy.runpytest("--agent=builtin:oracle", "--corpus=bad.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*bad.jsonl:2: not a corpus entry*"])
+
+
+COUNTING_AGENT = """
+import os
+
+class Agent:
+    def reset(self, task):
+        with open(os.environ["EPISODE_LOG"], "a") as log:
+            log.write(task.query_id + "\\n")
+    def act(self, observation):
+        return "set " + observation.rsplit(" ", 1)[1]
+    def close(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize(("profile", "low", "high"), [("netarena-ci", 1, 10), (None, 11, 20)])
+def test_the_hypothesis_profile_sets_the_search_budget(toy: pytest.Pytester, monkeypatch, profile, low, high) -> None:
+    toy.makepyfile(counting_agent=COUNTING_AGENT)
+    toy.syspathinsert()
+    log = toy.path / "episodes.log"
+    monkeypatch.setenv("EPISODE_LOG", str(log))
+    args = ["--agent=python:counting_agent:Agent", "--adversarial"] + ([f"--hypothesis-profile={profile}"] if profile else [])
+    toy.runpytest(*args).assert_outcomes(passed=1)
+    assert low <= len(log.read_text().splitlines()) <= high
