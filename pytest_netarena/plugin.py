@@ -169,7 +169,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"netarena: reports in {settings.run_dir}",
     ]
     for app in available_apps().values():
-        lines.extend(f"netarena: {app.name}: {note}" for note in getattr(app, "header_notes", lambda: [])())
+        lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
     return lines
 
 

@@ -109,6 +109,10 @@ class App(ABC):
 
     builtin_agent_names: tuple[str, ...] = ()
 
+    def header_notes(self) -> list[str]:
+        """Lines for the run header, e.g. fault methods this machine cannot run and why."""
+        return []
+
     def simplifications(self, query: Query) -> list[Query]:
         """Structurally smaller queries to try once a failure is shrunk (single faults of a sequence).
 
