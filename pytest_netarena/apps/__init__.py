@@ -47,6 +47,6 @@ def _load_all() -> dict[str, App | Exception]:
     for name in APP_ENTRY_POINTS:
         try:
             loaded[name] = get_app(name)
-        except (ImportError, AttributeError) as error:
+        except Exception as error:  # e.g. a SyntaxError in one app must not take the others down
             loaded[name] = error
     return loaded
