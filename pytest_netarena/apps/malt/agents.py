@@ -1,6 +1,7 @@
-"""Built-in MALT agents: `oracle` (correct code from the query's program) and `reckless` (unsafe code).
+"""Built-in MALT agents: `oracle` (correct code from the query's program), `reckless` (unsafe code), `expert`.
 
-Both answer with real Python code that runs through the same sandbox as any model's: the oracle
+All answer with real Python code that runs through the same sandbox as any model's (the expert,
+in expert.py, writes its code from the question text alone). The oracle
 ships the ground-truth operations module (ops.py) verbatim plus the query's program, so it proves
 the whole path (sandbox, serialisation, comparison, safety) rather than the grader's shortcut.
 """
@@ -13,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from ...core.types import Query, Reply, Task
+from .expert import ExpertAgent
 
 
 @cache
@@ -83,10 +85,12 @@ class CodeAgent:
         pass
 
 
-BUILTIN_AGENTS = ("oracle", "reckless")
+BUILTIN_AGENTS = ("oracle", "reckless", "expert")
 
 
-def make_builtin(name: str, query: Query) -> CodeAgent | None:
+def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | None:
+    if name == "expert":  # never given the query: it reads the question from its observation
+        return ExpertAgent()
     if name == "oracle":
         return CodeAgent(oracle_code(query), "Here is the code:\n\n")
     if name == "reckless":
