@@ -44,6 +44,7 @@ class RunLedger:
                     handle.truncate()
                     handle.write(json.dumps({"tokens_in": total.tokens_in, "tokens_out": total.tokens_out,
                                              "cost_usd": total.cost_usd}))
+                    handle.flush()  # before the lock is released, or another worker reads a stale file
                 return total
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
