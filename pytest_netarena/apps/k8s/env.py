@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Sequence
 
 from ...core.app import Environment
+from ...core.process import run_bounded
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from .backend import Backend, ClusterState
@@ -26,16 +24,7 @@ OUTPUT_LIMIT = 32_000
 def run_kubectl(kubectl: str, argv: Sequence[str], env: dict[str, str], timeout_s: float = COMMAND_TIMEOUT_S,
                 limit: int = OUTPUT_LIMIT) -> tuple[str, int | None]:
     """Run kubectl (argv[0] replaced by the binary) without a shell; returns (output, exit code or None on timeout)."""
-    process = subprocess.Popen([kubectl, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout_s)
-        code: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code = None
-    text = out.decode("utf-8", "replace") + err.decode("utf-8", "replace")
+    text, code = run_bounded([kubectl, *argv[1:]], timeout_s, env)
     if len(text) > limit:
         text = (text[:limit] + f"\n[output truncated: {len(text) - limit} more characters; narrow the command, "
                 "e.g. get one object or use -o jsonpath]")

@@ -8,6 +8,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from ...core.process import run_bounded
 from .leases import Lease, leftover_links, leftover_processes, remove_leftovers
 from .topology import Topology
 
@@ -72,24 +73,14 @@ class Network:
     def run(self, node: str, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S, limit: int = OUTPUT_LIMIT) -> CommandResult:
         """Run argv (no shell) inside node's namespaces with a timeout and an output limit."""
         try:
-            process = subprocess.Popen(
+            text, code = run_bounded(
                 ["mnexec", "-a", str(self.pids[node]), *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                timeout_s,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+                merge_stderr=True,
             )
         except OSError as error:
             return CommandResult(tuple(argv), 127, f"cannot run {argv[0]}: {error}")
-        try:
-            out, _ = process.communicate(timeout=timeout_s)
-            code: int | None = process.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            out, _ = process.communicate()
-            code = None
-        text = out.decode(errors="replace")
         truncated = len(text) > limit
         if truncated:
             text = text[:limit] + f"\n[output truncated to {limit} characters]"
