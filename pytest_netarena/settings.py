@@ -148,6 +148,7 @@ def build_settings(
     if resume_dir:
         reports_dir = Path(resume_dir).resolve().parent
     corpus_path = option("corpus")
+    trials = positive_int("--trials", stored.get("trials") or option("trials"))
     search = None
     if adversarial:
         try:
@@ -158,14 +159,13 @@ def build_settings(
             time_limit = float(option("adversarial-time"))
         except ValueError as error:
             raise UsageError(f"--adversarial-time takes seconds: {error}") from None
-        trials = positive_int("--trials", stored.get("trials") or option("trials"))
         search = SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
     return Settings(
         seed=seed,
         run_id=run_id,
         agents=specs,
         run_options=run_options,
-        trials=positive_int("--trials", stored.get("trials") or option("trials")),
+        trials=trials,
         agent_timeout_s=timeout,
         reports_dir=reports_dir,
         corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
