@@ -1,4 +1,4 @@
-"""run_bounded: real subprocesses, output of both streams, exit codes, and a killed process group."""
+"""run_bounded: real subprocesses, merged output, exit codes, a killed process group and a bounded pipe."""
 
 from __future__ import annotations
 
@@ -10,15 +10,24 @@ from pytest_netarena.core.process import run_bounded
 
 
 def test_output_of_both_streams_and_the_exit_code() -> None:
-    text, code = run_bounded(["sh", "-c", "echo out; echo err >&2; exit 3"], 5)
-    assert text == "out\nerr\n" and code == 3
+    result = run_bounded(["sh", "-c", "echo out; echo err >&2; exit 3"], 5)
+    assert result.text == "out\nerr\n" and result.returncode == 3
+    assert not result.timed_out and not result.truncated
 
 
 def test_a_hung_command_and_its_children_are_killed_at_the_timeout() -> None:
     started = time.monotonic()
-    text, code = run_bounded(["sh", "-c", "echo started; sleep 30 & sleep 30"], 0.5, merge_stderr=True)
-    assert code is None and text == "started\n"
+    result = run_bounded(["sh", "-c", "echo started; sleep 30 & sleep 30"], 0.5)
+    assert result.returncode is None and result.timed_out and result.text == "started\n"
     assert time.monotonic() - started < 10  # the orphaned background sleep did not hold the pipe open
+
+
+def test_a_flood_of_output_is_cut_at_the_limit_and_the_command_stopped() -> None:
+    started = time.monotonic()
+    result = run_bounded(["sh", "-c", "yes"], 30, limit=10_000)
+    assert result.truncated and result.returncode is None
+    assert len(result.output) == 10_000
+    assert time.monotonic() - started < 10  # stopped at the cap, not at the timeout
 
 
 def test_a_missing_program_raises_oserror() -> None:

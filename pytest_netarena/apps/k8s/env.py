@@ -24,7 +24,8 @@ OUTPUT_LIMIT = 32_000
 def run_kubectl(kubectl: str, argv: Sequence[str], env: dict[str, str], timeout_s: float = COMMAND_TIMEOUT_S,
                 limit: int = OUTPUT_LIMIT) -> tuple[str, int | None]:
     """Run kubectl (argv[0] replaced by the binary) without a shell; returns (output, exit code or None on timeout)."""
-    text, code = run_bounded([kubectl, *argv[1:]], timeout_s, env)
+    result = run_bounded([kubectl, *argv[1:]], timeout_s, env, limit=limit + 1)
+    text, code = result.text, result.returncode
     if len(text) > limit:
         text = (text[:limit] + f"\n[output truncated: {len(text) - limit} more characters; narrow the command, "
                 "e.g. get one object or use -o jsonpath]")

@@ -73,12 +73,13 @@ class Network:
     def run(self, node: str, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S, limit: int = OUTPUT_LIMIT) -> CommandResult:
         """Run argv (no shell) inside node's namespaces with a timeout and an output limit."""
         try:
-            text, code = run_bounded(
+            result = run_bounded(
                 ["mnexec", "-a", str(self.pids[node]), *argv],
                 timeout_s,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
-                merge_stderr=True,
+                limit=limit + 1,
             )
+            text, code = result.text, result.returncode
         except OSError as error:
             return CommandResult(tuple(argv), 127, f"cannot run {argv[0]}: {error}")
         truncated = len(text) > limit

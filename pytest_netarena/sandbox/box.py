@@ -1,0 +1,164 @@
+"""One sealed box: the bubblewrap command line for a spec, and running an argv in a fresh box.
+
+A box has its own PID, IPC, UTS (and, unless it joins one, network) namespaces, so everything it
+starts dies with it and it sees no other process; a read-only view of only the programs it is given
+and the shared libraries; an empty private /tmp and home on size-capped tmpfs; no view of the
+checkout, the reports, the kubeconfig's folder or any other harness file; no capabilities beyond
+the ones its spec names; a private uid with resource limits (as root); and output read through a
+bounded pipe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..core.process import Finished, run_bounded
+from . import views
+from .netns import NetNamespace
+from .support import Support, support
+
+HOME = "/home/agent"
+#: private uids of root-made boxes: unique per (harness process, box slot), far from real users
+UID_BASE = 1_500_000_000
+_slots = itertools.count()
+_slot_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one box (every process in it)."""
+
+    wall_s: float = 20.0
+    cpu_s: int = 20
+    memory_bytes: int = 1 << 30  #: address space per process
+    processes: int = 64  #: processes and threads of the box's uid (root-made boxes)
+    file_bytes: int = 8 << 20  #: largest file it may write
+    open_files: int = 256
+    output_bytes: int = 64 << 10  #: what is read of its output before it is stopped
+    tmp_bytes: int = 16 << 20  #: size of /tmp and of the home folder, each
+
+
+@dataclass(frozen=True)
+class BoxSpec:
+    """What one box may see and do."""
+
+    programs: Mapping[str, str] = field(default_factory=dict)  #: name in /usr/bin -> host file
+    binds: tuple[tuple[str, str], ...] = ()  #: extra read-only (host path, box path)
+    files: Mapping[str, bytes] = field(default_factory=dict)  #: box path -> read-only content
+    network: NetNamespace | None = None  #: join this namespace; None: an empty one of its own
+    caps: tuple[str, ...] = ()  #: e.g. ("NET_ADMIN", "NET_RAW"); only root-made boxes keep any
+    writable_net_sysctl: bool = False  #: /proc/sys/net of its network namespace is writable
+    env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = Limits()
+    hostname: str = "box"
+
+
+def private_uid() -> int:
+    """A uid no other live box shares (the limit on processes is counted per uid)."""
+    with _slot_lock:
+        slot = next(_slots) % 64
+    return UID_BASE + (os.getpid() % 300_000) * 64 + slot
+
+
+def _limits_argv(limits: Limits, count_processes: bool) -> list[str]:
+    argv = ["prlimit", f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}",
+            f"--nofile={limits.open_files}", "--core=0"]
+    if count_processes:
+        argv.append(f"--nproc={limits.processes}")
+    return [*argv, "--"]
+
+
+def _memfd(name: str, content: bytes) -> int:
+    fd = os.memfd_create(name, 0)  # not CLOEXEC: bwrap reads it
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> tuple[list[str], list[int]]:
+    """(full argv, file descriptors to pass) that run argv in a fresh box; the caller closes the fds."""
+    where = where or support()
+    root = where.root
+    uid = private_uid() if root else os.getuid()
+    fds: list[int] = []
+    box = [where.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session", "--hostname", spec.hostname]
+    if spec.network is None:
+        box.append("--unshare-net")
+    if not root:
+        box.append("--unshare-user")
+    for directory in ("/usr", "/usr/bin", "/usr/share", "/etc", "/home"):  # implicit parents would be 0700
+        box += ["--perms", "0755", "--dir", directory]
+    for directory in views.LIBRARY_DIRS:
+        if os.path.isdir(directory):
+            box += ["--ro-bind", directory, directory]
+    programs = dict(spec.programs)
+    if root:
+        programs["setpriv"] = views.find_program("setpriv") or "/usr/bin/setpriv"
+    box += ["--ro-bind", views.view_dir(programs), "/usr/bin"]
+    box += ["--symlink", "usr/bin", "/bin", "--symlink", "usr/bin", "/sbin", "--symlink", "bin", "/usr/sbin",
+            "--symlink", "usr/lib", "/lib"]
+    if os.path.isdir("/usr/lib64"):
+        box += ["--symlink", "usr/lib64", "/lib64"]
+    for path in views.ETC_FILES:
+        box += ["--ro-bind-try", path, path]
+    for path in views.ETC_DIRS:
+        box += ["--ro-bind-try", path, path]
+    files = {"/etc/passwd": views.passwd(uid), "/etc/group": views.group(uid), "/etc/hosts": views.HOSTS,
+             "/etc/hostname": f"{spec.hostname}\n".encode(), **spec.files}
+    for path, content in files.items():
+        fd = _memfd(os.path.basename(path), content)
+        fds.append(fd)
+        box += ["--perms", "0444", "--ro-bind-data", str(fd), path]
+    for source, target in spec.binds:
+        box += ["--ro-bind", source, target]
+    box += ["--proc", "/proc", "--dev", "/dev"]
+    if spec.writable_net_sysctl:
+        # everything under /proc/sys read-only but the net tree, which shows the box's own namespace
+        box += ["--ro-bind", "/proc/sys", "/proc/sys", "--bind", "/proc/sys/net", "/proc/sys/net"]
+    else:
+        box += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    size = str(spec.limits.tmp_bytes)
+    for folder in ("/tmp", HOME, "/run"):
+        box += ["--size", size, "--perms", "01777", "--tmpfs", folder]
+    box += ["--clearenv", "--chdir", HOME]
+    env = {"PATH": "/usr/bin:/bin", "HOME": HOME, "USER": "agent", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
+           "TERM": "dumb", **spec.env}
+    for key, value in env.items():
+        box += ["--setenv", key, value]
+    if root:
+        keep = [cap.upper().removeprefix("CAP_") for cap in spec.caps]
+        box += ["--cap-drop", "ALL"]
+        for cap in ("SETUID", "SETGID", "SETPCAP", *keep):
+            box += ["--cap-add", f"CAP_{cap}"]
+        listed = "".join(f",+{cap.lower()}" for cap in keep)
+        box += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                f"--inh-caps=-all{listed}", f"--ambient-caps=-all{listed}", f"--bounding-set=-all{listed}",
+                "--no-new-privs", "--"]
+    else:
+        box += ["--cap-drop", "ALL", "--"]
+    return [*_limits_argv(spec.limits, count_processes=root), *box, *argv], fds
+
+
+def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Finished:
+    """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start."""
+    full, fds = command(spec, argv, where)
+    try:
+        spawn = spec.network.call if spec.network is not None else None
+        return run_bounded(full, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
+                           pass_fds=fds, spawn=spawn)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:
+    """--unsandboxed: the same argv with the same time and output limits, but no box (for machines without one)."""
+    env = {"PATH": views.HOST_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **spec.env}
+    spawn = spec.network.call if spec.network is not None else None
+    full = [*_limits_argv(spec.limits, count_processes=False), *argv]
+    return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes, spawn=spawn)
