@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .box import HOME, BoxSpec, Limits, command, run, run_unboxed
+from .box import HOME, BoxSpec, Limits, command, private_uid, run, run_unboxed, spawn
 from .netns import NetNamespace
 from .support import FIX, SandboxUnavailable, Support, support
 
-__all__ = ["FIX", "HOME", "BoxSpec", "Limits", "NetNamespace", "SandboxUnavailable", "Support", "command", "run",
-           "run_unboxed", "support"]
+__all__ = ["FIX", "HOME", "BoxSpec", "Limits", "NetNamespace", "SandboxUnavailable", "Support", "command", "private_uid",
+           "run", "run_unboxed", "spawn", "support"]

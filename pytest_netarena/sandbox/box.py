@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,9 @@ class BoxSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = Limits()
     hostname: str = "box"
+    #: root-made boxes only: the command is trusted harness code that stays uid 0 with just `caps`
+    #: and drops its own children to a private uid (the MALT zygote); agent text never runs as it
+    trusted_root: bool = False
 
 
 def private_uid() -> int:
@@ -130,7 +134,12 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
            "TERM": "dumb", **spec.env}
     for key, value in env.items():
         box += ["--setenv", key, value]
-    if root:
+    if root and spec.trusted_root:
+        box += ["--cap-drop", "ALL"]
+        for cap in spec.caps:
+            box += ["--cap-add", f"CAP_{cap.upper().removeprefix('CAP_')}"]
+        box.append("--")
+    elif root:
         keep = [cap.upper().removeprefix("CAP_") for cap in spec.caps]
         box += ["--cap-drop", "ALL"]
         for cap in ("SETUID", "SETGID", "SETPCAP", *keep):
@@ -141,7 +150,7 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
                 "--no-new-privs", "--"]
     else:
         box += ["--cap-drop", "ALL", "--"]
-    return [*_limits_argv(spec.limits, count_processes=root), *box, *argv], fds
+    return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
 
 
 def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Finished:
@@ -151,6 +160,24 @@ def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Fin
         spawn = spec.network.call if spec.network is not None else None
         return run_bounded(full, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
                            pass_fds=fds, spawn=spawn)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> subprocess.Popen:
+    """Start a long-lived box whose stdin and stdout are pipes to the caller (stderr discarded).
+
+    The wall-clock limit does not apply: the caller bounds every exchange itself.
+    """
+    full, fds = command(spec, argv, where)
+
+    def popen() -> subprocess.Popen:
+        return subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env={"PATH": views.HOST_PATH}, start_new_session=True, pass_fds=fds)
+
+    try:
+        return spec.network.call(popen) if spec.network is not None else popen()
     finally:
         for fd in fds:
             os.close(fd)
