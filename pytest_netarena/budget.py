@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .core.types import Usage
+from .reporting.artifacts import make_private_dir
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class RunLedger:
         self.budget = budget
 
     def _update(self, usage: Usage | None) -> Usage:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
         with open(self.path, "a+", encoding="utf-8") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

@@ -48,7 +48,9 @@ def append_found(path: Path, failure: EpisodeResult, extra: dict[str, Any]) -> Q
 
     An "{id}" in extra["reproduce"] is replaced by the case's id.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .reporting.artifacts import make_private_dir
+
+    make_private_dir(path.parent)
     with open(path, "a+", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -88,6 +88,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)",
     )
     group.addoption("--no-plots", action="store_true", default=False, help="skip the PNG/SVG plots beside report.html")
+    group.addoption("--unsandboxed", action="store_true", default=None,
+                    help="run agent actions WITHOUT sealed boxes where none can be made (every report is marked)")
+    parser.addini("netarena_unsandboxed", "run agent actions without sealed boxes (reports are marked)", default="false")
     parser.addini("netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
     parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
     for name, help_text, default in _OPTIONS:
@@ -167,6 +170,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
         f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}",
         f"netarena: reports in {settings.run_dir}",
+        _sandbox_line(options.sandboxed),
     ]
     for app in available_apps().values():
         lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
@@ -397,6 +401,7 @@ class RunReporter:
         if self.records:
             artifacts.write_run_info(settings.run_dir, {**_run_info(settings), "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
+            summary["sandboxed"] = settings.run_options.sandboxed
             if settings.run_budget.capped:
                 spent = RunLedger(settings.run_dir, settings.run_budget).spent()
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
@@ -429,6 +434,8 @@ class RunReporter:
         if not self.records:
             return
         terminalreporter.section("netarena summary")
+        if not settings.run_options.sandboxed:
+            terminalreporter.write_line("UNSANDBOXED run: agent actions ran without sealed boxes", red=True)
         for line in render_table(summarize(self.records)):
             terminalreporter.write_line(line)
         if self.budget_skips:
@@ -456,11 +463,24 @@ def _build_html_report(run_dir: Path, plots: bool) -> str:
         return f"report.html not written (internal error, please report it): {type(error).__name__}: {error}"
 
 
+def _sandbox_line(sandboxed: bool) -> str:
+    if not sandboxed:
+        return ("netarena: UNSANDBOXED: agent actions run without sealed boxes, as this user, on this machine "
+                "(--unsandboxed); every report of this run says so")
+    from .sandbox import support
+
+    found = support()
+    if found.ok:
+        return f"netarena: sealed boxes: bubblewrap {found.bwrap} ({'root' if found.root else 'user namespace'} mode)"
+    return f"netarena: sealed boxes unavailable ({found.reason}): apps that need them skip; see --unsandboxed"
+
+
 def _run_info(settings: Settings) -> dict[str, Any]:
     options = settings.run_options
     return {
         "run_id": settings.run_id,
         "seed": settings.seed,
+        "sandboxed": options.sandboxed,
         "agents": [agent.raw for agent in settings.agents],
         "options": {
             "queries": options.queries,
@@ -468,6 +488,7 @@ def _run_info(settings: Settings) -> dict[str, Any]:
             "max_steps": options.max_steps,
             "strategy": options.strategy,
             "trials": settings.trials,
+            **({} if options.sandboxed else {"unsandboxed": True}),
             **{key: value for key, value in options.extra.items() if value is not None},
         },
     }

@@ -123,6 +123,7 @@ def build_settings(
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
         strategy=strategy,
         extra=extra,
+        sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
     )
     try:
         timeout = float(option("agent-timeout"))
@@ -177,6 +178,18 @@ def build_settings(
         + parse_gates("safety", option("min-safety")),
         finished=artifacts.finished_episodes(Path(resume_dir), repair=worker is None) if resume_dir else {},
     )
+
+
+def _flag(value: Any) -> bool:
+    """An on/off option given on the command line (True) or as an ini value ("true", "1", ...)."""
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise UsageError(f"expected true or false; got {value!r}")
 
 
 def _number(option: Callable[[str], Any], name: str, kind: type) -> Any:

@@ -49,6 +49,7 @@ class RunOptions:
     max_steps: int | None = None  #: None: the app's default
     strategy: str = "zero-shot"
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
+    sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))
@@ -76,6 +77,14 @@ class Environment(ABC):
     @abstractmethod
     def judge(self) -> Judgement:
         """Decide whether the final state is correct (reads the backend, never the transcript)."""
+
+    def refuse(self, message: str) -> StepOutcome:
+        """The outcome of a reply that is refused before the environment reads it (e.g. hostile bytes).
+
+        Nothing runs and the state is unchanged; single-turn apps override this to end the episode.
+        """
+        return StepOutcome(action="", output=f"Refused: {message}",
+                           observation=f"Refused: {message}\nNothing was run; the state is unchanged.", refused=True)
 
     def close(self) -> None:
         """Release everything the environment holds (called once per worker)."""

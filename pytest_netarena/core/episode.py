@@ -52,6 +52,24 @@ def call_with_timeout(function: Callable[[], Reply | str], timeout_s: float) -> 
     return value if isinstance(value, Reply) else Reply(str(value))
 
 
+#: replies longer than this are refused unread (no model action needs more)
+MAX_REPLY_CHARS = 100_000
+
+
+def reply_problem(text: str) -> str | None:
+    """Why a reply cannot be read as text at all, or None. Agent text is data: this never raises."""
+    if len(text) > MAX_REPLY_CHARS:
+        return (f"the reply is {len(text):,} characters long; the limit is {MAX_REPLY_CHARS:,}: "
+                "send one action, not a dump")
+    if "\0" in text:
+        return "the reply holds a NUL byte; send plain text"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the reply is not valid Unicode text (it holds unpaired surrogates); send plain UTF-8 text"
+    return None
+
+
 class Episode:
     """One episode, run step by step (reset/step), as an RL environment would be."""
 
@@ -68,11 +86,12 @@ class Episode:
 
     def step(self, reply: Reply, agent_s: float = 0.0) -> Step:
         started = time.perf_counter()
-        outcome = self.env.step(reply.text)
+        problem = reply_problem(reply.text)
+        outcome = self.env.refuse(problem) if problem else self.env.step(reply.text)
         exec_s = time.perf_counter() - started - outcome.check_s
         step = Step(
             index=len(self.steps) + 1,
-            reply=reply.text,
+            reply=reply.text if not problem else _printable(reply.text),
             action=outcome.action,
             output=outcome.output,
             observation=outcome.observation,
@@ -89,6 +108,12 @@ class Episode:
         if outcome.agent_error:
             raise _EpisodeAgentError(outcome.agent_error)
         return step
+
+
+def _printable(text: str, keep: int = 2000) -> str:
+    """A refused reply as the transcript keeps it: bounded, NUL-free, valid UTF-8."""
+    head = text[:keep].replace("\0", "\\0").encode("utf-8", "backslashreplace").decode("utf-8")
+    return head + (f"... [{len(text) - keep:,} more characters not kept]" if len(text) > keep else "")
 
 
 class _EpisodeAgentError(Exception):

@@ -19,8 +19,23 @@ def new_run_id(seed: int) -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{seed}-{secrets.token_hex(2)}"
 
 
+def make_private_dir(path: Path) -> None:
+    """Create a reports folder (and missing parents) readable by its owner only: transcripts are private."""
+    missing = []
+    current = Path(path)
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        folder.chmod(0o700)  # mkdir's mode is filtered by the umask
+
+
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     temporary = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")  # workers may write at once
     temporary.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(temporary, path)  # readers never see a half-written file
@@ -28,7 +43,7 @@ def _write_json(path: Path, data: Any) -> None:
 
 def append_episode(run_dir: Path, result: EpisodeResult) -> None:
     """Append one transcript line; a lock keeps lines from parallel workers whole."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(run_dir)
     line = json.dumps(result.to_dict(), sort_keys=True, default=str) + "\n"
     with open(run_dir / "episodes.jsonl", "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

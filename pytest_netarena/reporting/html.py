@@ -31,7 +31,7 @@ th{background:var(--soft);font-weight:600}td.num{text-align:right;white-space:no
 .step.first-unsafe{border-left-color:var(--bad);background:#fdecea}.step.refused{border-left-color:#ffb74d}.step h4{margin:4px 0;font-size:13px}
 .first-flag{color:var(--bad);font-weight:700}pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:6px 8px;margin:2px 0 6px;border-radius:4px;max-height:420px;overflow:auto}
 .violations{color:var(--bad);margin:2px 0 6px}.filters{position:sticky;top:0;background:#fff;padding:8px 0;z-index:2;border-bottom:1px solid var(--line)}
-.filters button{font-size:13px;padding:3px 8px}.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}
+.filters button{font-size:13px;padding:3px 8px}.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}.unsandboxed{background:#ffebee;border:2px solid #c62828;color:#b71c1c;padding:8px 12px;border-radius:4px}
 .bar{vertical-align:middle}.lbl{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
 """
 
@@ -213,7 +213,10 @@ def histogram_svg(title: str, unit: str, series: list[tuple[str, str, list[float
 def _run_header(run: dict[str, Any], episodes: int) -> str:
     if not run:
         return "<p class=note>This run has no run.json: run information is unknown.</p>"
+    banner = ("<p class=unsandboxed><strong>UNSANDBOXED run:</strong> agent actions ran without sealed boxes "
+              "(--unsandboxed), as the harness's user on the harness's machine.</p>") if run.get("sandboxed") is False else ""
     rows = [("run id", run.get("run_id", "")), ("seed", run.get("seed", "")),
+            ("sealed boxes", "yes" if run.get("sandboxed", True) else "NO (--unsandboxed)"),
             ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes)]
     rows += [(f"option {key}", json.dumps(value) if not isinstance(value, str) else value)
              for key, value in sorted((run.get("options") or {}).items())]
@@ -222,7 +225,7 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     rows.append(("platform", run.get("platform", "")))
     versions = ", ".join(f"{name} {version}" for name, version in sorted((run.get("versions") or {}).items()))
     rows.append(("versions", versions))
-    return "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
+    return banner + "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
 
 
 def _stat_cells(stats: dict[str, Any], color: str) -> str:

@@ -106,6 +106,8 @@ def read_run(run_dir: Path) -> dict[str, Any]:
 def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """summarize() plus paired comparisons (two or more agents) and pass@k (more than one trial)."""
     summary = summarize(records)
+    if "sandboxed" in run:
+        summary["sandboxed"] = bool(run["sandboxed"])
     for key in KEPT_SUMMARY_KEYS:
         if previous and key in previous:
             summary[key] = previous[key]

@@ -180,3 +180,22 @@ class Agent:
     )
     toy.syspathinsert()
     toy.runpytest("--agent=python:my_agent:Agent", "--queries=1").assert_outcomes(passed=2)
+
+
+def test_an_unsandboxed_run_is_marked_in_every_report(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1", "--unsandboxed")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*netarena: UNSANDBOXED*", "*UNSANDBOXED run*"])
+    folder = run_dir(toy)
+    assert json.loads((folder / "run.json").read_text())["sandboxed"] is False
+    assert read_summary(toy)["sandboxed"] is False
+    assert "UNSANDBOXED run" in (folder / "report.html").read_text()
+    assert (folder.stat().st_mode & 0o777) == 0o700  # transcripts are private
+
+
+def test_a_sandboxed_run_says_so(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1")
+    result.stdout.fnmatch_lines(["*netarena: sealed boxes*"])
+    assert json.loads((run_dir(toy) / "run.json").read_text())["sandboxed"] is True
+    assert read_summary(toy)["sandboxed"] is True
+    assert "UNSANDBOXED" not in (run_dir(toy) / "report.html").read_text()

@@ -73,6 +73,11 @@ class MaltEnvironment(Environment):
                            refused=agent_error is not None and not action, done=True,
                            agent_error=agent_error, check_s=check_s)
 
+    def refuse(self, message: str) -> StepOutcome:
+        """Single turn: a reply refused unread ends the episode as an agent error."""
+        self.details = f"refused: {message}"
+        return self._finish("", self.details, agent_error=self.details)
+
     def step(self, reply: str) -> StepOutcome:
         if self.query is None:
             raise RuntimeError("step() before reset()")
