@@ -112,12 +112,6 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
         box += ["--ro-bind-try", path, path]
     for path in views.ETC_DIRS:
         box += ["--ro-bind-try", path, path]
-    files = {"/etc/passwd": views.passwd(uid), "/etc/group": views.group(uid), "/etc/hosts": views.HOSTS,
-             "/etc/hostname": f"{spec.hostname}\n".encode(), **spec.files}
-    for path, content in files.items():
-        fd = _memfd(os.path.basename(path), content)
-        fds.append(fd)
-        box += ["--perms", "0444", "--ro-bind-data", str(fd), path]
     for source, target in spec.binds:
         box += ["--ro-bind", source, target]
     box += ["--proc", "/proc", "--dev", "/dev"]
@@ -129,6 +123,13 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     size = str(spec.limits.tmp_bytes)
     for folder in ("/tmp", HOME, "/run"):
         box += ["--size", size, "--perms", "01777", "--tmpfs", folder]
+    # files last, so that one placed under /tmp or the home folder is not hidden by its tmpfs
+    files = {"/etc/passwd": views.passwd(uid), "/etc/group": views.group(uid), "/etc/hosts": views.HOSTS,
+             "/etc/hostname": f"{spec.hostname}\n".encode(), **spec.files}
+    for path, content in files.items():
+        fd = _memfd(os.path.basename(path), content)
+        fds.append(fd)
+        box += ["--perms", "0444", "--ro-bind-data", str(fd), path]
     box += ["--clearenv", "--chdir", HOME]
     env = {"PATH": "/usr/bin:/bin", "HOME": HOME, "USER": "agent", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
            "TERM": "dumb", **spec.env}
