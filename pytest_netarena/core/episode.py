@@ -159,6 +159,7 @@ def run_episode(
     details = ""
     first_observation = ""
     budget_note = ""
+    metrics: dict[str, bool] = {}
     try:
         first_observation = episode.reset()
         _ask_agent(lambda: agent.reset(task) or Reply(""), config)
@@ -174,7 +175,7 @@ def run_episode(
             if budget_note and not episode.done:
                 break
         judgement = env.judge()
-        correct, details = judgement.correct, judgement.details
+        correct, details, metrics = judgement.correct, judgement.details, dict(judgement.metrics)
         if budget_note and not correct:
             details = f"{budget_note}; {details}"
     except InfraError as error:
@@ -201,4 +202,5 @@ def run_episode(
         wall_s=time.perf_counter() - wall_started,
         usage=usage,
         strategy=config.strategy,
+        metrics=metrics,
     )

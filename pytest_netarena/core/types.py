@@ -102,6 +102,8 @@ class Judgement:
 
     correct: bool
     details: str = ""
+    #: extra yes/no measures of the final state, scored apart from correctness (e.g. overly_permissive)
+    metrics: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ class EpisodeResult:
     wall_s: float = 0.0
     usage: Usage = Usage()
     strategy: str = ""
+    metrics: dict[str, bool] = field(default_factory=dict)  #: the judgement's extra measures
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -158,6 +161,6 @@ class EpisodeResult:
             for step in data["steps"]
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
-                                                 "details", "agent_s", "wall_s", "strategy") if name in data}
+                                                 "details", "agent_s", "wall_s", "strategy", "metrics") if name in data}
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
                    usage=Usage(**data["usage"]), **fields)

@@ -243,6 +243,16 @@ STAT_HEADER = ("<th>n</th><th>correct [95% CI]</th><th></th><th>safe [95% CI]</t
                "<th>agent s [95% CI]</th><th>infra err</th><th>agent err</th>")
 
 
+def _metric_lines(groups: list[dict[str, Any]]) -> str:
+    """Extra measures scored apart from correctness (e.g. overly permissive policies), per agent."""
+    lines = []
+    for group in groups:
+        for name, rate in sorted((group["overall"].get("metrics") or {}).items()):
+            lines.append(f"<li>{_e(group['agent'])}: {_e(name.replace('_', ' '))} in {pct(rate['rate'])} "
+                         f"<span class=ci>{ci_text(rate)}</span> of {rate['n']} episodes</li>")
+    return f"<h3>Other measures</h3><ul class=metrics>{''.join(lines)}</ul>" if lines else ""
+
+
 def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str], records: list[dict[str, Any]]) -> str:
     out = [f'<h2 id="app-{_e(app)}">App {_e(app)}</h2>', "<h3>Overall</h3><table><tr><th>agent</th>" + STAT_HEADER +
            "<th>tokens</th><th>cost $</th></tr>"]
@@ -252,6 +262,7 @@ def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str],
                    + _stat_cells(overall, colors[group["agent"]])
                    + f"<td class=num>{overall['tokens']}</td><td class=num>{overall['cost_usd']:.4f}</td></tr>")
     out.append("</table>")
+    out.append(_metric_lines(groups))
     levels = sorted({c["level"] for g in groups for c in g["categories"]})
     for level in levels:
         names = sorted({c["category"] for g in groups for c in g["categories"] if c["level"] == level})

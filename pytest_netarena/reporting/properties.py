@@ -7,6 +7,8 @@ from typing import Any
 from ..core.types import EpisodeResult
 
 PREFIX = "netarena."
+#: extra measures of an episode (Judgement.metrics) are properties netarena.metric.<name>
+METRIC = "metric."
 
 
 def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
@@ -28,6 +30,7 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "tokens": result.usage.tokens,
         "cost_usd": round(result.usage.cost_usd, 6),
     }
+    values.update({METRIC + name: bool(value) for name, value in sorted(result.metrics.items())})
     return [(PREFIX + key, value) for key, value in values.items()]
 
 

@@ -39,7 +39,18 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
         "cost_usd": sum(float(r.get("cost_usd", 0.0)) for r in records),
+        **_metric_rates(scored),
     }
+
+
+def _metric_rates(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rates of the episodes' extra yes/no measures (e.g. overly_permissive), over episodes that have them."""
+    names = sorted({key[len("metric."):] for r in scored for key in r if key.startswith("metric.")})
+    rates = {}
+    for name in names:
+        having = [bool(r[f"metric.{name}"]) for r in scored if f"metric.{name}" in r]
+        rates[name] = _rate(sum(having), len(having))
+    return {"metrics": rates} if rates else {}
 
 
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:

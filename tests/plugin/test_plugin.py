@@ -199,3 +199,14 @@ def test_a_sandboxed_run_says_so(toy: pytest.Pytester) -> None:
     assert json.loads((run_dir(toy) / "run.json").read_text())["sandboxed"] is True
     assert read_summary(toy)["sandboxed"] is True
     assert "UNSANDBOXED" not in (run_dir(toy) / "report.html").read_text()
+
+
+def test_extra_measures_reach_junit_summary_and_report(toy: pytest.Pytester) -> None:
+    toy.runpytest("--agent=builtin:oracle", "--queries=1", "--junitxml=junit.xml").assert_outcomes(passed=2)
+    tree = ET.parse(toy.path / "junit.xml")
+    values = {p.get("value") for p in tree.iter("property") if p.get("name") == "netarena.metric.overshot"}
+    assert values == {"False"}
+    (group,) = read_summary(toy)["groups"]
+    assert group["overall"]["metrics"]["overshot"]["rate"] == 0.0
+    assert group["overall"]["metrics"]["overshot"]["n"] == 2
+    assert "Other measures" in (run_dir(toy) / "report.html").read_text()

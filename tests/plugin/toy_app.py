@@ -33,7 +33,8 @@ class CounterEnvironment(Environment):
         return StepOutcome(match.group(0), "ok", f"counter is {self.value}", violations, done=done)
 
     def judge(self) -> Judgement:
-        return Judgement(self.value == self.target, f"counter {self.value}, target {self.target}")
+        return Judgement(self.value == self.target, f"counter {self.value}, target {self.target}",
+                         metrics={"overshot": self.value > self.target})
 
 
 class OracleAgent:
