@@ -28,7 +28,7 @@ def play(
         query_id=query.id,
         level=query.level,
         category=query.category,
-        system_prompt=build_system_prompt(app.prompt(), options.strategy),
+        system_prompt=build_system_prompt(app.prompt(), options.strategy, max_steps),
         strategy=options.strategy,
         max_steps=max_steps,
     )

@@ -18,11 +18,21 @@ _REACT = (
 )
 
 
-def build_system_prompt(prompt: PromptSpec, strategy: str) -> str:
-    """The system prompt an agent receives for an app under a strategy."""
+def step_budget(max_steps: int) -> str:
+    """What a model is told about its budget (every observation repeats where it stands)."""
+    if max_steps == 1:
+        return "You have exactly one reply: it is judged as it is."
+    return (f"You have at most {max_steps} steps: each reply is one step, and a refused or unreadable reply "
+            f"counts as a step too. Every observation starts with the step count so far.")
+
+
+def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None = None) -> str:
+    """The system prompt an agent receives for an app under a strategy (and its step budget, when given)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     parts = [prompt.role.strip(), prompt.rules.strip(), prompt.action_format.strip()]
+    if max_steps is not None:
+        parts.append(step_budget(max_steps))
     if strategy == "cot":
         parts.append(_COT)
     elif strategy == "react":

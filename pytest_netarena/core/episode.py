@@ -25,6 +25,7 @@ class EpisodeConfig:
     strategy: str = "zero-shot"
     max_tokens: int | None = None  #: the episode stops once the agent has used this many tokens
     max_cost_usd: float | None = None  #: ... or spent this much
+    announce_steps: bool = True  #: every observation says which step of how many comes next
 
 
 class AgentTimeout(Exception):
@@ -73,28 +74,42 @@ def reply_problem(text: str) -> str | None:
 class Episode:
     """One episode, run step by step (reset/step), as an RL environment would be."""
 
-    def __init__(self, env: Environment, query: Query) -> None:
+    def __init__(self, env: Environment, query: Query, max_steps: int | None = None) -> None:
         self.env = env
         self.query = query
+        self.max_steps = max_steps  #: when set, observations say "step k of N" (the model's budget)
         self.observation = ""
         self.steps: list[Step] = []
         self.done = False
 
     def reset(self) -> str:
-        self.observation = self.env.reset(self.query)
+        self.observation = self._announced(self.env.reset(self.query), 0)
         return self.observation
+
+    def _announced(self, observation: str, done: int) -> str:
+        """The observation with the step budget in front: the agent always knows how many replies remain."""
+        if self.max_steps is None:
+            return observation
+        if done == 0:
+            head = f"[Step 1 of {self.max_steps}: you have {self.max_steps} repl{'y' if self.max_steps == 1 else 'ies'}.]"
+        elif done >= self.max_steps:
+            head = f"[Step {done} of {self.max_steps} done; no steps left.]"
+        else:
+            head = f"[Step {done} of {self.max_steps} done; {self.max_steps - done} left.]"
+        return f"{head}\n{observation}"
 
     def step(self, reply: Reply, agent_s: float = 0.0) -> Step:
         started = time.perf_counter()
         problem = reply_problem(reply.text)
         outcome = self.env.refuse(problem) if problem else self.env.step(reply.text)
         exec_s = time.perf_counter() - started - outcome.check_s
+        observation = self._announced(outcome.observation, len(self.steps) + 1)
         step = Step(
             index=len(self.steps) + 1,
             reply=reply.text if not problem else _printable(reply.text),
             action=outcome.action,
             output=outcome.output,
-            observation=outcome.observation,
+            observation=observation,  # what the agent is shown next, budget line included
             violations=outcome.violations,
             refused=outcome.refused,
             agent_s=agent_s,
@@ -103,7 +118,7 @@ class Episode:
             usage=reply.usage,
         )
         self.steps.append(step)
-        self.observation = outcome.observation
+        self.observation = observation
         self.done = outcome.done
         if outcome.agent_error:
             raise _EpisodeAgentError(outcome.agent_error)
@@ -152,7 +167,7 @@ def run_episode(
 ) -> EpisodeResult:
     """Run one episode to the end; never raises for agent mistakes or infrastructure failures."""
     wall_started = time.perf_counter()
-    episode = Episode(env, query)
+    episode = Episode(env, query, config.max_steps if config.announce_steps else None)
     agent_s = 0.0
     usage = Usage()
     outcome: Outcome | None = None

@@ -64,8 +64,9 @@ def test_resolved_episode_records_each_step_with_usage(app, query) -> None:
     assert result.outcome is Outcome.RESOLVED and result.correct and result.safe
     assert [s.refused for s in result.steps] == [True, False]
     assert result.usage == Usage(10, 5, 0.25) and result.usage.tokens == 15
-    assert result.first_observation.startswith("counter is 0")
-    assert result.steps[1].observation == f"counter is {target}"
+    assert result.first_observation.startswith("[Step 1 of 3: you have 3 replies.]\ncounter is 0")
+    assert result.steps[0].observation.startswith("[Step 1 of 3 done; 2 left.]\n")
+    assert result.steps[1].observation == f"[Step 2 of 3 done; 1 left.]\ncounter is {target}"
 
 
 def test_unsafe_step_makes_the_outcome_unsafe_even_if_fixed_later(app, query) -> None:
@@ -114,3 +115,14 @@ def test_result_serialises_to_json() -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert data["query"]["id"] == "toy-L1-set-0000" and data["outcome"] == "resolved"
     assert Query.from_dict(data["query"]) == result.query
+
+
+def test_the_prompt_and_every_observation_state_the_step_budget(app, query) -> None:
+    from pytest_netarena.agents.prompting import build_system_prompt
+
+    prompt = build_system_prompt(app.prompt(), "zero-shot", 10)
+    assert "at most 10 steps" in prompt and "refused" in prompt
+    assert "exactly one reply" in build_system_prompt(app.prompt(), "cot", 1)
+    result = run(app, query, Scripted("no", "no", "no"))
+    assert [s.observation.splitlines()[0] for s in result.steps] == [
+        "[Step 1 of 3 done; 2 left.]", "[Step 2 of 3 done; 1 left.]", "[Step 3 of 3 done; no steps left.]"]
