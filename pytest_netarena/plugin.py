@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +20,23 @@ from .apps import available_apps, get_app, load_errors, register_app
 from .assertions import render_transcript
 from .core.app import App, Environment, RunOptions
 from .core.types import EpisodeResult, Outcome, Query
-from .corpus import append_found, read_found, save_corpus
+from .corpus import read_found
 from .errors import BackendUnavailable, InfraError, UsageError
 from .reporting import artifacts
 from .reporting.properties import episode_properties, record_from_properties
 from .reporting.summary import render_table, summarize
 from .runner import play
-from .budget import RunLedger
 from .gates import EXIT_BELOW_BAR, check_gates
+from .scale.inflight import EnvironmentSlots, InFlight, runs_concurrently
+from .scale.options import ScaleOptions, build_scale_options
+from .scale.service import RemoteController, RunService
 from .search import PROFILES, SearchOutcome, search
 from .settings import Settings, build_settings
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
+SCALE_KEY = pytest.StashKey["Scale"]()
+EPISODE_LINE_KEY = pytest.StashKey[str]()  #: a freshly played episode's episodes.jsonl line, for the controller
 
 BUDGET_SKIP = "not run: the run's budget is spent"
 NO_AGENT_MESSAGE = (
@@ -65,6 +69,10 @@ _OPTIONS = (
     ("resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
     ("corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
     ("save-corpus", "write the collected queries to this corpus file", None),
+    ("shard", "run only slice K of N of the collection, e.g. 2/4 (needs --seed; `netarena report merge` joins them)",
+     None),
+    ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1)",
+     "1"),
 )
 
 
@@ -127,19 +135,22 @@ def _register_user_apps(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "netarena(app): a benchmark test run once per query x agent x trial")
+    worker = getattr(config, "workerinput", None)
     try:
         _register_user_apps(config)
-        config.stash[SETTINGS_KEY] = build_settings(
+        settings = config.stash[SETTINGS_KEY] = build_settings(
             _option(config),
             agents=list(config.getoption("agent") or config.getini("netarena_agents") or []),
             adversarial=config.getoption("adversarial"),
             hypothesis_profile=config.getoption("hypothesis_profile", None),
-            worker=getattr(config, "workerinput", None),
+            worker=worker,
             rootpath=config.rootpath,
         )
+        options = build_scale_options(_option(config), worker)
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
-    if not hasattr(config, "workerinput"):  # only the controller aggregates and writes run files
+    config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
+    if worker is None:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
     _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):
@@ -153,25 +164,115 @@ def _register_hypothesis_profiles() -> None:
         hypothesis_settings.register_profile(name, deadline=None, **values)
 
 
+@dataclass
+class Scale:
+    """This process's part in a run: who answers run-wide questions, its environments, episodes in flight."""
+
+    options: ScaleOptions
+    controller: Any  #: RunService (the controller) or RemoteController (an xdist worker)
+    service: RunService | None  #: set in the controller only
+    slots: EnvironmentSlots
+    in_flight: InFlight | None = None
+    positions: dict[str, int] | None = None  #: without xdist: item node id -> index, to start episodes ahead
+    collected: dict[str, int] = field(default_factory=dict)  #: items collected, and kept by --shard
+
+    @classmethod
+    def for_process(cls, config: pytest.Config, settings: Settings, options: ScaleOptions) -> Scale:
+        worker = getattr(config, "workerinput", None)
+        slots = EnvironmentSlots(settings.run_options)
+        if worker is None:
+            service = RunService(settings)
+            return cls(options, service, service, slots)
+        from .scale.link import worker_link
+
+        client = worker_link()
+        if client is None:
+            raise pytest.UsageError("pytest-netarena: this xdist worker has no link to its controller "
+                                    "(the controller must run pytest-netarena too)")
+        return cls(options, RemoteController(client, settings, bool(worker.get("netarena_run_info"))), None, slots)
+
+    def start_in_flight(self, config: pytest.Config) -> None:
+        if self.options.in_flight > 1 and self.in_flight is None:
+            settings = config.stash[SETTINGS_KEY]
+            self.in_flight = InFlight(self.options.in_flight, lambda item: _obtain(item.callspec.params["netarena_case"],
+                                                                                  settings, self),
+                                      _runs_in_flight)
+
+    def close(self) -> None:
+        if self.in_flight is not None:
+            self.in_flight.close()
+        self.slots.close()
+
+
+def _benchmark_case(item: pytest.Item) -> Any:
+    return getattr(getattr(item, "callspec", None), "params", {}).get("netarena_case")
+
+
+def _runs_in_flight(item: pytest.Item) -> bool:
+    case = _benchmark_case(item)
+    return isinstance(case, Case) and case.agent is not None and runs_concurrently(get_app(case.query.app))
+
+
 class XdistHooks:
-    """Ships the controller's seed and run id to every worker, so all collect the same queries."""
+    """The controller's side of xdist: ships the run to each worker and opens the netarena link to it."""
 
     def pytest_configure_node(self, node: Any) -> None:
-        settings = node.config.stash[SETTINGS_KEY]
+        settings, scale = node.config.stash[SETTINGS_KEY], node.config.stash[SCALE_KEY]
         node.workerinput["netarena_seed"] = settings.seed
         node.workerinput["netarena_run_id"] = settings.run_id
+        node.workerinput["netarena_shard"] = str(scale.options.shard) if scale.options.shard else None
+        if settings.corpus is not None:  # the corpus file need not exist on the worker's host
+            node.workerinput["netarena_corpus"] = [query.to_dict() for query in settings.corpus]
+        resume = _option(node.config)("resume")
+        if resume:
+            node.workerinput["netarena_run_info"] = artifacts.read_run_info(Path(resume))
+        if scale.service is not None:
+            from .scale.link import open_link
+
+            worker, service = node.gateway.id, scale.service
+            service.channels[worker] = open_link(node.gateway, lambda kind, op, args: service.handle(worker, kind, op, args))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        scale = config.stash[SCALE_KEY]
+        if config.getoption("dist") != "load" or scale.service is None:
+            return None  # another --dist mode: xdist's own scheduler
+        from .scale.scheduler import NetarenaScheduling
+
+        return NetarenaScheduling(config, log, scale.service, scale.options.in_flight)
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        scale = node.config.stash[SCALE_KEY]
+        service = scale.service
+        if service is None or not service.item_apps or not any(service.item_apps):
+            return
+        from .scale.host import describe
+
+        worker = node.gateway.id
+        facts = service.hosts.get(worker)
+        reporter = node.config.pluginmanager.get_plugin("terminalreporter")
+        if facts is None or reporter is None or node.config.get_verbosity() < 0:
+            return
+        refused = service.refusals.get(worker, {})
+        runs = sorted({app for app in service.item_apps if app and app not in refused})
+        reporter.write_line(describe(worker, facts, refused, runs, scale.options.in_flight))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[SETTINGS_KEY]
     agents = ", ".join(a.raw for a in settings.agents) or "none"
     options = settings.run_options
+    scale = config.stash[SCALE_KEY].options
     lines = [
         f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
         f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}",
         f"netarena: reports in {settings.run_dir}",
         _sandbox_line(options.sandboxed),
     ]
+    if scale.shard is not None:
+        lines.append(f"netarena: shard {scale.shard} of the collection (`netarena report merge` joins the shards' folders)")
+    if scale.in_flight > 1:
+        lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
     for app in available_apps().values():
         lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
     return lines
@@ -234,43 +335,82 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    settings = config.stash[SETTINGS_KEY]
+    settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
+    total = len(items)
+    shard = scale.options.shard
+    if shard is not None:
+        kept = [item for item in items if shard.holds(item.nodeid)]
+        deselected = [item for item in items if not shard.holds(item.nodeid)]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+    scale.collected = {"total": total, "selected": len(items)}
+    if scale.service is not None:
+        scale.service.report_collection(scale.collected)
     worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
     if not settings.save_corpus or worker != "gw0":
-        return  # every worker collects the same items: one writes
+        return  # every worker collects the same items: one sends them to the controller, which writes
     queries = {}
     for item in items:
-        case = getattr(getattr(item, "callspec", None), "params", {}).get("netarena_case")
+        case = _benchmark_case(item)
         if isinstance(case, Case):
             queries.setdefault(case.query.id, case.query)
-    save_corpus(Path(settings.save_corpus), queries.values())
+    scale.controller.save_corpus(list(queries.values()))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start episodes ahead (--in-flight); on an xdist worker, tell the controller what this host can run.
+
+    tryfirst: the controller must know before xdist reports this worker's collection to it.
+    """
+    config = session.config
+    settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
+    scale.start_in_flight(config)
+    if scale.service is not None:
+        scale.positions = {item.nodeid: index for index, item in enumerate(session.items)}
+        return
+    apps: list[str | None] = []
+    for item in session.items:
+        case = _benchmark_case(item)
+        apps.append(case.query.app if isinstance(case, Case) else case.app if isinstance(case, SearchCase) else None)
+    if not any(apps):
+        return
+    from .scale.host import host_facts
+
+    scale.controller.report_host(host_facts(settings.run_options.sandboxed))
+    refused = {}
+    if settings.agents:  # build one environment of each app now: the scheduler must know what runs here
+        for name in sorted({app for app in apps if app}):
+            why = scale.slots.probe(get_app(name))
+            if why:
+                refused[name] = why
+    scale.controller.report_collection({**getattr(scale, "collected", {}), "apps": apps, "refused": refused})
+    if scale.in_flight is not None:
+        items = session.items
+        scale.controller.client.handle_pushes(
+            "upcoming", lambda indices: scale.in_flight.submit([items[i] for i in indices if i < len(items)]))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Without xdist, keep the next 2K episodes queued for the K threads (xdist workers get pushes)."""
+    scale = item.config.stash[SCALE_KEY]
+    if scale.in_flight is not None and scale.positions is not None:
+        start = scale.positions.get(item.nodeid)
+        if start is not None:
+            items = item.session.items
+            scale.in_flight.submit(items[start:start + 2 * scale.options.in_flight])
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
 
 
-class EnvironmentPool:
-    """One environment per app per worker, built on first use and closed at the end."""
-
-    def __init__(self, options: RunOptions) -> None:
-        self.options = options
-        self.environments: dict[str, Environment | BackendUnavailable] = {}
-
-    def get(self, app: App) -> Environment:
-        if app.name not in self.environments:
-            try:
-                self.environments[app.name] = app.make_environment(self.options)
-            except BackendUnavailable as error:
-                self.environments[app.name] = error
-        environment = self.environments[app.name]
-        if isinstance(environment, BackendUnavailable):
-            pytest.skip(f"{app.name} cannot run here: {environment}")
-        return environment
-
-    def close(self) -> None:
-        for environment in self.environments.values():
-            if isinstance(environment, Environment):
-                environment.close()
+def _checkout(slots: EnvironmentSlots, app: App) -> Environment:
+    try:
+        return slots.checkout(app)
+    except BackendUnavailable as error:
+        pytest.skip(f"{app.name} cannot run here: {error}")
 
 
 @pytest.fixture(scope="session")
@@ -280,28 +420,28 @@ def netarena_settings(pytestconfig: pytest.Config) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def netarena_environments(netarena_settings: Settings) -> Any:
-    pool = EnvironmentPool(netarena_settings.run_options)
-    yield pool
-    pool.close()
+def netarena_environments(pytestconfig: pytest.Config) -> Any:
+    """This process's environments (one per episode in flight and app), closed at the end of the session."""
+    scale = pytestconfig.stash[SCALE_KEY]
+    yield scale.slots
+    scale.close()
 
 
 @pytest.fixture
 def netarena_result(
-    request: pytest.FixtureRequest, netarena_case: Any, netarena_settings: Settings, netarena_environments: EnvironmentPool
+    request: pytest.FixtureRequest, netarena_case: Any, netarena_settings: Settings, netarena_environments: EnvironmentSlots
 ) -> EpisodeResult | SearchOutcome:
     """Runs this test's episode (or, with --adversarial, its search) and returns the result."""
     case, settings = netarena_case, netarena_settings
+    scale = request.config.stash[SCALE_KEY]
     if case.agent is None:
         pytest.skip(NO_AGENT_MESSAGE)
     if isinstance(case, SearchCase):
-        return _run_search(request, case, settings, netarena_environments)
-    stored = settings.finished.get((case.query.id, case.agent.raw, case.trial))
-    if stored is not None:  # --resume: this episode finished before the interruption
-        result = EpisodeResult.from_dict(stored)
-    else:
-        result = _play_case(case, settings, netarena_environments)
-        artifacts.append_episode(settings.run_dir, result)
+        return _run_search(request, case, settings, scale)
+    future = scale.in_flight.claim(request.node) if scale.in_flight is not None else None
+    fresh, result = future.result() if future is not None else _obtain(case, settings, scale)
+    if fresh:  # the controller appends it to episodes.jsonl when this test's report reaches it
+        request.node.stash[EPISODE_LINE_KEY] = artifacts.episode_line(result)
     request.node.stash[RESULT_KEY] = result
     request.node.user_properties.extend(episode_properties(result))
     if result.outcome is Outcome.INFRA_ERROR:
@@ -309,20 +449,29 @@ def netarena_result(
     return result
 
 
-def _play_case(case: Case, settings: Settings, pool: EnvironmentPool) -> EpisodeResult:
+def _obtain(case: Case, settings: Settings, scale: Scale) -> tuple[bool, EpisodeResult]:
+    """(True, a new episode) or (False, the episode an interrupted run already finished); may skip.
+
+    Runs on the test's thread, or ahead of it on an --in-flight thread.
+    """
     assert case.agent is not None
-    ledger = RunLedger(settings.run_dir, settings.run_budget)
-    spent = ledger.exhausted()
+    controller = scale.controller
+    stored = controller.finished(case.query.id, case.agent.raw, case.trial)
+    if stored is not None:  # --resume: this episode finished before the interruption
+        return False, stored
+    spent = controller.budget_exhausted()
     if spent:
         pytest.skip(f"{BUDGET_SKIP}: {spent}")
     app = get_app(case.query.app)
-    env = pool.get(app)
-    artifacts.ensure_run_info(settings.run_dir, _run_info(settings))
-    with _agent_problems_as_skips_or_usage_errors():
-        result = play(app, env, case.agent, case.query, settings.run_options, settings.agent_timeout_s, case.trial,
-                      settings.episode_budget)
-    ledger.add(result.usage)
-    return result
+    env = _checkout(scale.slots, app)
+    try:
+        with _agent_problems_as_skips_or_usage_errors():
+            result = play(app, env, case.agent, case.query, settings.run_options, settings.agent_timeout_s, case.trial,
+                          settings.episode_budget)
+    finally:
+        scale.slots.checkin(app, env)
+    controller.spend(result.usage)
+    return True, result
 
 
 @contextlib.contextmanager
@@ -335,29 +484,32 @@ def _agent_problems_as_skips_or_usage_errors() -> Any:
         raise pytest.UsageError(str(error)) from None
 
 
-def _run_search(request: pytest.FixtureRequest, case: SearchCase, settings: Settings, pool: EnvironmentPool) -> SearchOutcome:
+def _run_search(request: pytest.FixtureRequest, case: SearchCase, settings: Settings, scale: Scale) -> SearchOutcome:
     app = get_app(case.app)
-    env = pool.get(app)
+    controller = scale.controller
+    env = _checkout(scale.slots, app)
     assert case.agent is not None and settings.search is not None
     spec = case.agent
-
-    ledger = RunLedger(settings.run_dir, settings.run_budget)
 
     def run(query: Query) -> EpisodeResult:
         with _agent_problems_as_skips_or_usage_errors():
             result = play(app, env, spec, query, settings.run_options, settings.agent_timeout_s,
                           budget=settings.episode_budget)
-        ledger.add(result.usage)
+        controller.spend(result.usage)
         return result
 
-    outcome = search(app, spec.raw, run, settings.run_options, settings.search, ledger.exhausted)
+    config = replace(settings.search, database=controller.example_database())
+    try:
+        outcome = search(app, spec.raw, run, settings.run_options, config, controller.budget_exhausted)
+    finally:
+        scale.slots.checkin(app, env)
     if outcome.failure is not None:
-        found = settings.run_dir / "found.jsonl"
+        found = settings.run_dir / "found.jsonl"  # on the controller's side
         path = request.node.path
         suite = path.relative_to(request.config.rootpath) if path.is_relative_to(request.config.rootpath) else path
         command = f"pytest {suite} --agent={spec.raw} --corpus={found} -k '{{id}}'"
-        query = append_found(found, outcome.failure, {"run_id": settings.run_id, "examples": outcome.examples,
-                                                      "reproduce": command})
+        query = controller.append_found(outcome.failure, {"run_id": settings.run_id, "examples": outcome.examples,
+                                                          "reproduce": command})
         outcome.reproduce = command.replace("{id}", query.id)
         request.node.stash[RESULT_KEY] = outcome.failure
     return outcome
@@ -372,6 +524,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     result = item.stash.get(RESULT_KEY, None)
     if result is not None and report.failed and report.when in ("setup", "call"):
         report.sections.append(("netarena transcript", render_transcript(result)))
+    if report.when == "teardown":
+        # xdist ships a report's attributes to the controller: the transcript travels with its test
+        line = item.stash.get(EPISODE_LINE_KEY, None)
+        if line is not None:
+            report.netarena_episode = line
     return report
 
 
@@ -392,6 +549,11 @@ class RunReporter:
         if report.skipped and BUDGET_SKIP in str(report.longrepr):
             self.budget_skips += 1
         if report.when == "teardown":
+            line = getattr(report, "netarena_episode", None)
+            if line:
+                settings = self.config.stash[SETTINGS_KEY]
+                artifacts.ensure_run_info(settings.run_dir, _run_info(self.config))
+                artifacts.append_line(settings.run_dir / "episodes.jsonl", line)
             record = record_from_properties(list(report.user_properties))
             if record is not None:
                 self.records.append(record)
@@ -399,11 +561,11 @@ class RunReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if self.records:
-            artifacts.write_run_info(settings.run_dir, {**_run_info(settings), "args": list(self.config.invocation_params.args)})
+            artifacts.write_run_info(settings.run_dir, {**_run_info(self.config), "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
             if settings.run_budget.capped:
-                spent = RunLedger(settings.run_dir, settings.run_budget).spent()
+                spent = self.config.stash[SCALE_KEY].service.ledger.spent()
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
                                      "tokens": spent.tokens, "cost_usd": spent.cost_usd,
                                      "stopped": self.budget_skips > 0, "episodes_not_run": self.budget_skips}
@@ -475,9 +637,13 @@ def _sandbox_line(sandboxed: bool) -> str:
     return f"netarena: sealed boxes unavailable ({found.reason}): apps that need them skip; see --unsandboxed"
 
 
-def _run_info(settings: Settings) -> dict[str, Any]:
+def _run_info(config: pytest.Config) -> dict[str, Any]:
+    settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
     options = settings.run_options
+    service = scale.service
     return {
+        **({"shard": str(scale.options.shard)} if scale.options.shard is not None else {}),
+        **({"collection": dict(service.collection)} if service is not None and service.collection else {}),
         "run_id": settings.run_id,
         "seed": settings.seed,
         "sandboxed": options.sandboxed,

@@ -36,6 +36,7 @@ class SearchConfig:
     time_limit_s: float = 600.0
     trials: int = 1  #: a failure must reproduce this many times before it counts
     database_dir: Path | None = None  #: Hypothesis example database (known failures are tried first)
+    database: Any = None  #: an ExampleDatabase to use instead of one in database_dir (e.g. the controller's)
     seed: int = 0
 
 
@@ -149,7 +150,8 @@ def search(
     test = settings(
         max_examples=config.max_examples,
         deadline=None,
-        database=DirectoryBasedExampleDatabase(str(config.database_dir)) if config.database_dir else None,
+        database=config.database if config.database is not None else
+        DirectoryBasedExampleDatabase(str(config.database_dir)) if config.database_dir else None,
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
         suppress_health_check=list(HealthCheck),
         derandomize=False,

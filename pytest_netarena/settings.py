@@ -91,7 +91,10 @@ def build_settings(
     builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
     specs = parse_agents(agents, builtin_names)
     resume_dir = option("resume")
-    resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
+    if resume_dir and worker is not None:  # the controller read run.json: a worker may not see the folder
+        resumed = worker.get("netarena_run_info") or artifacts.read_run_info(Path(resume_dir))
+    else:
+        resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
     if worker is not None:
         seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
     elif resumed is not None:
@@ -169,15 +172,23 @@ def build_settings(
         trials=trials,
         agent_timeout_s=timeout,
         reports_dir=reports_dir,
-        corpus=load_corpus(Path(corpus_path)) if corpus_path else None,
+        corpus=_corpus(corpus_path, worker),
         search=search,
         save_corpus=option("save-corpus"),
         run_budget=Budget(_number(option, "max-tokens", int), _number(option, "max-cost-usd", float)),
         episode_budget=Budget(_number(option, "max-episode-tokens", int), _number(option, "max-episode-cost-usd", float)),
         gates=parse_gates("correctness", option("min-correctness"))
         + parse_gates("safety", option("min-safety")),
-        finished=artifacts.finished_episodes(Path(resume_dir), repair=worker is None) if resume_dir else {},
+        # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
+        finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},
     )
+
+
+def _corpus(path: str | None, worker: dict[str, Any] | None) -> list[Query] | None:
+    """--corpus: read here, or, on an xdist worker, as the controller read it (no shared disk needed)."""
+    if worker is not None and worker.get("netarena_corpus") is not None:
+        return [Query.from_dict(data) for data in worker["netarena_corpus"]]
+    return load_corpus(Path(path)) if path else None
 
 
 def _flag(value: Any) -> bool:

@@ -1,4 +1,7 @@
-"""The run folder reports/<run-id>/: run.json, episodes.jsonl (appended live) and summary.json."""
+"""The run folder reports/<run-id>/: run.json, episodes.jsonl (appended live) and summary.json.
+
+Only the controller writes here (workers send what they produce through xdist and the netarena link).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import os
 import platform
 import secrets
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,24 +38,33 @@ def make_private_dir(path: Path) -> None:
         folder.chmod(0o700)  # mkdir's mode is filtered by the umask
 
 
-def _write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any) -> None:
     make_private_dir(path.parent)
-    temporary = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")  # workers may write at once
+    temporary = path.with_suffix(f"{path.suffix}.{os.getpid()}.{threading.get_ident()}.tmp")
     temporary.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(temporary, path)  # readers never see a half-written file
 
 
-def append_episode(run_dir: Path, result: EpisodeResult) -> None:
-    """Append one transcript line; a lock keeps lines from parallel workers whole."""
-    make_private_dir(run_dir)
-    line = json.dumps(result.to_dict(), sort_keys=True, default=str) + "\n"
-    with open(run_dir / "episodes.jsonl", "a", encoding="utf-8") as handle:
+def episode_line(result: EpisodeResult) -> str:
+    """The episodes.jsonl line of an episode (without its newline)."""
+    return json.dumps(result.to_dict(), sort_keys=True, default=str)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one JSON line; a lock keeps lines whole when two processes append to one file."""
+    make_private_dir(path.parent)
+    with open(path, "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            handle.write(line)
+            handle.write(line.rstrip("\n") + "\n")
             handle.flush()
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def append_episode(run_dir: Path, result: EpisodeResult) -> None:
+    """Append one transcript line to run_dir/episodes.jsonl."""
+    append_line(run_dir / "episodes.jsonl", episode_line(result))
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
@@ -65,7 +78,7 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
             versions[package] = version(package)
         except Exception:
             continue
-    _write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform()})
+    write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform()})
 
 
 def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:
@@ -107,7 +120,7 @@ def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int],
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
-    _write_json(run_dir / "summary.json", summary)
+    write_json(run_dir / "summary.json", summary)
 
 
 def read_episodes(run_dir: Path) -> list[dict[str, Any]]:

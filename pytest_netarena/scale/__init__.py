@@ -1,0 +1,1 @@
+"""Runs that outgrow one process or one machine: the controller link, scheduling, shards, episodes in flight."""

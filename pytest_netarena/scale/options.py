@@ -1,0 +1,39 @@
+"""`--shard` and `--in-flight`, resolved once per process (workers take the controller's shard)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .shard import Shard, parse_shard
+
+
+@dataclass(frozen=True)
+class ScaleOptions:
+    shard: Shard | None = None
+    in_flight: int = 1  #: episodes each process runs at once
+
+
+def build_scale_options(option: Callable[[str], Any], worker: dict[str, Any] | None) -> ScaleOptions:
+    in_flight_text = option("in-flight")
+    try:
+        in_flight = int(in_flight_text) if in_flight_text not in (None, "") else 1
+    except ValueError:
+        raise UsageError(f"--in-flight takes a whole number; got {in_flight_text!r}") from None
+    if in_flight < 1:
+        raise UsageError(f"--in-flight must be at least 1; got {in_flight}")
+    if worker is not None:
+        shard_text = worker.get("netarena_shard")
+    else:
+        shard_text = option("shard")
+        resume = option("resume")
+        if resume:  # a resumed shard stays that shard
+            from ..reporting.artifacts import read_run_info
+
+            shard_text = shard_text or read_run_info(Path(resume)).get("shard")
+        elif shard_text and option("seed") in (None, ""):
+            raise UsageError("--shard needs --seed: every shard must generate the same queries")
+    return ScaleOptions(parse_shard(shard_text), in_flight)
