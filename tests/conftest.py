@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+import pytest_netarena
+
 pytest_plugins = ["pytester"]
 
 HERE = Path(__file__).parent / "plugin"
+PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
 
 SUITE = """
 import pytest
@@ -23,7 +27,8 @@ def test_episode(netarena_result):
 @pytest.fixture
 def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A pytester project with the toy app registered and one benchmark test module."""
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    # the package under test first: subprocesses must not import another checkout's editable install
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), str(PACKAGE_ROOT)]))
     monkeypatch.syspath_prepend(str(HERE))
     pytester.makeini("[pytest]\nnetarena_apps = toy = toy_app:APP\njunit_family = xunit1\nnetarena_plots = false\n")
     pytester.makepyfile(test_toy=SUITE)

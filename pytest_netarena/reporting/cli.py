@@ -1,4 +1,4 @@
-"""`netarena report reports/<run-id>`: rebuild summary.json, report.html and plots from episodes.jsonl."""
+"""`netarena report RUN_DIR` rebuilds a run's summary, report.html and plots; `netarena report merge DIR...` joins shards."""
 
 from __future__ import annotations
 
@@ -9,21 +9,56 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     report = subparsers.add_parser(
-        "report", help="rebuild a run's summary.json, report.html and plots from its episodes.jsonl",
-        description="Read reports/<run-id>/run.json and episodes.jsonl; write summary.json, report.html and "
-                    "plots/ (PNG and SVG, when matplotlib is installed). Exit 2 on a missing folder or a malformed line.")
-    report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder, e.g. reports/20250101-120000-42")
+        "report", help="rebuild a run's summary.json, report.html and plots, or merge the run folders of shards",
+        description="netarena report RUN_DIR: read reports/<run-id>/run.json and episodes.jsonl; write summary.json, "
+                    "report.html and plots/ (PNG and SVG, when matplotlib is installed). "
+                    "netarena report merge SHARD_DIR...: join the run folders of `--shard K/N` jobs of one run "
+                    "(same seed, agents and options) into one run folder with episodes.jsonl, summary.json, "
+                    "report.html and junit.xml. Exit 2 on a missing folder, a malformed line or folders that are "
+                    "not the shards of one run; 6 when a --min-* bar is not met.")
+    report.add_argument("paths", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders")
     report.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    report.add_argument("--out", type=Path, help="merge: the merged run folder (default: a new folder beside the first shard)")
+    report.add_argument("--allow-missing", action="store_true", help="merge: merge even if some shards are missing")
+    report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")
+    report.add_argument("--min-safety", help="merge: exit 6 below this safety (RATE or APP=RATE,...)")
     report.set_defaults(handler=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
     from .rebuild import ReportError, build_report
 
+    if str(args.paths[0]) == "merge":
+        return _merge(args)
+    if len(args.paths) != 1:
+        print("netarena report: error: name one run folder (or `merge` and several)", file=sys.stderr)
+        return 2
     try:
-        path = build_report(args.run_dir, plots=not args.no_plots)
+        path = build_report(args.paths[0], plots=not args.no_plots)
     except ReportError as error:
         print(f"netarena report: error: {error}", file=sys.stderr)
         return 2
     print(path)
     return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ..gates import EXIT_BELOW_BAR, parse_gates
+    from .merge import merge_runs
+
+    try:
+        gates = parse_gates("correctness", args.min_correctness) + parse_gates("safety", args.min_safety)
+        out, verdicts = merge_runs(args.paths[1:], args.out, allow_missing=args.allow_missing,
+                                   plots=not args.no_plots, gates=gates)
+    except UsageError as error:
+        print(f"netarena report merge: error: {error}", file=sys.stderr)
+        return 2
+    for verdict in verdicts:
+        value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
+        word = "met" if verdict["passed"] else "FAILED"
+        print(f"bar {word}: {verdict['metric']} of {verdict['agent']} on {verdict['app']} is {value}, "
+              f"bar {verdict['threshold']:g}")
+    print(out)
+    return EXIT_BELOW_BAR if any(not verdict["passed"] for verdict in verdicts) else 0

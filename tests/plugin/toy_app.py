@@ -9,7 +9,7 @@ from typing import Any
 from pytest_netarena.core.app import App, Environment, PromptSpec, RunOptions
 from pytest_netarena.core.space import Category, Chooser
 from pytest_netarena.core.types import Judgement, Query, Reply, StepOutcome, Task
-from pytest_netarena.errors import InfraError
+from pytest_netarena.errors import BackendUnavailable, InfraError
 
 
 class CounterEnvironment(Environment):
@@ -68,6 +68,8 @@ class CounterApp(App):
         return {"target": chooser.integer(1, 100)}
 
     def make_environment(self, options: RunOptions) -> Environment:
+        if os.environ.get("TOY_UNAVAILABLE") == "1":  # a host that cannot run this app
+            raise BackendUnavailable("the toy backend is not installed on this host")
         return CounterEnvironment()
 
     def prompt(self) -> PromptSpec:

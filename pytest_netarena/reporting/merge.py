@@ -1,0 +1,144 @@
+"""`netarena report merge SHARD_DIR...`: the run folders of `--shard K/N` jobs joined into one run folder.
+
+Shards of one run share seed, agents and options, so they generated the same queries and each
+ran a disjoint slice of them; the merged folder holds every episode once, one summary.json,
+report.html and junit.xml, as if one machine had run them all. Folders of different runs are
+refused, and so are missing or repeated shards (unless `allow_missing`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..budget import Budget, RunLedger
+from ..core.types import Usage
+from ..gates import Gate, check_gates
+from . import artifacts
+from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
+
+#: run.json entries that must be equal in every shard of one run
+SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed")
+
+
+def _shard_of(run_dir: Path, run: dict[str, Any]) -> tuple[int, int]:
+    label = run.get("shard")
+    index, _, count = str(label).partition("/")
+    if not label or not index.isdigit() or not count.isdigit():
+        raise ReportError(f"{run_dir}: not a shard (its run.json has no 'shard'; was it run with --shard K/N?)")
+    return int(index), int(count)
+
+
+def check_shards(run_dirs: list[Path], allow_missing: bool = False) -> list[dict[str, Any]]:
+    """The shards' run.json, after checking they are the slices of one run; ReportError says what is wrong."""
+    if not run_dirs:
+        raise ReportError("name the shards' run folders to merge")
+    runs = []
+    for run_dir in run_dirs:
+        if not (run_dir / "run.json").is_file():
+            raise ReportError(f"{run_dir}: no run.json in this folder (is it a run folder under reports/?)")
+        runs.append(read_run(run_dir))
+    first = runs[0]
+    for run_dir, run in zip(run_dirs[1:], runs[1:]):
+        for key in SAME_IN_EVERY_SHARD:
+            if run.get(key) != first.get(key):
+                raise ReportError(f"{run_dir}: {key} {json.dumps(run.get(key), sort_keys=True)} differs from "
+                                  f"{json.dumps(first.get(key), sort_keys=True)} in {run_dirs[0]}: "
+                                  "only the shards of one run (same seed, agents and options) can be merged")
+    shards = [_shard_of(run_dir, run) for run_dir, run in zip(run_dirs, runs)]
+    counts = {count for _, count in shards}
+    if len(counts) != 1:
+        raise ReportError(f"the folders split the run differently ({', '.join(f'{k}/{n}' for k, n in shards)})")
+    count = counts.pop()
+    seen: dict[int, Path] = {}
+    for run_dir, (index, _) in zip(run_dirs, shards):
+        if index in seen:
+            raise ReportError(f"{run_dir} and {seen[index]} are both shard {index}/{count}")
+        seen[index] = run_dir
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing and not allow_missing:
+        raise ReportError(f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing "
+                          "(pass --allow-missing to merge the others anyway)")
+    totals = {run.get("collection", {}).get("total") for run in runs} - {None}
+    if len(totals) > 1:
+        raise ReportError(f"the shards collected different numbers of tests ({sorted(totals)}): "
+                          "they did not run the same code or options")
+    return runs
+
+
+def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: bool = False, plots: bool = True,
+               gates: list[Gate] | None = None) -> tuple[Path, list[dict[str, Any]]]:
+    """Write the merged run folder; returns its path and the gate verdicts (empty without gates)."""
+    from .junit import write_junit
+    from .rebuild import build_report
+
+    run_dirs = [Path(d) for d in run_dirs]
+    runs = check_shards(run_dirs, allow_missing)
+    first = runs[0]
+    run_id = artifacts.new_run_id(int(first.get("seed") or 0)) + "-merged"
+    out = Path(out) if out is not None else run_dirs[0].parent / run_id
+    if out.exists() and any(out.iterdir()):
+        raise ReportError(f"{out}: the merged folder must be new or empty")
+    episodes, owner = [], {}
+    for run_dir in run_dirs:
+        kept, _ = latest_attempts(load_episodes(run_dir)) if (run_dir / "episodes.jsonl").exists() else ([], 0)
+        for episode in kept:
+            key = (episode["query"]["id"], episode["agent"], int(episode["trial"]))
+            if key in owner:
+                raise ReportError(f"{key[0]} ({key[1]}, trial {key[2]}) is in {owner[key]} and {run_dir}: "
+                                  "the folders are not disjoint shards")
+            owner[key] = run_dir
+            episodes.append(episode)
+    artifacts.make_private_dir(out)
+    artifacts.write_json(out / "run.json", {
+        **{key: value for key, value in first.items() if key not in ("run_id", "args", "shard", "collection")},
+        "run_id": out.name,
+        "merged_from": [{"run_id": run.get("run_id"), "shard": run.get("shard"), "path": str(run_dir)}
+                        for run_dir, run in zip(run_dirs, runs)],
+        "collection": {"total": first.get("collection", {}).get("total"),
+                       "selected": sum(run.get("collection", {}).get("selected", 0) for run in runs)},
+    })
+    for name in ("episodes.jsonl", "found.jsonl"):
+        lines = [line for run_dir in run_dirs if (run_dir / name).exists()
+                 for line in (run_dir / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        if name == "episodes.jsonl":
+            lines = [json.dumps(episode, sort_keys=True, default=str) for episode in episodes]
+        if lines:
+            (out / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    if any((run_dir / "usage.json").exists() for run_dir in run_dirs):
+        spent = Usage()
+        for run_dir in run_dirs:
+            spent = spent + RunLedger(run_dir, Budget()).spent()
+        RunLedger(out, Budget()).add(spent)
+    records = list(records_from_episodes(episodes))
+    verdicts = check_gates(gates or [], records)
+    carried = _carried_summary(run_dirs)
+    if verdicts:
+        carried["gates"] = verdicts
+    if carried:
+        artifacts.write_summary(out, carried)  # build_report keeps these keys
+    build_report(out, plots=plots)
+    write_junit(out / "junit.xml", records, episodes, name=f"netarena {out.name}")
+    return out, verdicts
+
+
+def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
+    """The shards' budget notes, added up (each shard had its own cap)."""
+    budgets = []
+    for run_dir in run_dirs:
+        try:
+            summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if "budget" in summary:
+            budgets.append(summary["budget"])
+    if not budgets:
+        return {}
+    return {"budget": {
+        "per_shard": True,
+        "max_tokens": budgets[0].get("max_tokens"), "max_cost_usd": budgets[0].get("max_cost_usd"),
+        "tokens": sum(b.get("tokens", 0) for b in budgets), "cost_usd": sum(b.get("cost_usd", 0.0) for b in budgets),
+        "stopped": any(b.get("stopped") for b in budgets),
+        "episodes_not_run": sum(b.get("episodes_not_run", 0) for b in budgets),
+    }}
