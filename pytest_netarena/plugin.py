@@ -150,11 +150,24 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
+    runs_episodes = worker is not None or config.getoption("dist", "no") in ("no", None)
+    if runs_episodes and any(agent.kind == "litellm" for agent in settings.agents):
+        _import_model_client_now()
     if worker is None:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
     _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    scale = config.stash.get(SCALE_KEY, None)
+    if scale is not None and scale.in_flight is not None and hasattr(config, "workerinput"):
+        import gc
+
+        # This worker process exits next: spare pytest's final full collections a heap of
+        # environments and litellm's models (about a second of a worker's CPU); see docs/scale.md.
+        gc.freeze()
 
 
 def _register_hypothesis_profiles() -> None:
@@ -202,6 +215,21 @@ class Scale:
         if self.in_flight is not None:
             self.in_flight.close()
         self.slots.close()
+
+
+def _import_model_client_now() -> None:
+    """Import litellm (seconds of CPU) on a thread while this process sets up, not in its first episode."""
+    import threading
+
+    def load() -> None:
+        try:
+            from .agents.litellm_agent import import_litellm
+
+            import_litellm()
+        except Exception:  # the episode that needs it reports the problem
+            pass
+
+    threading.Thread(target=load, name="netarena-import-litellm", daemon=True).start()
 
 
 def _benchmark_case(item: pytest.Item) -> Any:
@@ -438,8 +466,10 @@ def netarena_result(
         pytest.skip(NO_AGENT_MESSAGE)
     if isinstance(case, SearchCase):
         return _run_search(request, case, settings, scale)
-    future = scale.in_flight.claim(request.node) if scale.in_flight is not None else None
-    fresh, result = future.result() if future is not None else _obtain(case, settings, scale)
+    if scale.in_flight is not None and scale.in_flight.eligible(request.node):
+        fresh, result = scale.in_flight.take(request.node).result()
+    else:
+        fresh, result = _obtain(case, settings, scale)
     if fresh:  # the controller appends it to episodes.jsonl when this test's report reaches it
         request.node.stash[EPISODE_LINE_KEY] = artifacts.episode_line(result)
     request.node.stash[RESULT_KEY] = result

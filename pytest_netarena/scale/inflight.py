@@ -13,7 +13,7 @@ own (built on demand, at most one per thread and app, reused afterwards).
 
 from __future__ import annotations
 
-import queue
+import collections
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -41,6 +41,7 @@ class EnvironmentSlots:
         self._free: dict[str, list[Environment]] = {}
         self._all: list[Environment] = []
         self._unavailable: dict[str, BackendUnavailable] = {}
+        self._building: dict[str, threading.Lock] = {}
         self._closed = False
 
     def checkout(self, app: App) -> Environment:
@@ -51,12 +52,19 @@ class EnvironmentSlots:
             free = self._free.setdefault(app.name, [])
             if free:
                 return free.pop()
-        try:
-            environment = app.make_environment(self.options)
-        except BackendUnavailable as error:
+            building = self._building.setdefault(app.name, threading.Lock())
+        # One build at a time per app: builds hold the GIL anyway, and K threads starting together
+        # would otherwise all miss the app's caches (parsed manifests, ...) and fill them K times.
+        with building:
             with self._lock:
-                self._unavailable.setdefault(app.name, error)
-            raise
+                if app.name in self._unavailable:
+                    raise self._unavailable[app.name]
+            try:
+                environment = app.make_environment(self.options)
+            except BackendUnavailable as error:
+                with self._lock:
+                    self._unavailable.setdefault(app.name, error)
+                raise
         with self._lock:
             self._all.append(environment)
         return environment
@@ -78,62 +86,83 @@ class EnvironmentSlots:
         with self._lock:
             self._closed = True
             environments, self._all, self._free = self._all, [], {}
-        for environment in environments:
-            try:
-                environment.close()
-            except Exception:  # one broken close must not keep the others open
-                pass
+        # side by side: a close may wait for a server thread to stop, and there may be dozens
+        closers = [threading.Thread(target=_close_quietly, args=(environment,), daemon=True)
+                   for environment in environments]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join(60)
+
+
+def _close_quietly(environment: Environment) -> None:
+    try:
+        environment.close()
+    except Exception:  # one broken close must not keep the others open
+        pass
 
 
 class InFlight:
-    """Runs `start(item)` for queued items on K daemon threads; a test claims its item's future."""
+    """Runs `start(item)` for queued items on K daemon threads; a test takes its item's future.
+
+    At most K episodes run at once: a test whose episode was not queued yet (its push is still on
+    the way) puts it at the head of the queue rather than running it on its own thread.
+    """
 
     def __init__(self, threads: int, start: Callable[[Any], Any], eligible: Callable[[Any], bool]) -> None:
         self._start = start
-        self._eligible = eligible
-        self._queue: queue.Queue[tuple[Any, Future] | None] = queue.Queue()
+        self.eligible = eligible
+        self._queue: collections.deque[tuple[Any, Future]] = collections.deque()
+        self._ready = threading.Condition()
         self._futures: dict[str, Future] = {}
         self._taken: set[str] = set()
-        self._lock = threading.Lock()
+        self._stopped = False
         self._threads = [threading.Thread(target=self._work, name=f"netarena-episode-{i}", daemon=True)
                          for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def submit(self, items: list[Any]) -> None:
-        """Queue the episodes of these items (in this order); items already queued or run are ignored."""
-        for item in items:
-            if not self._eligible(item):
-                continue
-            with self._lock:
-                if item.nodeid in self._taken:
+        """Queue the episodes of these items (in this order); items already queued or taken are ignored."""
+        with self._ready:
+            for item in items:
+                if item.nodeid in self._taken or not self.eligible(item):
                     continue
                 self._taken.add(item.nodeid)
                 future: Future = Future()
                 self._futures[item.nodeid] = future
-            self._queue.put((item, future))
+                self._queue.append((item, future))
+            self._ready.notify_all()
 
-    def claim(self, item: Any) -> Future | None:
-        """The future of this item's episode, or None: then the caller runs it (and nobody else will)."""
-        with self._lock:
-            self._taken.add(item.nodeid)
-            return self._futures.pop(item.nodeid, None)
+    def take(self, item: Any) -> Future:
+        """The future of this (eligible) item's episode, queued first if it was not queued yet."""
+        with self._ready:
+            future = self._futures.pop(item.nodeid, None)
+            if future is None:
+                self._taken.add(item.nodeid)
+                future = Future()
+                self._queue.appendleft((item, future))
+                self._ready.notify()
+            return future
 
     def close(self) -> None:
         """Cancel what has not started; episodes already running finish on their (daemon) threads."""
-        with self._lock:
+        with self._ready:
+            self._stopped = True
             pending, self._futures = self._futures, {}
+            self._queue.clear()
+            self._ready.notify_all()
         for future in pending.values():
             future.cancel()
-        for _ in self._threads:
-            self._queue.put(None)
 
     def _work(self) -> None:
         while True:
-            job = self._queue.get()
-            if job is None:
-                return
-            item, future = job
+            with self._ready:
+                while not self._queue and not self._stopped:
+                    self._ready.wait()
+                if self._stopped:
+                    return
+                item, future = self._queue.popleft()
             if not future.set_running_or_notify_cancel():
                 continue
             try:

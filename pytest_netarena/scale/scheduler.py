@@ -6,7 +6,7 @@ bubblewrap, no kubectl, ...). This scheduler then never hands those apps' episod
 to workers that can run them. An app no live worker can run is handed out anyway, so its
 episodes skip with the reason, as on one machine.
 
-With `--in-flight K` a worker is kept about 2K items ahead and told (over the netarena link)
+With `--in-flight K` a worker is kept 2K to 3K items ahead and told (over the netarena link)
 which items are coming, so it can start K episodes at once. Runs without benchmark items are
 scheduled exactly as by xdist's LoadScheduling.
 """
@@ -82,7 +82,9 @@ class NetarenaScheduling(LoadScheduling):
 
     def _fill(self, node: Any, limit: int | None = None) -> None:
         held = self.node2pending[node]
-        low, high = self.in_flight + 1, 2 * self.in_flight + 1
+        # K running and K queued behind them: when a round of K ends (the worker reports its tests
+        # only then), the next K start at once while the refill travels. K=1 keeps xdist's 2..3.
+        low, high = max(2, 2 * self.in_flight), 3 * self.in_flight
         if len(held) >= low and limit is None:
             return
         want = high - len(held)

@@ -1,0 +1,101 @@
+"""LLM-bound runs against concurrency: wall time against the ideal, and the harness's own CPU per step.
+
+    python benchmarks/scale.py [--delay 1.0] [--steps 3] [--runs 40:8,40:16,40:32,400:32] [--workers 2]
+                               [--baseline]
+
+Each run is `pytest suites/k8s` (embedded API server, real kubectl) with a litellm agent
+(`openai:gpt-4o`) talking to the project's OpenAI stub server, which answers every request with a
+read-only kubectl command after `--delay` seconds; episodes last `--steps` steps. EPISODES:C runs
+EPISODES episodes at concurrency C, as `-n WORKERS --in-flight C/WORKERS` (and, with --baseline,
+as plain `-n C`, one episode per worker, for comparison).
+
+Printed per run: wall time; the ideal, EPISODES x steps x delay / C (the issue's figure), and the
+schedulable ideal, ceil(EPISODES / C) x steps x delay (an episode's steps follow each other, so
+no schedule beats it); their ratios; and the CPU the harness used (pytest processes, kubectl,
+everything but the stub server) per agent step. Target (issue 14): within 1.5x of the ideal at
+concurrency 8, 16 and 32 on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_corpus(path: Path, episodes: int) -> None:
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.corpus import save_corpus
+
+    app = get_app("k8s")
+    per_category = -(-episodes // len(app.categories(RunOptions())))
+    save_corpus(path, app.generate(RunOptions(seed=1, queries=per_category))[:episodes])
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports: Path) -> tuple[float, float, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "OPENAI_API_KEY": "stub", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    argv = [sys.executable, "-m", "pytest", "suites/k8s", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--agent=openai:gpt-4o", f"--llm-api-base={server_url}/v1", f"--corpus={corpus}", f"--max-steps={steps}",
+            f"--reports-dir={reports}", "--no-plots", *parallel]
+    cpu, started = children_cpu(), time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
+    return wall, cpu, last
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds the stub model takes per reply")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--runs", default="40:8,40:16,40:32,400:32", help="EPISODES:CONCURRENCY,...")
+    parser.add_argument("--workers", type=int, default=2, help="xdist workers the concurrency is spread over")
+    parser.add_argument("--baseline", action="store_true", help="also run each as -n C (one episode per worker)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from pytest_netarena.testing.openai_server import OpenAIStubServer, StubReply
+
+    print(f"{os.cpu_count()} cores; stub model answers after {args.delay:g} s; {args.steps} steps per episode")
+    print(f"{'episodes':>8} {'conc':>4} {'how':<22} {'wall s':>7} {'ideal':>6} {'x':>5} {'sched':>6} {'x':>5}"
+          f" {'cpu s':>6} {'cpu/step ms':>11}  pytest")
+    with tempfile.TemporaryDirectory() as tmp, \
+            OpenAIStubServer(lambda request: StubReply("kubectl get networkpolicy", delay_s=args.delay)) as server:
+        for spec in args.runs.split(","):
+            episodes, concurrency = (int(part) for part in spec.split(":"))
+            corpus = Path(tmp) / f"corpus-{episodes}.jsonl"
+            if not corpus.exists():
+                write_corpus(corpus, episodes)
+            ways = []
+            workers = min(args.workers, concurrency)
+            ways.append((f"-n {workers} --in-flight {concurrency // workers}",
+                         ["-n", str(workers), f"--in-flight={concurrency // workers}"]))
+            if args.baseline:
+                ways.append((f"-n {concurrency}", ["-n", str(concurrency)]))
+            for label, parallel in ways:
+                requests = len(server.requests)
+                wall, cpu, last = run(server.url, corpus, args.steps, parallel, Path(tmp) / "reports")
+                steps = len(server.requests) - requests
+                ideal = episodes * args.steps * args.delay / concurrency
+                schedulable = math.ceil(episodes / concurrency) * args.steps * args.delay
+                print(f"{episodes:>8} {concurrency:>4} {label:<22} {wall:>7.1f} {ideal:>6.1f} {wall / ideal:>5.2f}"
+                      f" {schedulable:>6.1f} {wall / schedulable:>5.2f} {cpu:>6.1f} {1000 * cpu / max(1, steps):>11.1f}"
+                      f"  {last}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""--in-flight K: several episodes at once per process, each in an environment of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SLOW_AGENT = """
+import os, threading, time
+from pathlib import Path
+from pytest_netarena.core.types import Reply
+
+class Agent:
+    '''Solves the toy task after thinking 0.3 s per reply; logs (pid, thread, start, end) of each reply.'''
+    def reset(self, task):
+        pass
+    def act(self, observation):
+        target = int(observation.rsplit(" ", 1)[1])
+        started = time.monotonic()
+        time.sleep(0.3)
+        with open(Path(os.environ["SLOW_LOG"]), "a") as log:
+            log.write(f"{os.getpid()} {threading.get_ident()} {started} {time.monotonic()}\\n")
+        return Reply(f"set {target}")
+    def close(self):
+        pass
+"""
+
+
+@pytest.fixture
+def slow(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    toy.makepyfile(slow_agent=SLOW_AGENT)
+    monkeypatch.setenv("SLOW_LOG", str(toy.path / "replies.log"))
+    return toy
+
+
+def most_at_once(log: Path) -> dict[str, int]:
+    """Per process, the largest number of replies being thought about at the same moment."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for line in log.read_text().splitlines():
+        pid, _, start, end = line.split()
+        spans.setdefault(pid, []).append((float(start), float(end)))
+    return {pid: max(sum(s <= start < e for s, e in items) for start, _ in items) for pid, items in spans.items()}
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one-process", "xdist"])
+def test_episodes_run_side_by_side_each_with_its_own_environment(slow: pytest.Pytester, workers) -> None:
+    result = slow.runpytest_subprocess("--agent=python:slow_agent:Agent", "--seed=2", "--queries=4", "--in-flight=3",
+                                       *workers)
+    # The toy environment holds one counter: episodes sharing one would overwrite each other's target.
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["*netarena: 3 episodes in flight per process*"])
+    overlap = most_at_once(slow.path / "replies.log")
+    assert len(overlap) == (2 if workers else 1) and all(n >= 2 for n in overlap.values()), overlap
+    assert all(n <= 3 for n in overlap.values()), overlap
+    (run,) = (slow.path / "reports").glob("*/episodes.jsonl")
+    assert len({json.loads(line)["query"]["id"] for line in run.read_text().splitlines()}) == 8
