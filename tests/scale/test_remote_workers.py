@@ -110,3 +110,24 @@ def test_a_worker_that_cannot_run_an_app_leaves_its_episodes_to_the_others(toy: 
     assert re.search(r"^\[gw1\] netarena on .*; runs toy$", out, flags=re.MULTILINE), out
     ran_on = re.findall(r"^\[(gw\d)\] .*PASSED", result.stdout.str(), flags=re.MULTILINE)
     assert ran_on == ["gw1"] * 6
+
+
+def test_a_remote_adversarial_search_keeps_its_finds_on_the_controller(toy, remote) -> None:
+    result = toy.runpytest_subprocess("--agent=builtin:reckless", "--adversarial", "--adversarial-examples=5",
+                                      "--seed=1", *remote.tx(1))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*adversarial search of toy found a failure of builtin:reckless*",
+                                 "*reproduce: pytest test_toy.py --agent=builtin:reckless --corpus=*found.jsonl -k*"])
+    (found,) = (remote.project / "reports").glob("*/found.jsonl")
+    assert json.loads(found.read_text().splitlines()[0])["outcome"] == "unsafe"
+    assert remote.written_on_worker_side() == []
+
+
+def test_the_corpus_of_a_remote_run_is_saved_by_the_controller(toy, remote) -> None:
+    result = toy.runpytest_subprocess("--agent=builtin:oracle", "--seed=3", "--queries=2",
+                                      f"--save-corpus={remote.project / 'reports' / 'release.jsonl'}", *remote.tx(2))
+    result.assert_outcomes(passed=4)
+    lines = (remote.project / "reports" / "release.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["id"] for line in lines) == ["toy-L1-set-0000", "toy-L1-set-0001",
+                                                               "toy-L2-set+set-0000", "toy-L2-set+set-0001"]
+    assert remote.written_on_worker_side() == []
