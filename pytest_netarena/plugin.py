@@ -402,18 +402,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         case = _benchmark_case(item)
         apps.append(case.query.app if isinstance(case, Case) else case.app if isinstance(case, SearchCase) else None)
-    if not any(apps):
-        return
-    from .scale.host import host_facts
-
-    scale.controller.report_host(host_facts(settings.run_options.sandboxed))
     refused = {}
-    if settings.agents:  # build one environment of each app now: the scheduler must know what runs here
+    if any(apps):
+        from .scale.host import host_facts
+
+        scale.controller.report_host(host_facts(settings.run_options.sandboxed))
+    if any(apps) and settings.agents and not config.option.collectonly:
+        # build one environment of each app now: the scheduler must know what runs here
         for name in sorted({app for app in apps if app}):
             why = scale.slots.probe(get_app(name))
             if why:
                 refused[name] = why
-    scale.controller.report_collection({**getattr(scale, "collected", {}), "apps": apps, "refused": refused})
+    scale.controller.report_collection({**scale.collected, "apps": apps, "refused": refused})
     if scale.in_flight is not None:
         items = session.items
         scale.controller.client.handle_pushes(
@@ -611,6 +611,20 @@ class RunReporter:
                 session.exitstatus = pytest.ExitCode.OK if passed else EXIT_BELOW_BAR
         elif self.no_agent_skips:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        else:
+            self._empty_shard(session)
+
+    def _empty_shard(self, session: pytest.Session) -> None:
+        """A shard whose slice of a non-empty collection is empty still leaves a run folder for the merge."""
+        scale, settings = self.config.stash[SCALE_KEY], self.config.stash[SETTINGS_KEY]
+        service = scale.service
+        if scale.options.shard is None or service is None or not service.collection.get("total"):
+            return
+        if service.collection.get("selected"):
+            return
+        artifacts.write_run_info(settings.run_dir, {**_run_info(self.config), "args": list(self.config.invocation_params.args)})
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_agent_skips:
