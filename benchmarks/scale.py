@@ -59,6 +59,25 @@ def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports:
     return wall, cpu, last
 
 
+def kubectl_cpu_ms(calls: int = 20) -> float:
+    """CPU of one agent command (a real kubectl process against the embedded server), for comparison."""
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.core.app import RunOptions
+
+    app = get_app("k8s")
+    options = RunOptions(seed=1, queries=1)
+    env = app.make_environment(options)
+    try:
+        env.reset(app.generate(options)[0])
+        before = children_cpu()
+        for _ in range(calls):
+            subprocess.run([env.backend.kubectl, "get", "networkpolicy"], env=env.backend.kubectl_env(),
+                           capture_output=True, check=False)
+        return 1000 * (children_cpu() - before) / calls
+    finally:
+        env.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--delay", type=float, default=1.0, help="seconds the stub model takes per reply")
@@ -73,6 +92,7 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; stub model answers after {args.delay:g} s; {args.steps} steps per episode")
     print(f"{'episodes':>8} {'conc':>4} {'how':<22} {'wall s':>7} {'ideal':>6} {'x':>5} {'sched':>6} {'x':>5}"
           f" {'cpu s':>6} {'cpu/step ms':>11}  pytest")
+    measured: dict[tuple[int, str], list[tuple[int, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, \
             OpenAIStubServer(lambda request: StubReply("kubectl get networkpolicy", delay_s=args.delay)) as server:
         for spec in args.runs.split(","):
@@ -80,7 +100,7 @@ def main() -> None:
             corpus = Path(tmp) / f"corpus-{episodes}.jsonl"
             if not corpus.exists():
                 write_corpus(corpus, episodes)
-            ways = []
+            ways: list[tuple[str, list[str]]] = []
             workers = min(args.workers, concurrency)
             ways.append((f"-n {workers} --in-flight {concurrency // workers}",
                          ["-n", str(workers), f"--in-flight={concurrency // workers}"]))
@@ -95,6 +115,15 @@ def main() -> None:
                 print(f"{episodes:>8} {concurrency:>4} {label:<22} {wall:>7.1f} {ideal:>6.1f} {wall / ideal:>5.2f}"
                       f" {schedulable:>6.1f} {wall / schedulable:>5.2f} {cpu:>6.1f} {1000 * cpu / max(1, steps):>11.1f}"
                       f"  {last}", flush=True)
+                measured.setdefault((concurrency, label), []).append((steps, cpu))
+    # CPU per step without the start-up: two runs at the same concurrency and of different sizes
+    for (concurrency, label), runs in measured.items():
+        if len(runs) > 1:
+            (small_steps, small_cpu), (big_steps, big_cpu) = min(runs), max(runs)
+            if big_steps > small_steps:
+                print(f"harness CPU per extra step at concurrency {concurrency} ({label}): "
+                      f"{1000 * (big_cpu - small_cpu) / (big_steps - small_steps):.1f} ms")
+    print(f"one agent command alone (a kubectl process, part of every step): {kubectl_cpu_ms():.1f} ms of CPU")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ def _case_name(record: dict[str, Any], agents: int, trials: int) -> str:
     # the test id the plugin gives the episode (query id, agent slug with several agents, trial)
     name = str(record["query"])
     if agents > 1:
-        name += "-" + "".join(c if c.isalnum() else "-" for c in str(record["agent"])).strip("-")
+        name += "-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(record["agent"])).strip("-")  # AgentSpec.slug
     if trials > 1:
         name += f"-t{record['trial']}"
     return f"test_episode[{name}]"

@@ -48,7 +48,7 @@ class EnvironmentSlots:
         """A free environment of this app, or a new one; raises BackendUnavailable when it cannot run here."""
         with self._lock:
             if app.name in self._unavailable:
-                raise self._unavailable[app.name]
+                raise BackendUnavailable(str(self._unavailable[app.name]))
             free = self._free.setdefault(app.name, [])
             if free:
                 return free.pop()
@@ -58,7 +58,7 @@ class EnvironmentSlots:
         with building:
             with self._lock:
                 if app.name in self._unavailable:
-                    raise self._unavailable[app.name]
+                    raise BackendUnavailable(str(self._unavailable[app.name]))
             try:
                 environment = app.make_environment(self.options)
             except BackendUnavailable as error:

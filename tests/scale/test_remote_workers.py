@@ -131,3 +131,10 @@ def test_the_corpus_of_a_remote_run_is_saved_by_the_controller(toy, remote) -> N
     assert sorted(json.loads(line)["id"] for line in lines) == ["toy-L1-set-0000", "toy-L1-set-0001",
                                                                "toy-L2-set+set-0000", "toy-L2-set+set-0001"]
     assert remote.written_on_worker_side() == []
+
+
+def test_an_app_no_worker_can_run_skips_with_the_reason(toy: pytest.Pytester) -> None:
+    result = toy.runpytest_subprocess("--agent=builtin:oracle", "--queries=2", "-d",
+                                      "--tx", "2*popen//env:TOY_UNAVAILABLE=1", "-rs")
+    result.assert_outcomes(skipped=4)
+    result.stdout.fnmatch_lines(["*toy cannot run here: the toy backend is not installed on this host*"])
