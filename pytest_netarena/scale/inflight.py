@@ -22,9 +22,9 @@ from typing import Any
 from ..core.app import App, Environment, RunOptions
 from ..errors import BackendUnavailable
 
-#: apps whose environments may not run side by side in one process (Mininet keeps process-wide
-#: state); their episodes run one at a time per process, on the test's own thread. An app can say
-#: otherwise with a class attribute `concurrent_environments = True`.
+#: apps whose environments may not live side by side in one process (route leases its Mininet
+#: names per process); their episodes run one at a time per process, on the test's own thread.
+#: An app can say otherwise with a class attribute `concurrent_environments = True`.
 SERIAL_APPS = frozenset({"route"})
 
 
