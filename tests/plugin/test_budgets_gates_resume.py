@@ -18,9 +18,13 @@ class Agent:
     def act(self, observation):
         target = int(observation.rsplit(" ", 1)[1])
         crash = os.environ.get("CRASH_ONCE")
-        if crash and not Path(crash).exists() and target % 2:
-            Path(crash).write_text("crashed")
-            os.kill(os.getpid(), signal.SIGKILL)  # a killed worker, mid-episode
+        if crash and target % 2:
+            try:  # exclusive: when two workers get here at once, only one dies
+                os.close(os.open(crash, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)  # a killed worker, mid-episode
         answer = f"set {target}" if os.environ.get("SOLVE", "1") == "1" else "thinking"
         return Reply(answer, Usage(100, 50, 0.01))
     def close(self):

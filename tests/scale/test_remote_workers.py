@@ -20,10 +20,13 @@ class Agent:
         pass
     def act(self, observation):
         target = int(observation.rsplit(" ", 1)[1])
-        armed, crashed = Path("crash-armed"), Path("crashed")
-        if armed.exists() and not crashed.exists() and target % 2:
-            crashed.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
+        if Path("crash-armed").exists() and target % 2:
+            try:  # exclusive: when two workers get here at once, one of them dies
+                os.close(os.open("crashed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
         return Reply(f"set {target}", Usage(100, 50, 0.01))
     def close(self):
         pass
