@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from .agents.prompting import STRATEGIES
 from .agents.spec import AgentSpec, parse_agent_spec
+from . import resources
 from .apps import available_apps
 from .budget import Budget
 from .core.app import App, RunOptions
@@ -201,7 +202,8 @@ def build_settings(
     ]
     reports_dir = Path(option("reports-dir"))
     if not reports_dir.is_absolute():
-        reports_dir = rootpath / reports_dir
+        # `pytest --pyargs pytest_netarena.suites` roots the run in the installed package: write beside the user
+        reports_dir = (Path.cwd() if resources.inside_package(rootpath) else rootpath) / reports_dir
     if resume_dir:
         reports_dir = Path(resume_dir).resolve().parent
     corpus_path = option("corpus")
