@@ -3,35 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import site
-import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("setup.py", "pyproject.toml", "README.md", "pytest_netarena", "suites", "fixtures")
 QUICK = ("--agent=builtin:oracle", "--queries=1", "--levels=1", "-p", "no:randomly", "-p", "no:cacheprovider")
 
 
-def run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-
-
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel(tmp_path_factory: pytest.TempPathFactory, copy_checkout_to, run_clean) -> Path:
     """A wheel built from a copy of the checkout's sources (the build leaves nothing in the checkout)."""
-    source, dist = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
-    for name in SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(ROOT / name, source / name)
+    run = run_clean
+    source = copy_checkout_to(tmp_path_factory.mktemp("source"))
+    dist = tmp_path_factory.mktemp("dist")
     built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q", "-w",
                  str(dist), str(source)], cwd=source)
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
@@ -40,18 +28,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv holding the wheel; the dependencies are this interpreter's (a path in a .pth file, so
-    none of its .pth files run: an editable install of some checkout stays invisible)."""
-    folder = tmp_path_factory.mktemp("venv")
-    made = run([sys.executable, "-m", "venv", "--without-pip", str(folder)], cwd=folder)
-    assert made.returncode == 0, made.stderr
-    python = folder / "bin" / "python"
-    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=folder)
-    dependencies = [*site.getsitepackages(), site.getusersitepackages()]
-    Path(purelib.stdout.strip(), "dependencies.pth").write_text("\n".join(dependencies) + "\n")
-    installed = run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                     "--disable-pip-version-check", str(wheel)], cwd=folder)
+def venv(wheel: Path, make_venv: Callable[[], Path], run_clean) -> Path:
+    """A fresh virtualenv holding the wheel (and no other install of pytest-netarena)."""
+    run = run_clean
+    folder = make_venv()
+    installed = run([sys.executable, "-m", "pip", "--python", str(folder / "bin" / "python"), "install", "--no-deps",
+                     "-q", "--disable-pip-version-check", str(wheel)], cwd=folder)
     assert installed.returncode == 0, installed.stderr[-2000:]
     return folder
 
@@ -67,7 +49,9 @@ def test_the_wheel_carries_every_module_the_suites_and_their_data(wheel: Path) -
     assert not [name for name in names if name.endswith(".pyc")]
 
 
-def test_the_installed_package_runs_suites_from_anywhere_without_the_checkout(venv: Path, tmp_path: Path) -> None:
+def test_the_installed_package_runs_suites_from_anywhere_without_the_checkout(venv: Path, tmp_path: Path,
+                                                                             run_clean) -> None:
+    run = run_clean
     python, netarena = venv / "bin" / "python", venv / "bin" / "netarena"
     probe = run([str(python), "-c", "import json, pathlib, sys, pytest_netarena.resources as r, pytest_netarena.plugin; "
                  "from pytest_netarena.run_cli import pytest_command; "
