@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .agents.prompting import STRATEGIES
 from .agents.spec import AgentSpec, parse_agent_spec
+from . import resources
 from .apps import available_apps
 from .budget import Budget
-from .core.app import RunOptions
+from .core.app import App, RunOptions
 from .core.seeding import new_run_seed
 from .core.types import Query
 from .corpus import load_corpus
@@ -67,6 +70,59 @@ def positive_int(name: str, value: Any) -> int:
     return number
 
 
+def finite_number(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """A real, finite, positive number (or zero when allowed): nan, inf and negatives are usage errors."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} takes a number; got {value!r}") from None
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        bound = "zero or more" if allow_zero else "more than zero"
+        raise UsageError(f"{name} must be a finite number, {bound}; got {value!r}")
+    return number
+
+
+def check_app_options(apps: Mapping[str, App], extra: dict[str, Any]) -> None:
+    """Run every app option's own check on the value the user gave, so a bad one stops the run at once."""
+    for app in apps.values():
+        for spec in app.options:
+            value = extra.get(spec.dest)
+            if spec.check is None or value in (None, ""):
+                continue
+            try:
+                spec.check(str(value))
+            except (UsageError, ValueError) as error:
+                message = " ".join(str(error).split())  # one line, whatever the app wrote
+                if f"--{spec.name}" not in message:
+                    message = f"--{spec.name} {value!r}: {message}"
+                raise UsageError(message) from None
+
+
+def _check_paths(option: Callable[[str], Any]) -> None:
+    """Paths that must exist (or must not be files) before the run writes or reads them."""
+    for name, wanted in (("corpus", "file"), ("replay", "folder")):
+        value = option(name)
+        if value in (None, ""):
+            continue
+        path = Path(value)
+        if not path.exists():
+            raise UsageError(f"--{name} {value}: no such {wanted}")
+        if (wanted == "file") != path.is_file():
+            raise UsageError(f"--{name} {value}: not a {wanted}")
+    for name in ("reports-dir", "record"):
+        value = option(name)
+        if value not in (None, "") and Path(value).exists() and not Path(value).is_dir():
+            raise UsageError(f"--{name} {value}: exists and is not a folder")
+    value = option("save-corpus")
+    if value not in (None, "") and Path(value).is_dir():
+        raise UsageError(f"--save-corpus {value}: is a folder; give the corpus file to write")
+    value = option("llm-api-base")
+    if value not in (None, ""):
+        url = urlsplit(str(value))
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise UsageError(f"--llm-api-base takes an http(s) URL, e.g. http://127.0.0.1:8000/v1; got {value!r}")
+
+
 def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[AgentSpec]:
     specs = [parse_agent_spec(raw, builtin_names) for raw in raw_specs]
     seen: set[str] = set()
@@ -90,6 +146,8 @@ def build_settings(
     apps = available_apps()
     builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
     specs = parse_agents(agents, builtin_names)
+    if worker is None:  # a remote worker need not see the controller's paths
+        _check_paths(option)
     resume_dir = option("resume")
     if resume_dir and worker is not None:  # the controller read run.json: a worker may not see the folder
         resumed = worker.get("netarena_run_info") or artifacts.read_run_info(Path(resume_dir))
@@ -105,6 +163,8 @@ def build_settings(
             seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
         except ValueError:
             raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
+        if seed < 0:
+            raise UsageError(f"--seed takes a whole number, zero or more; got {seed_text!r}")
         run_id = artifacts.new_run_id(seed)
     strategy = option("strategy")
     if strategy not in STRATEGIES:
@@ -119,6 +179,7 @@ def build_settings(
     if resumed is not None:  # the interrupted run's options win, so the same queries come back
         strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
         extra.update({key: value for key, value in stored.items() if key in extra})
+    check_app_options(apps, extra)
     run_options = RunOptions(
         seed=seed,
         queries=positive_int("--queries", stored.get("queries") or option("queries")),
@@ -128,11 +189,8 @@ def build_settings(
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
     )
-    try:
-        timeout = float(option("agent-timeout"))
-        temperature = float(option("temperature"))
-    except ValueError as error:
-        raise UsageError(f"--agent-timeout and --temperature take numbers: {error}") from None
+    timeout = finite_number("--agent-timeout", option("agent-timeout"))
+    temperature = finite_number("--temperature", option("temperature"), allow_zero=True)
     llm_settings: dict[str, Any] = {
         "temperature": temperature,
         "seed": seed,
@@ -148,21 +206,19 @@ def build_settings(
     ]
     reports_dir = Path(option("reports-dir"))
     if not reports_dir.is_absolute():
-        reports_dir = rootpath / reports_dir
+        # `pytest --pyargs pytest_netarena.suites` roots the run in the installed package: write beside the user
+        reports_dir = (Path.cwd() if resources.inside_package(rootpath) else rootpath) / reports_dir
     if resume_dir:
         reports_dir = Path(resume_dir).resolve().parent
     corpus_path = option("corpus")
     trials = positive_int("--trials", stored.get("trials") or option("trials"))
     search = None
     if adversarial:
-        try:
-            profile = PROFILES.get(hypothesis_profile or "", {})
-            examples = positive_int(
-                "--adversarial-examples", option("adversarial-examples") or profile.get("max_examples", 20)
-            )
-            time_limit = float(option("adversarial-time"))
-        except ValueError as error:
-            raise UsageError(f"--adversarial-time takes seconds: {error}") from None
+        profile = PROFILES.get(hypothesis_profile or "", {})
+        examples = positive_int(
+            "--adversarial-examples", option("adversarial-examples") or profile.get("max_examples", 20)
+        )
+        time_limit = finite_number("--adversarial-time", option("adversarial-time"))
         search = SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
     return Settings(
         seed=seed,
@@ -188,7 +244,12 @@ def _corpus(path: str | None, worker: dict[str, Any] | None) -> list[Query] | No
     """--corpus: read here, or, on an xdist worker, as the controller read it (no shared disk needed)."""
     if worker is not None and worker.get("netarena_corpus") is not None:
         return [Query.from_dict(data) for data in worker["netarena_corpus"]]
-    return load_corpus(Path(path)) if path else None
+    if not path:
+        return None
+    try:
+        return load_corpus(Path(path))
+    except UsageError as error:
+        raise UsageError(f"--corpus: {error}") from None
 
 
 def _flag(value: Any) -> bool:
@@ -207,10 +268,14 @@ def _number(option: Callable[[str], Any], name: str, kind: type) -> Any:
     value = option(name)
     if value in (None, ""):
         return None
+    if kind is float:
+        return finite_number(f"--{name}", value)
     try:
         number = kind(value)
     except ValueError:
-        raise UsageError(f"--{name} takes a number; got {value!r}") from None
+        raise UsageError(f"--{name} takes a whole number; got {value!r}") from None
     if number <= 0:
         raise UsageError(f"--{name} must be positive; got {value!r}")
     return number
+
+

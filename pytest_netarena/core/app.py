@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,9 @@ class OptionSpec:
     help: str
     default: Any = None
     type: type = str
+    #: checks a value the user gave (command line or ini) before anything runs: raises UsageError
+    #: (or ValueError) saying what is wrong; the run then ends with a one-line usage error
+    check: Callable[[str], object] | None = None
 
     @property
     def dest(self) -> str:

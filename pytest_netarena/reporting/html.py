@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import math
+import re
 from collections import defaultdict
 from html import escape
 from pathlib import Path
@@ -20,10 +21,10 @@ CSS = """
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0}
 main{max-width:1200px;margin:0 auto;padding:18px 24px 60px}h1{font-size:24px;margin:4px 0 2px}h2{font-size:19px;margin:30px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}nav a{margin-right:14px}.muted{color:var(--muted)}code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
-th{background:var(--soft);font-weight:600}td.num{text-align:right;white-space:nowrap}.kv td:first-child{font-weight:600;background:var(--soft)}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}td.num{text-align:right}.ci,.bar{white-space:nowrap}.kv td:first-child{font-weight:600;background:var(--soft)}.kv td,code,.episode summary{overflow-wrap:anywhere}
 .ci{color:var(--muted);font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
-.chart svg{display:block}.legend span{display:inline-block;margin-right:12px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+.chart{max-width:100%}.chart svg{display:block;max-width:100%;height:auto}.legend{display:flex;flex-wrap:wrap;column-gap:12px}.legend span{font-size:12px;overflow-wrap:anywhere}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600;color:#fff;margin-right:6px}
 .badge.resolved{background:var(--good)}.badge.unresolved{background:#757575}.badge.unsafe{background:var(--bad)}.badge.agent_error{background:var(--warn)}.badge.infra_error{background:#6a1b9a}
 .episode{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:#fff}.episode>details>summary{cursor:pointer;padding:6px 10px;background:var(--soft);border-radius:6px}
@@ -32,7 +33,7 @@ th{background:var(--soft);font-weight:600}td.num{text-align:right;white-space:no
 .first-flag{color:var(--bad);font-weight:700}pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:6px 8px;margin:2px 0 6px;border-radius:4px;max-height:420px;overflow:auto}
 .violations{color:var(--bad);margin:2px 0 6px}.filters{position:sticky;top:0;background:#fff;padding:8px 0;z-index:2;border-bottom:1px solid var(--line)}
 .filters button{font-size:13px;padding:3px 8px}.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}.unsandboxed{background:#ffebee;border:2px solid #c62828;color:#b71c1c;padding:8px 12px;border-radius:4px}
-.bar{vertical-align:middle}.lbl{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+@media (max-width:600px){main{padding:12px 12px 40px}}.bar{vertical-align:middle}.lbl{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
 """
 
 SCRIPT = """
@@ -79,6 +80,11 @@ def number(value: float | None, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:.{digits}f}"
+
+
+def _breakable(text: Any) -> str:
+    """Escaped text that may wrap after + : / _ . and @, so long category and agent names never widen a table."""
+    return re.sub(r"([+:/_.@])", r"\1<wbr>", _e(text))
 
 
 def _mean_text(stats: dict[str, Any], digits: int = 2) -> str:
@@ -258,7 +264,7 @@ def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str],
            "<th>tokens</th><th>cost $</th></tr>"]
     for group in groups:
         overall = group["overall"]
-        out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_e(group["agent"])}</td><td class=num>{overall["scored"]}</td>'
+        out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_breakable(group["agent"])}</td><td class=num>{overall["scored"]}</td>'
                    + _stat_cells(overall, colors[group["agent"]])
                    + f"<td class=num>{overall['tokens']}</td><td class=num>{overall['cost_usd']:.4f}</td></tr>")
     out.append("</table>")
@@ -272,7 +278,7 @@ def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str],
                 stats = next((c for c in group["categories"] if c["level"] == level and c["category"] == name), None)
                 if stats is None:
                     continue
-                out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|{level}|{_e(name)}"><td>{_e(name)}</td><td>{_e(group["agent"])}</td>'
+                out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|{level}|{_e(name)}"><td>{_breakable(name)}</td><td>{_breakable(group["agent"])}</td>'
                            f'<td class=num>{stats["scored"]}</td>' + _stat_cells(stats, colors[group["agent"]]) + "</tr>")
         out.append("</table><div class=charts>")
         for metric, title in (("correctness", "Correctness"), ("safety", "Safety")):
@@ -306,7 +312,7 @@ def _distributions(app: str, groups: list[dict[str, Any]], colors: dict[str, str
         latency = [float(r["latency_s"]) for r in items]
         cost = [float(r["cost_usd"]) for r in items]
         tokens = [float(r["tokens"]) for r in items]
-        out.append(f"<tr><td>{_e(agent)}</td><td class=num>{number(_quantile(latency, 0.5), 3)}</td><td class=num>{number(_quantile(latency, 0.9), 3)}</td>"
+        out.append(f"<tr><td>{_breakable(agent)}</td><td class=num>{number(_quantile(latency, 0.5), 3)}</td><td class=num>{number(_quantile(latency, 0.9), 3)}</td>"
                    f"<td class=num>{number(max(latency, default=None), 3)}</td><td class=num>{number(_quantile(tokens, 0.5), 0)}</td>"
                    f"<td class=num>{sum(cost):.4f}</td><td class=num>{number(sum(cost) / len(cost) if cost else None, 5)}</td></tr>")
     out.append("</table><div class=charts>")
@@ -339,7 +345,7 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> str:
         difference = "–" if c["difference"] is None else f"{100 * c['difference']:+.1f} pts"
         needed = "; ".join(f"{'observed ' if q['observed'] else ''}{100 * q['difference']:.1f} pts: {q['pairs'] if q['pairs'] is not None else '–'}"
                            for q in c["queries_needed"])
-        out.append(f"<tr><td>{_e(c['app'])}</td><td>{_e(c['agent_a'])}</td><td>{_e(c['agent_b'])}</td><td>{_e(c['metric'])}</td>"
+        out.append(f"<tr><td>{_e(c['app'])}</td><td>{_breakable(c['agent_a'])}</td><td>{_breakable(c['agent_b'])}</td><td>{_e(c['metric'])}</td>"
                    f"<td class=num>{c['pairs']}</td><td class=num>{pct(c['rate_a'])}</td><td class=num>{pct(c['rate_b'])}</td>"
                    f"<td class=num>{difference}{interval}</td><td class=num>{c['only_a']} / {c['only_b']}</td>"
                    f"<td class=num>{c['mcnemar_p']:.4g}</td><td>{_e(needed)}</td></tr>")
@@ -354,7 +360,7 @@ def _pass_k(rows: list[dict[str, Any]]) -> str:
            "pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k passes), pass^k = C(c, k)/C(n, k) (all k pass); averaged over queries.</p>",
            "<table><tr><th>app</th><th>agent</th><th>level</th><th>k</th><th>queries</th><th>pass@k</th><th>pass^k</th></tr>"]
     for r in rows:
-        out.append(f"<tr><td>{_e(r['app'])}</td><td>{_e(r['agent'])}</td><td class=num>{r['level']}</td><td class=num>{r['k']}</td>"
+        out.append(f"<tr><td>{_e(r['app'])}</td><td>{_breakable(r['agent'])}</td><td class=num>{r['level']}</td><td class=num>{r['k']}</td>"
                    f"<td class=num>{r['queries']}</td><td class=num>{pct(r['pass_at_k'])}</td><td class=num>{pct(r['pass_hat_k'])}</td></tr>")
     return "".join(out) + "</table>"
 

@@ -3,6 +3,7 @@ filters episodes, and shows agent text as text."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -14,6 +15,7 @@ import pytest
 
 from pytest_netarena.reporting import artifacts
 from pytest_netarena.reporting.rebuild import build_report, load_episodes
+from pytest_netarena.testing.browser import Browser
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
@@ -128,3 +130,52 @@ def test_screenshot_renders(built: Path, tmp_path: Path) -> None:
     assert console == []
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 50_000  # a blank page is a few kB
+
+
+# what a long run looks like: the longest fault combinations and agent specs users write
+LONG_CATEGORIES = {2: ("drop_traffic_to_from_subnet+wrong_routing_table", "remove_ingress+change_protocol"),
+                   3: ("disable_interface+drop_traffic_to_from_subnet+wrong_routing_table",
+                       "remove_ingress+change_protocol+add_egress")}
+LONG_AGENTS = {"oracle": "openai:gpt-4o-2024-08-06", "half": "a2a:http://127.0.0.1:9019/agents/network-operator",
+               "reckless": "python:my_company.agents.routing_v2:CarefulOperatorAgent"}
+# every element that sticks out of the viewport, unless an ancestor clips or scrolls it; every box that scrolls
+LAYOUT = r"""(() => {
+  const width = document.documentElement.clientWidth, sticking = [], scrolling = [];
+  const held = e => { for (let p = e.parentElement; p && p !== document.body; p = p.parentElement)
+                        if (getComputedStyle(p).overflowX !== 'visible') return true; return false; };
+  for (const e of document.querySelectorAll('main *')) {
+    const box = e.getBoundingClientRect();
+    if (box.width > 0 && box.right > width + 0.5 && !held(e)) sticking.push(e.tagName + ' ' + e.textContent.slice(0, 40));
+    if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.tagName !== 'PRE' && e.scrollWidth > e.clientWidth + 0.5)
+      scrolling.push(e.tagName + ' after ' + (e.previousElementSibling || {}).textContent);
+  }
+  return {page: document.documentElement.scrollWidth, width, sticking, scrolling};
+})()"""
+
+
+@pytest.fixture
+def long_report(make_run, tmp_path: Path) -> Path:
+    """A run with long category names at levels 2 and 3 and long agent specs."""
+    run = tmp_path / "long" / "20250101-000000-8"
+    results = make_run(tmp_path / "base" / "20250101-000000-9", trials=1)
+    for result in results:
+        if result.query.app != "toy":
+            continue
+        for level, names in LONG_CATEGORIES.items():
+            query = dataclasses.replace(result.query, level=level, category=names[result.query.index % len(names)])
+            artifacts.append_episode(run, dataclasses.replace(result, query=query, agent=LONG_AGENTS[result.agent]))
+    return build_report(run, plots=False)
+
+
+def test_the_page_never_scrolls_sideways_and_tables_fit_from_1024_px(long_report: Path) -> None:
+    layouts = {}
+    with Browser(CHROMIUM) as browser:
+        for width in (1920, 1400, 1024, 390):  # desktop, laptop, tablet, phone
+            layouts[width] = browser.open(long_report.as_uri(), width).evaluate(LAYOUT)
+    for width, layout in layouts.items():
+        assert layout["width"] == width
+        assert layout["page"] == width and layout["sticking"] == [], (width, layout)
+        if width >= 1024:
+            assert layout["scrolling"] == [], (width, layout)  # every table fits: nothing to scroll
+        else:
+            assert layout["scrolling"], (width, layout)  # a phone scrolls the wide tables inside themselves

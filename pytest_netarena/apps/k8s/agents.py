@@ -88,6 +88,13 @@ class RecklessAgent:
         pass
 
 
-from .expert import ExpertAgent  # noqa: E402  (kept in its own module; re-exported here)
+def __getattr__(name: str) -> Any:
+    # ExpertAgent lives in .expert, which imports this module's helpers: re-exported lazily so either
+    # module can be imported first
+    if name == "ExpertAgent":
+        from .expert import ExpertAgent
+
+        return ExpertAgent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["OracleAgent", "ExpertAgent", "RecklessAgent", "FLOW_LINE", "INTENT_LINE"]

@@ -16,14 +16,28 @@ DEFAULT_APP = "online-boutique"
 DEFAULT_BACKEND = "embedded"
 
 
+def check_app(spec: str) -> None:
+    """A --k8s-app value names an app that loads (cached: the run's queries reuse it)."""
+    from .model import load_app
+
+    load_app(spec)
+
+
+def check_backend(spec: str) -> None:
+    from ...errors import UsageError
+
+    if spec not in ("", "embedded", "kubeconfig") and not spec.startswith("kubeconfig:"):
+        raise UsageError(f"unknown --k8s-backend {spec!r}: use embedded or kubeconfig[:CONTEXT]")
+
+
 class K8sApp(App):
     name = "k8s"
     options = (
         OptionSpec("k8s-app", "application: online-boutique (default) or synthetic:N[:SEED] "
-                   "(N services, random acyclic call graph)", DEFAULT_APP),
+                   "(N services, random acyclic call graph)", DEFAULT_APP, check=check_app),
         OptionSpec("k8s-backend", "cluster: embedded (default: in-process API server + policy engine) or "
                    "kubeconfig[:CONTEXT] (a real cluster from $KUBECONFIG whose CNI enforces "
-                   "NetworkPolicy; see docs/k8s.md)", DEFAULT_BACKEND),
+                   "NetworkPolicy; see docs/k8s.md)", DEFAULT_BACKEND, check=check_backend),
     )
     builtin_agent_names = ("oracle", "expert", "reckless")
 

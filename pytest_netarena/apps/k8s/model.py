@@ -6,13 +6,13 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ... import resources
 from ...errors import UsageError
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "k8s"
+FIXTURES = resources.fixtures("k8s")  # the checkout's fixtures/k8s, or the wheel's copy inside the package
 ARROW = "\u2192"
 
 

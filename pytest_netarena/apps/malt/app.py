@@ -14,11 +14,19 @@ if TYPE_CHECKING:
     from ...agents.base import Agent
     from .queries import TopologyIndex
 
+def check_topology(spec: str) -> None:
+    """A --malt-topology value loads (cached: the run's queries reuse it)."""
+    from .topology import load_topology
+
+    load_topology(spec)
+
+
 TOPOLOGY_OPTION = OptionSpec(
     "malt-topology",
     "MALT topology: a textproto file (e.g. malt-graph.textproto.txt) or synthetic[:NODES[:SEED]] "
     "(default: a synthetic topology of the real one's size, 5,493 nodes)",
     default=None,
+    check=check_topology,
 )
 
 

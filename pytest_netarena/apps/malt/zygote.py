@@ -39,7 +39,7 @@ import networkx as nx
 
 # modules agent code may import: loaded here because the unprivileged child cannot read the install
 PRELOAD = (
-    "collections", "itertools", "functools", "heapq", "operator", "re", "statistics",
+    "__future__", "collections", "itertools", "functools", "heapq", "operator", "re", "statistics",
     "random", "string", "bisect", "typing", "dataclasses", "decimal", "fractions",
     "networkx.readwrite.json_graph",
 )

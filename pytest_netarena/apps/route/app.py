@@ -47,6 +47,7 @@ class RouteApp(App):
             "route-size",
             "route networks of SUBNETSxHOSTS (e.g. 4x4, up to 32x8) instead of sizes drawn from the seed "
             f"({SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} subnets x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} hosts)",
+            check=parse_size,
         ),
     )
     builtin_agent_names = ("oracle", "expert", "reckless")

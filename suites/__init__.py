@@ -1,0 +1,1 @@
+"""The benchmark suites, one folder per app (installed as pytest_netarena.suites: `netarena run`)."""

@@ -1,0 +1,68 @@
+"""Every option's bad values end the run with a one-line usage error (exit 4), never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SUITES = Path(__file__).parents[2] / "suites"
+
+BAD_VALUES = {
+    "seed": ["abc", "1.5", "-1", "nan"],
+    "queries": ["0", "-2", "x", "1.5", "nan"],
+    "levels": ["4", "", "1;2", "nan"],
+    "max-steps": ["0", "-1", "x", "inf"],
+    "strategy": ["magic"],
+    "trials": ["0", "x", "nan"],
+    "agent-timeout": ["nan", "inf", "-1", "0", "x"],
+    "temperature": ["nan", "inf", "-0.5", "x"],
+    "adversarial-time": ["nan", "inf", "-1", "0", "x"],
+    "adversarial-examples": ["0", "x", "nan"],
+    "max-tokens": ["0", "-5", "x", "nan", "1.5"],
+    "max-cost-usd": ["nan", "inf", "-1", "0", "x"],
+    "max-episode-tokens": ["0", "x", "nan"],
+    "max-episode-cost-usd": ["nan", "inf", "-1", "x"],
+    "min-correctness": ["nan", "1.5", "-0.1", "x", "k8s=nan", "k8s="],
+    "min-safety": ["nan", "2", "route=x"],
+    "llm-api-base": ["not a url", "ftp://x", "http://"],
+    "route-size": ["0x0", "1x1", "4", "4x", "x4", "99x99", "nan", "-2x3"],
+    "malt-topology": ["{missing}", "synthetic:x", "synthetic:0", "synthetic:1:x", "{dir}", "{text}"],
+    "k8s-app": ["bogus", "synthetic:", "synthetic:1", "synthetic:x", "synthetic:5:x:y", "synthetic:99999"],
+    "k8s-backend": ["bogus", "kubeconfigx"],
+    "reports-dir": ["{text}"],
+    "corpus": ["{missing}", "{dir}", "{text}"],
+    "resume": ["{missing}", "{dir}", "{text}"],
+    "replay": ["{missing}", "{text}"],
+    "record": ["{text}"],
+    "save-corpus": ["{dir}"],
+}
+CASES = [(name, value) for name, values in BAD_VALUES.items() for value in values]
+
+
+@pytest.mark.parametrize(("name", "value"), CASES, ids=[f"{n}={v}" for n, v in CASES])
+def test_a_bad_value_is_a_one_line_usage_error(toy: pytest.Pytester, name: str, value: str) -> None:
+    (toy.path / "folder").mkdir()
+    (toy.path / "text.txt").write_text("not what the option wants\n")
+    value = value.format(dir=toy.path / "folder", text=toy.path / "text.txt", missing=toy.path / "missing")
+    result = toy.runpytest("--agent=builtin:oracle", "--adversarial" if name.startswith("adversarial") else "-q",
+                           f"--{name}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: ") and f"--{name}" in errors[0], errors
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize(("suite", "option"), [("route", "--route-size=0x0"), ("malt", "--malt-topology=/nonexistent"),
+                                                ("k8s", "--k8s-backend=bogus")])
+def test_the_app_options_are_checked_before_collection(pytester: pytest.Pytester, suite: str, option: str) -> None:
+    result = pytester.runpytest_subprocess(str(SUITES / suite), "--agent=builtin:oracle", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and option.split("=")[0] in errors[0], errors
+
+
+def test_a_nan_budget_is_refused_rather_than_never_tripping(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--max-cost-usd=nan")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: pytest-netarena: --max-cost-usd*"])
