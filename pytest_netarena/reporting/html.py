@@ -254,7 +254,7 @@ def _metric_lines(groups: list[dict[str, Any]]) -> str:
     lines = []
     for group in groups:
         for name, rate in sorted((group["overall"].get("metrics") or {}).items()):
-            lines.append(f"<li>{_e(group['agent'])}: {_e(name.replace('_', ' '))} in {pct(rate['rate'])} "
+            lines.append(f"<li>{_breakable(group['agent'])}: {_e(name.replace('_', ' '))} in {pct(rate['rate'])} "
                          f"<span class=ci>{ci_text(rate)}</span> of {rate['n']} episodes</li>")
     return f"<h3>Other measures</h3><ul class=metrics>{''.join(lines)}</ul>" if lines else ""
 
