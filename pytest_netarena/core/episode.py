@@ -181,9 +181,11 @@ def run_episode(
         while len(episode.steps) < config.max_steps and not episode.done:
             observation = episode.observation
             started = time.perf_counter()
-            reply = _ask_agent(lambda: agent.act(observation), config)
-            elapsed = time.perf_counter() - started
-            agent_s += elapsed
+            try:
+                reply = _ask_agent(lambda: agent.act(observation), config)
+            finally:  # a reply that timed out or failed still took this long: latency never improves by failing
+                elapsed = time.perf_counter() - started
+                agent_s += elapsed
             usage = usage + reply.usage
             episode.step(reply, elapsed)
             budget_note = _over_budget(usage, config)
