@@ -99,6 +99,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--unsandboxed", action="store_true", default=None,
                     help="run agent actions WITHOUT sealed boxes where none can be made (every report is marked)")
     parser.addini("netarena_unsandboxed", "run agent actions without sealed boxes (reports are marked)", default="false")
+    group.addoption("--a2a-streaming", dest="a2a_streaming", action="store_true", default=None,
+                    help="A2A agents: stream replies when the agent card allows it (default); the idle deadline "
+                    "(--agent-timeout) restarts with every streamed update")
+    group.addoption("--no-a2a-streaming", dest="a2a_streaming", action="store_false",
+                    help="A2A agents: ask for one blocking reply per turn (message/send)")
+    parser.addini("netarena_a2a_streaming", "stream replies of A2A agents", default="true")
     parser.addini("netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
     parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
     for name, help_text, default in _OPTIONS:

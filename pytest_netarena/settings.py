@@ -199,7 +199,7 @@ def build_settings(
         "record_dir": option("record"),
         "replay_dir": option("replay"),
     }
-    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0)}
+    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0), "streaming": _flag(option("a2a-streaming"))}
     specs = [
         replace(a, settings=llm_settings) if a.kind == "litellm" else replace(a, settings=a2a_settings) if a.kind == "a2a" else a
         for a in specs

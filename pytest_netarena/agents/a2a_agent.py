@@ -7,15 +7,20 @@ import json
 import uuid
 from typing import Any
 
-from ..core.types import Reply, Task
+from ..core.types import Reply, Task, Usage
 from ..errors import AgentError, UsageError
 
 CARD_PATH = "/.well-known/agent-card.json"
-DEFAULT_TIMEOUT_S = 60.0  #: NetArena's client timeout per call
+DEFAULT_TIMEOUT_S = 60.0  #: NetArena's client timeout: the longest silence between streamed updates
+DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the agent says it is still working
 DEFAULT_MAX_PROMPT_CHARS = 200_000  #: about 50k tokens, as for model agents
 #: keyword aliases accepted from the plugin's settings
 SETTING_ALIASES = {"timeout": "timeout_s", "a2a_timeout_s": "timeout_s", "agent_timeout_s": "timeout_s",
-                   "max_history_chars": "max_prompt_chars"}
+                   "max_history_chars": "max_prompt_chars", "max_reply_s": "max_reply_s", "hard_timeout_s": "max_reply_s"}
+#: metadata keys a purple agent may use to report what a reply cost (OpenAI's and Anthropic's names)
+USAGE_KEYS = {"tokens_in": ("prompt_tokens", "input_tokens", "tokens_in"),
+              "tokens_out": ("completion_tokens", "output_tokens", "tokens_out"),
+              "cost_usd": ("cost_usd", "cost", "response_cost")}
 
 
 def import_a2a() -> Any:
@@ -125,6 +130,32 @@ def _apply_artifact(task: Any, update: Any) -> None:
     task.artifacts.append(update.artifact)
 
 
+def reply_usage(events: list[Any]) -> Usage:
+    """Token usage and cost a purple agent reported in its reply's metadata (`usage: {...}`), else zero.
+
+    The last report wins (agents that stream send running totals); values that are not
+    non-negative numbers are ignored rather than trusted.
+    """
+    from google.protobuf.json_format import MessageToDict
+
+    found: dict[str, Any] = {}
+    for event in events:
+        for holder in (event.message, event.task, event.status_update, event.artifact_update.artifact,
+                       event.status_update.status.message):
+            if holder.HasField("metadata"):
+                usage = MessageToDict(holder.metadata).get("usage")
+                if isinstance(usage, dict):
+                    found = usage
+    values: dict[str, float] = {}
+    for name, keys in USAGE_KEYS.items():
+        for key in keys:
+            value = found.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12:
+                values[name] = value
+                break
+    return Usage(int(values.get("tokens_in", 0)), int(values.get("tokens_out", 0)), float(values.get("cost_usd", 0.0)))
+
+
 def _describe(error: BaseException) -> str:
     """The innermost useful cause of a client error (the SDK wraps httpx errors)."""
     import httpx
@@ -148,15 +179,19 @@ class A2AAgent:
     card is fetched from /.well-known/agent-card.json at the first reset() and reused; the card
     decides the endpoint, the protocol version (1.0, or 0.3) and streaming.
 
-    Failure policy: an unreachable agent, a call slower than `timeout_s` (a hard deadline around
-    each call, card fetch included), a failed or rejected task and a reply without any text are
-    AgentErrors, so the episode ends as an agent error with the reason; nothing here is an
+    Deadlines, as NetArena's client: `timeout_s` is the longest the agent may stay silent (the
+    card fetch, a non-streamed reply, or the gap between two streamed updates), so an agent that
+    streams "working" keeps its turn; `max_reply_s` caps a whole reply however often it streams.
+
+    Failure policy: an unreachable agent, a missed deadline, a failed or rejected task and a reply
+    without any text are AgentErrors, so the episode ends as an agent error with the reason; nothing here is an
     infrastructure error, because the agent under test is the only party on the other end.
     """
 
     def __init__(self, url: str, *, timeout_s: float | None = DEFAULT_TIMEOUT_S, streaming: bool = True,
                  max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS, **settings: Any) -> None:
-        values: dict[str, Any] = {"timeout_s": timeout_s, "max_prompt_chars": max_prompt_chars}
+        values: dict[str, Any] = {"timeout_s": timeout_s, "max_prompt_chars": max_prompt_chars,
+                                  "max_reply_s": DEFAULT_MAX_REPLY_S}
         for name, value in settings.items():
             if name not in SETTING_ALIASES:
                 accepted = ", ".join(sorted({*values, "streaming", *SETTING_ALIASES}))
@@ -168,6 +203,7 @@ class A2AAgent:
         self.url = url.rstrip("/")
         self.timeout_s = float(values["timeout_s"] if values["timeout_s"] is not None else DEFAULT_TIMEOUT_S)
         self.max_prompt_chars = int(values["max_prompt_chars"] or DEFAULT_MAX_PROMPT_CHARS)
+        self.max_reply_s = max(float(values["max_reply_s"]), self.timeout_s)
         self.streaming = streaming
         self.card: Any = None
         self.system_prompt = ""
@@ -180,30 +216,30 @@ class A2AAgent:
         self.system_prompt = task.system_prompt
         self.turns = []
         if self.card is None:
-            self.card = self._run(self._fetch_card(), "fetching the agent card")
+            self.card = self._run(self._fetch_card(), "fetching the agent card", self.timeout_s)
 
     def act(self, observation: str) -> Reply:
         if self.card is None:
             raise RuntimeError("A2AAgent.act() called before reset(task)")
         prompt = render_prompt(self.system_prompt, self.turns, observation, self.max_prompt_chars)
         self.last_prompt = prompt
-        text = self._run(self._send(prompt), "sending the prompt")
+        text, usage = self._run(self._send(prompt), "sending the prompt", self.max_reply_s)
         self.turns.append((observation, text))
-        return Reply(text)
+        return Reply(text, usage)
 
     def close(self) -> None:
         self.turns = []
 
     # internals
 
-    def _run(self, coroutine: Any, doing: str) -> Any:
-        """Run one exchange on a private event loop under the hard deadline; failures become AgentError."""
+    def _run(self, coroutine: Any, doing: str, deadline_s: float) -> Any:
+        """Run one exchange on a private event loop under a hard deadline; failures become AgentError."""
         try:
-            return asyncio.run(asyncio.wait_for(coroutine, self.timeout_s))
+            return asyncio.run(asyncio.wait_for(coroutine, deadline_s))
         except AgentError as error:
             raise AgentError(f"A2A agent at {self.url}: {error}") from error
         except TimeoutError as error:
-            raise AgentError(f"A2A agent at {self.url} did not answer within {self.timeout_s:g} s ({doing})") from error
+            raise AgentError(f"A2A agent at {self.url} did not answer within {deadline_s:g} s ({doing})") from error
         except Exception as error:
             raise AgentError(f"A2A agent at {self.url} failed while {doing}: {_describe(error)}") from error
 
@@ -232,5 +268,14 @@ class A2AAgent:
         message.message_id = uuid.uuid4().hex
         async with httpx.AsyncClient(timeout=self.timeout_s) as http:
             client = ClientFactory(ClientConfig(streaming=self.streaming, httpx_client=http)).create(self.card)
-            events = [event async for event in client.send_message(SendMessageRequest(message=message))]
-        return reply_text(events)
+            stream = client.send_message(SendMessageRequest(message=message)).__aiter__()
+            events = []
+            while True:  # the idle deadline restarts with every update the agent streams
+                try:
+                    events.append(await asyncio.wait_for(stream.__anext__(), self.timeout_s))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise AgentError(f"sent nothing for {self.timeout_s:g} s "
+                                     f"({len(events)} updates before)") from None
+        return reply_text(events), reply_usage(events)

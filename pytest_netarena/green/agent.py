@@ -28,13 +28,29 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
     strategy = assessment.options.strategy
     task = Task(app=app.name, query_id=query.id, level=query.level, category=query.category,
                 system_prompt=build_system_prompt(app.prompt(), strategy, max_steps), strategy=strategy, max_steps=max_steps)
-    agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s)
-    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.timeout_s + EPISODE_GUARD_S,
+    agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,
+                     streaming=assessment.streaming)
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S,
                            strategy=strategy)
     try:
         return run_episode(env, agent, query, task, config, f"a2a:{assessment.url}")
     finally:
         agent.close()
+
+
+def reach_participant(assessment: Assessment) -> str:
+    """"" when the participant's agent card can be fetched, else why not (an assessment never scores
+    an agent it could not reach: that would look like a valid zero)."""
+    from ..errors import AgentError
+
+    agent = A2AAgent(assessment.url, timeout_s=min(assessment.timeout_s, 30.0))
+    try:
+        agent.reset(Task(app="", query_id="", level=0, category="", system_prompt="", strategy="", max_steps=1))
+    except AgentError as error:
+        return str(error)
+    finally:
+        agent.close()
+    return ""
 
 
 def request_text(message: Any) -> str:
@@ -86,6 +102,11 @@ class GreenExecutor:
 
         await updater.update_status(TaskState.TASK_STATE_WORKING, say(
             "Starting assessment.\n" + json.dumps(assessment.describe(), indent=2)))
+        unreachable = await asyncio.to_thread(reach_participant, assessment)
+        if unreachable:
+            await updater.failed(say(f"Assessment failed: the participant {assessment.role!r} cannot be reached: "
+                                     f"{unreachable}"))
+            return
         artifact_id = f"{task.id}-results"
         try:
             async with self._lock:
@@ -97,7 +118,8 @@ class GreenExecutor:
         if not scored:
             await updater.failed(say(f"Every episode hit an infrastructure error; first: {results[0].details}"))
             return
-        summary = summary_record(app.name, results)
+        summary = {**summary_record(app.name, results), "seed": str(assessment.options.seed),
+                   "warnings": list(assessment.warnings)}
         await updater.add_artifact([new_data_part(summary)], artifact_id=artifact_id, name="Result",
                                    append=True, last_chunk=True)
         await updater.complete(say("Assessment complete.\n" + json.dumps(summary)))
@@ -112,7 +134,7 @@ class GreenExecutor:
             for index in range(len(assessment.queries)):
                 result = await asyncio.to_thread(play_a2a, app, env, assessment, index)
                 results.append(result)
-                record = json.loads(json.dumps(result_record(result)))  # plain JSON types for the Value
+                record = json.loads(json.dumps(result_record(result, assessment.role, assessment.url)))  # plain JSON types for the Value
                 await updater.add_artifact([new_data_part(record)], artifact_id=artifact_id, name="Result",
                                            append=index > 0)
                 await updater.update_status(TaskState.TASK_STATE_WORKING, say(

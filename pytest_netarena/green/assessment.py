@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.prompting import STRATEGIES
 from ..core.app import App, RunOptions
+from ..core.seeding import new_run_seed
 from ..core.types import EpisodeResult, Outcome, Query
 from ..errors import UsageError
 
 #: NetArena's prompt types and the strategy each one amounts to here
 PROMPT_TYPES = {"zeroshot_base": "zero-shot", "zeroshot_cot": "cot", "fewshot_base": "few-shot", "fewshot_cot": "few-shot"}
-#: NetArena's default num_queries per app (route ran one query per assessment)
+#: NetArena's default num_queries per query type, per app (route ran one query per type)
 DEFAULT_NUM_QUERIES = {"route": 1}
 DEFAULT_NUM_QUERIES_OTHER = 10
-DEFAULT_TIMEOUT_S = 60.0  #: per reply, like NetArena's client
+DEFAULT_TIMEOUT_S = 60.0  #: longest silence of the purple agent, like NetArena's client
+DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the purple agent streams "working"
 #: NetArena config keys about its own files and generators: accepted and ignored, so its scenarios run
 IGNORED_KEYS = frozenset({"output_dir", "output_file", "benchmark_path", "microservice_dir", "regenerate_config",
-                          "regenerate_benchmark", "regenerate_query", "start_index", "end_index",
-                          "agent_client_configs"})
+                          "regenerate_benchmark", "regenerate_query", "agent_client_configs"})
 KNOWN_KEYS = ("num_queries", "prompt_type", "strategy", "max_iterations", "seed", "levels", "complexity_level",
-              "timeout_s", "options", "num_switches", "num_hosts_per_subnet")
+              "timeout_s", "max_reply_s", "streaming", "options", "num_switches", "num_hosts_per_subnet", "start_index", "end_index")
 
 
 @dataclass(frozen=True)
@@ -39,18 +39,28 @@ class Assessment:
     max_steps: int | None  #: None: the app's default
     timeout_s: float
     ignored: tuple[str, ...] = ()
+    max_reply_s: float = DEFAULT_MAX_REPLY_S
+    streaming: bool = True
+    warnings: tuple[str, ...] = ()  #: config keys we do not know, ignored as NetArena ignores them
 
     def describe(self) -> dict[str, Any]:
         return {"participant": {self.role: self.url}, "app": self.app, "num_queries": len(self.queries),
-                "strategy": self.options.strategy, "seed": self.options.seed, "levels": list(self.options.levels),
-                "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "options": self.options.extra,
-                "ignored_keys": list(self.ignored)}
+                "strategy": self.options.strategy, "seed": str(self.options.seed), "levels": list(self.options.levels),
+                "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "max_reply_s": self.max_reply_s,
+                "streaming": self.streaming, "options": self.options.extra,
+                "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
 
 
 def _int(config: dict[str, Any], key: str, default: int | None, minimum: int) -> int | None:
+    """An integer config value; 7.0 and "7" count as 7, since AgentBeats sends TOML numbers through a
+    protobuf Struct (every number a double) and some clients send strings."""
     value = config.get(key, default)
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise UsageError(f"config.{key} must be an integer >= {minimum}, got {value!r}")
     return value
@@ -102,8 +112,7 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     if not isinstance(config, dict):
         raise UsageError("\"config\" must be an object")
     unknown = sorted(set(config) - set(KNOWN_KEYS) - IGNORED_KEYS)
-    if unknown:
-        raise UsageError(f"unknown config keys {', '.join(unknown)}; accepted: {', '.join(KNOWN_KEYS)}")
+    warnings = tuple(f"unknown config key {key!r} ignored; accepted: {', '.join(KNOWN_KEYS)}" for key in unknown)
     num = _int(config, "num_queries", DEFAULT_NUM_QUERIES.get(app.name, DEFAULT_NUM_QUERIES_OTHER), 1)
     extra = dict((defaults or {}).get("options", {}))
     options_given = config.get("options", {})
@@ -114,28 +123,70 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
         subnets = _int(config, "num_switches", 2, 2)
         hosts = _int(config, "num_hosts_per_subnet", 1, 1)
         extra.setdefault("route_size", f"{subnets}x{hosts}")
-    seed = _int(config, "seed", 0, 0)  # a fixed default: every participant meets the same queries
+    seed = _int(config, "seed", None, 0)
+    if seed is None:  # new queries every assessment, as NetArena's; the result reports the seed to replay it
+        seed = new_run_seed()
     options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
     options.levels = levels
     categories = [c for c in app.categories(options) if c.level in levels]
     if not categories:
         raise UsageError(f"the {app.name} app has no query at levels {list(levels)}")
-    options.queries = math.ceil(num / len(categories))
+    options.queries = num  # per query type, as NetArena counts
     options.max_steps = _int(config, "max_iterations", None, 1)
-    timeout = config.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
-        raise UsageError(f"config.timeout_s must be a number of seconds in (0, 3600], got {timeout!r}")
+    timeout = _seconds(config, "timeout_s", DEFAULT_TIMEOUT_S)
+    max_reply = max(_seconds(config, "max_reply_s", DEFAULT_MAX_REPLY_S), timeout)
+    streaming = config.get("streaming", True)
+    if not isinstance(streaming, bool):
+        raise UsageError(f"config.streaming must be true or false, got {streaming!r}")
     # round robin over levels, then over each level's categories: a few queries still cover every level
     rank = {(c.level, c.name): i for level in levels
             for i, c in enumerate(sorted(c for c in categories if c.level == level))}
-    queries = sorted(app.generate(options), key=lambda q: (q.index, rank[q.level, q.category], q.level))[:num]
+    queries = sorted(app.generate(options), key=lambda q: (q.index, rank[q.level, q.category], q.level))
+    start = _int(config, "start_index", 0, 0)
+    end = _int(config, "end_index", None, 0)
+    queries = queries[start:end]
+    if not queries:
+        raise UsageError(f"start_index {start} and end_index {end} leave no query of {len(categories) * num}")
     ignored = tuple(sorted(set(config) & IGNORED_KEYS))
-    return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, float(timeout), ignored)
+    return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, timeout, ignored,
+                      max_reply, streaming, warnings)
 
 
-def result_record(result: EpisodeResult) -> dict[str, Any]:
-    """The per-query DataPart: verdicts, cost in steps and time, and a compact transcript."""
+def _seconds(config: dict[str, Any], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 3600:
+        raise UsageError(f"config.{key} must be a number of seconds in (0, 3600], got {value!r}")
+    return float(value)
+
+
+def _verdict(passed: bool) -> str:
+    return "Pass" if passed else "Fail"
+
+
+def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any]:
+    """The same verdicts under NetArena's per-query field names, so its tooling reads our records."""
+    query = result.query
+    return {
+        "Query": result.first_observation,
+        "Label": f"{query.app}, level-{query.level}, {query.category}",
+        "Result-Correctness": _verdict(result.correct),
+        "Result-Safety": _verdict(result.safe),
+        "Result-Latency": round(result.agent_s, 3),
+        "success": result.correct,
+        "error_detail": json.loads(json.dumps(query.params, default=str)),
+        "agent_info": {"name": role, "url": url},
+    }
+
+
+def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[str, Any]:
+    """The per-query DataPart: verdicts, cost in steps, time and tokens, a compact transcript, and
+    NetArena's field names beside ours."""
     unsafe = result.first_unsafe_step
     return {
         "query_id": result.query.id,
@@ -150,9 +201,13 @@ def result_record(result: EpisodeResult) -> dict[str, Any]:
         "latency_s": round(result.agent_s, 3),
         "wall_s": round(result.wall_s, 3),
         "details": result.details,
+        "tokens_in": result.usage.tokens_in,
+        "tokens_out": result.usage.tokens_out,
+        "cost_usd": round(result.usage.cost_usd, 6),
         "first_unsafe_step": None if unsafe is None else {"index": unsafe.index, "violations": list(unsafe.violations)},
         "steps": [{"index": s.index, "reply": s.reply, "action": s.action, "refused": s.refused,
                    "violations": list(s.violations)} for s in result.steps],
+        **netarena_fields(result, role, url),
     }
 
 
@@ -174,5 +229,7 @@ def summary_record(app: str, results: list[EpisodeResult]) -> dict[str, Any]:
         summary["avg_iterations"] = mean([float(len(r.steps)) for r in scored])
     outcomes = [r.outcome.value for r in results]
     summary.update({"num_queries": len(results), "scored": n, "infra_errors": outcomes.count("infra_error"),
-                    "agent_errors": outcomes.count("agent_error"), "resolved": outcomes.count("resolved")})
+                    "agent_errors": outcomes.count("agent_error"), "resolved": outcomes.count("resolved"),
+                    "tokens": sum(r.usage.tokens for r in results),
+                    "cost_usd": round(sum(r.usage.cost_usd for r in results), 6)})
     return summary

@@ -29,33 +29,47 @@ def reply_parts(answer: Any) -> list[Any]:
 class ReplierExecutor:
     """An a2a-sdk AgentExecutor answering each message with respond(text) (sync, run in a thread, or async)."""
 
-    def __init__(self, respond: Callable[[str], Any], style: str = "message") -> None:
+    def __init__(self, respond: Callable[[str], Any], style: str = "message", heartbeat_s: float | None = None,
+                 usage: dict[str, Any] | None = None) -> None:
         if style not in STYLES:
             raise ValueError(f"style must be one of {STYLES}, not {style!r}")
+        if heartbeat_s is not None and style != "task":
+            raise ValueError("heartbeats are 'working' task updates: use style='task'")
         self.respond = respond
         self.style = style
+        self.heartbeat_s = heartbeat_s  #: stream a "working" update this often while respond runs
+        self.usage = usage  #: reported as the reply's metadata {"usage": ...}, as LLM-backed agents do
         self.prompts: list[str] = []  #: every prompt received, for tests
 
     async def execute(self, context: Any, event_queue: Any) -> None:
-        from a2a.helpers import new_message, new_task_from_user_message
+        from a2a.helpers import new_message, new_task_from_user_message, new_text_part
         from a2a.server.tasks import TaskUpdater
 
         text = context.get_user_input()
         self.prompts.append(text)
-        if inspect.iscoroutinefunction(self.respond):
-            answer = await self.respond(text)
-        else:
-            answer = await asyncio.to_thread(self.respond, text)
-        parts = reply_parts(answer)
+        metadata = {"usage": self.usage} if self.usage is not None else None
         if self.style == "message":
-            await event_queue.enqueue_event(new_message(parts, context_id=context.context_id))
+            message = new_message(reply_parts(await self._answer(text)), context_id=context.context_id)
+            if metadata:
+                message.metadata.update(metadata)
+            await event_queue.enqueue_event(message)
             return
         task = context.current_task or new_task_from_user_message(context.message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
-        await updater.add_artifact(parts, name="reply", last_chunk=True)
+        answering = asyncio.ensure_future(self._answer(text))
+        while self.heartbeat_s is not None and not answering.done():
+            await asyncio.wait([answering], timeout=self.heartbeat_s)
+            if not answering.done():
+                await updater.start_work(updater.new_agent_message([new_text_part("working")]))
+        await updater.add_artifact(reply_parts(await answering), name="reply", last_chunk=True, metadata=metadata)
         await updater.complete()
+
+    async def _answer(self, text: str) -> Any:
+        if inspect.iscoroutinefunction(self.respond):
+            return await self.respond(text)
+        return await asyncio.to_thread(self.respond, text)
 
     async def cancel(self, context: Any, event_queue: Any) -> None:
         from a2a.utils.errors import UnsupportedOperationError
@@ -65,12 +79,13 @@ class ReplierExecutor:
 
 def purple_server(respond: Callable[[str], Any], *, style: str = "message", streaming: bool = True,
                   name: str = "netarena test purple agent", host: str = "127.0.0.1", port: int = 0,
-                  protocol_versions: tuple[str, ...] = ("1.0", "0.3")) -> RunningServer:
+                  protocol_versions: tuple[str, ...] = ("1.0", "0.3"), heartbeat_s: float | None = None,
+                  usage: dict[str, Any] | None = None, description: str | None = None) -> RunningServer:
     """A started-on-enter server for respond; `server.app.state.executor` holds the ReplierExecutor."""
-    executor = ReplierExecutor(respond, style)
+    executor = ReplierExecutor(respond, style, heartbeat_s, usage)
 
     def build(url: str) -> Any:
-        card = make_card(name, "Answers each prompt with a fixed Python function.", url,
+        card = make_card(name, description or "Answers each prompt with a fixed Python function.", url,
                          [Skill("reply", "reply", "answers one prompt", ("test",))], streaming=streaming,
                          protocol_versions=protocol_versions)
         app = make_asgi_app(card, executor)

@@ -77,8 +77,41 @@ def test_slow_agent_is_an_agent_error_within_the_timeout(purple, play_toy):
     started = time.monotonic()
     result = play_toy(A2AAgent(purple(slow), timeout_s=1.0))
     assert result.outcome is Outcome.AGENT_ERROR
-    assert "did not answer within 1 s" in result.details
+    assert "sent nothing for 1 s" in result.details
     assert time.monotonic() - started < 5
+
+
+def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, solve_toy):
+    """As NetArena's client: an agent that streams 'working' keeps its turn past timeout_s."""
+    def slow_but_alive(text):
+        time.sleep(2.2)
+        return solve_toy(text)
+
+    url = purple(slow_but_alive, style="task", heartbeat_s=0.3)
+    result = play_toy(A2AAgent(url, timeout_s=1.0))
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert result.agent_s >= 2.2
+
+
+def test_a_hard_cap_ends_a_reply_that_streams_forever(purple, play_toy):
+    def never(text):
+        time.sleep(4)
+        return "set 1"
+
+    started = time.monotonic()
+    result = play_toy(A2AAgent(purple(never, style="task", heartbeat_s=0.2), timeout_s=1.0, max_reply_s=1.5))
+    assert result.outcome is Outcome.AGENT_ERROR and "did not answer within 1.5 s" in result.details
+    assert result.agent_s >= 1.5 and time.monotonic() - started < 4
+
+
+@pytest.mark.parametrize("style", ["message", "task"])
+def test_usage_reported_by_the_agent_is_recorded(purple, play_toy, solve_toy, style):
+    usage = {"prompt_tokens": 120, "completion_tokens": 30, "cost_usd": 0.002}
+    result = play_toy(A2AAgent(purple(solve_toy, style=style, usage=usage), timeout_s=10))
+    assert result.outcome is Outcome.RESOLVED
+    assert (result.usage.tokens_in, result.usage.tokens_out) == (120, 30) and result.usage.cost_usd == pytest.approx(0.002)
+    hostile = play_toy(A2AAgent(purple(solve_toy, style=style, usage={"prompt_tokens": -5, "cost": "free"}), timeout_s=10))
+    assert hostile.usage.tokens == 0 and hostile.usage.cost_usd == 0
 
 
 def test_unreachable_agent_is_an_agent_error(closed_port_url, play_toy):

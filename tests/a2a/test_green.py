@@ -14,7 +14,7 @@ import pytest
 
 from pytest_netarena.errors import UsageError
 from pytest_netarena.green.agent import green_server
-from pytest_netarena.green.assessment import parse_request
+from pytest_netarena.green.assessment import KNOWN_KEYS, parse_request
 
 
 @pytest.fixture
@@ -56,34 +56,82 @@ def artifact_data(events: list) -> tuple[list[dict], list[str], str]:
 
 
 def test_assessment_end_to_end(green, purple, solve_toy):
-    events = assess(green, {"network_operator": purple(solve_toy)}, {"num_queries": 3, "prompt_type": "fewshot_cot"})
+    url = purple(solve_toy)
+    events = assess(green, {"network_operator": url}, {"num_queries": 3, "end_index": 3, "prompt_type": "fewshot_cot"})
     data, statuses, state = artifact_data(events)
     assert state == "TASK_STATE_COMPLETED"
     *results, summary = data
     assert [r["query_id"] for r in results] == ["toy-L1-set-0000", "toy-L2-set+set-0000", "toy-L1-set-0001"]
     assert all(r["outcome"] == "resolved" and r["iterations"] == 1 and r["safe"] for r in results)
     assert results[0]["steps"][0]["action"].startswith("set ")
+    # NetArena's field names beside ours, so its tooling reads the records
+    first = results[0]
+    assert (first["Result-Correctness"], first["Result-Safety"], first["success"]) == ("Pass", "Pass", True)
+    assert first["Label"] == "toy, level-1, set" and first["agent_info"] == {"name": "network_operator", "url": url}
+    assert first["Query"].startswith("[Step 1 of") and first["Result-Latency"] >= 0
     assert summary["avg_correctness"] == 1.0 and summary["avg_safety"] == 1.0 and summary["avg_iterations"] == 1.0
     assert summary["num_queries"] == 3 and "avg_latency_s" not in summary
+    assert int(summary["seed"]) >= 0 and summary["warnings"] == []
     assert statuses[0].startswith("Starting assessment.") and '"strategy": "few-shot"' in statuses[0]
     assert [s for s in statuses if s.startswith("Query ")][2].startswith('Query 3 processed by agent: "network_operator"')
 
 
 def test_assessment_of_a_bad_agent_scores_it_zero(green, purple):
-    events = assess(green, {"agent": purple(lambda text: "set -1")}, {"num_queries": 2, "max_iterations": 1})
+    events = assess(green, {"agent": purple(lambda text: "set -1")}, {"num_queries": 2, "end_index": 2, "max_iterations": 1})
     *results, summary = artifact_data(events)[0]
     assert [r["outcome"] for r in results] == ["unsafe", "unsafe"]
     assert results[0]["first_unsafe_step"]["violations"] == ["counter went negative (-1)"]
     assert summary["avg_correctness"] == 0.0 and summary["avg_safety"] == 0.0
 
 
-def test_assessment_of_an_unreachable_agent_completes_with_agent_errors(green, closed_port_url):
+def test_an_unreachable_agent_fails_the_assessment(green, closed_port_url):
+    """Never a valid-looking score (NetArena's old client completed with correctness 0 and safety 1)."""
     started = time.monotonic()
-    *results, summary = artifact_data(assess(green, {"agent": closed_port_url}, {"num_queries": 2}))[0]
-    assert [r["outcome"] for r in results] == ["agent_error", "agent_error"]
-    assert "cannot connect" in results[0]["details"]
-    assert summary["agent_errors"] == 2 and summary["avg_correctness"] == 0.0
+    data, statuses, state = artifact_data(assess(green, {"agent": closed_port_url}, {"num_queries": 2}))
+    assert state == "TASK_STATE_FAILED" and data == []
+    assert "cannot be reached" in statuses[-1] and "cannot connect" in statuses[-1]
     assert time.monotonic() - started < 10
+
+
+def test_the_reply_deadline_counts_from_the_last_streamed_update(green, purple, solve_toy):
+    def slow_but_alive(text):
+        time.sleep(1.6)
+        return solve_toy(text)
+
+    url = purple(slow_but_alive, style="task", heartbeat_s=0.3)
+    config = {"num_queries": 1, "end_index": 1, "timeout_s": 1, "max_reply_s": 30}
+    *results, summary = artifact_data(assess(green, {"agent": url}, config))[0]
+    assert results[0]["outcome"] == "resolved" and results[0]["latency_s"] >= 1.6
+    config["max_reply_s"] = 1.2  # the hard cap still ends it, and the time spent is its latency
+    *results, summary = artifact_data(assess(green, {"agent": url}, config))[0]
+    assert results[0]["outcome"] == "agent_error" and "within 1.2 s" in results[0]["details"]
+    assert results[0]["Result-Latency"] >= 1.2
+
+
+def test_usage_reported_by_the_purple_agent_is_in_the_records(green, purple, solve_toy):
+    url = purple(solve_toy, usage={"input_tokens": 50, "output_tokens": 7, "cost": 0.01})
+    *results, summary = artifact_data(assess(green, {"agent": url}, {"num_queries": 1, "end_index": 2}))[0]
+    assert [(r["tokens_in"], r["tokens_out"]) for r in results] == [(50, 7), (50, 7)]
+    assert summary["tokens"] == 114 and summary["cost_usd"] == pytest.approx(0.02)
+
+
+def test_an_agentbeats_0_3_client_reads_the_assessment(green, purple, solve_toy):
+    """A raw A2A 0.3 `message/send`, as NetArena's and AgentBeats' a2a-sdk 0.3 clients send it, with a
+    leaderboard-style config whose numbers arrived as doubles (protobuf Struct) and an unknown key."""
+    config = {"num_queries": 1.0, "end_index": 2.0, "max_iterations": 3.0, "seed": "7", "prompt_type": "zeroshot_base",
+              "agent_client_configs": {}, "leaderboard_note": "x"}
+    text = json.dumps({"participants": {"k8s_operator": purple(solve_toy)}, "config": config})
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": text}]},
+                       "configuration": {"blocking": True}}}
+    task = httpx.post(green, json=body, timeout=60).json()["result"]
+    assert task["status"]["state"] == "completed", task["status"]
+    parts = [part["data"] for artifact in task["artifacts"] for part in artifact["parts"] if part.get("kind") == "data"]
+    *results, summary = parts
+    # config numbers that arrived as doubles acted as integers (a Struct sends every number back as a double)
+    assert [(r["iterations"], r["level"]) for r in results] == [(1, 1), (1, 2)]
+    assert summary["seed"] == "7" and summary["num_queries"] == 2
+    assert summary["warnings"] and "leaderboard_note" in summary["warnings"][0]
 
 
 def test_invalid_request_is_invalid_params_over_a2a_0_3(green):
@@ -105,15 +153,31 @@ def test_parse_request_maps_netarena_configs(toy_app):
     assert assessment.role == "op" and assessment.url == url
     assert [q.id for q in assessment.queries] == ["toy-L2-set+set-0000", "toy-L2-set+set-0001", "toy-L2-set+set-0002"]
     assert assessment.options.strategy == "cot" and assessment.max_steps == 2 and assessment.options.seed == 5
-    assert assessment.ignored == ("output_dir",)
+    assert assessment.ignored == ("output_dir",) and assessment.warnings == ()
     default = parse_request(json.dumps({"participants": {"op": url}}), toy_app)
-    assert len(default.queries) == 10 and default.options.seed == 0 and default.timeout_s == 60
+    types = {(q.level, q.category) for q in default.queries}
+    assert len(default.queries) == 10 * len(types) and default.timeout_s == 60  # num_queries per query type
+    again = parse_request(json.dumps({"participants": {"op": url}}), toy_app)
+    assert default.options.seed != again.options.seed  # new queries every assessment unless a seed is given
+
+
+def test_numbers_arrive_as_doubles_or_strings_and_unknown_keys_are_warnings(toy_app):
+    config = {"num_queries": 2.0, "max_iterations": 7.0, "seed": "42", "start_index": 1, "end_index": 3.0,
+              "shiny_new_key": True}
+    assessment = parse_request(json.dumps({"participants": {"op": "http://127.0.0.1:9"}, "config": config}), toy_app)
+    assert assessment.max_steps == 7 and assessment.options.seed == 42 and len(assessment.queries) == 2
+    full = parse_request(json.dumps({"participants": {"op": "http://127.0.0.1:9"},
+                                     "config": {**config, "start_index": 0, "end_index": None}}), toy_app)
+    assert assessment.queries == full.queries[1:3]
+    assert assessment.warnings == (f"unknown config key 'shiny_new_key' ignored; accepted: {', '.join(KNOWN_KEYS)}",)
 
 
 @pytest.mark.parametrize("request_text, message", [
     ("not json", "must be JSON"),
     ('{"participants": {"a": "ftp://x"}}', "http(s) URL"),
-    ('{"participants": {"a": "http://x"}, "config": {"num_query": 3}}', "unknown config keys num_query"),
+    ('{"participants": {"a": "http://x"}, "config": {"num_queries": 2.5}}', "num_queries must be an integer >= 1"),
+    ('{"participants": {"a": "http://x"}, "config": {"start_index": 999}}', "leave no query"),
+    ('{"participants": {"a": "http://x"}, "config": {"max_reply_s": "soon"}}', "max_reply_s must be a number"),
     ('{"participants": {"a": "http://x"}, "config": {"num_queries": 0}}', "num_queries must be an integer >= 1"),
     ('{"participants": {"a": "http://x"}, "config": {"prompt_type": "magic"}}', "is not one of"),
     ('{"participants": {"a": "http://x"}, "config": {"levels": [7]}}', "no query at levels"),
@@ -147,7 +211,7 @@ def test_serve_green_cli(tmp_path):
 def test_few_queries_alternate_levels_and_categories():
     from pytest_netarena.apps import get_app
 
-    request = json.dumps({"participants": {"p": "http://127.0.0.1:9"}, "config": {"num_queries": 4}})
+    request = json.dumps({"participants": {"p": "http://127.0.0.1:9"}, "config": {"num_queries": 1}})
     queries = parse_request(request, get_app("malt")).queries
-    assert [q.level for q in queries] == [1, 2, 3, 1]
-    assert len({q.category for q in queries}) == 4
+    assert [q.level for q in queries[:4]] == [1, 2, 3, 1]
+    assert len({q.category for q in queries}) == len(queries)  # one query of every type
