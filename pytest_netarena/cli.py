@@ -13,6 +13,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.netpol.cli",
     "pytest_netarena.reporting.cli",
     "pytest_netarena.green.cli",
+    "pytest_netarena.green.purple_cli",
     "pytest_netarena.run_cli",
 )
 

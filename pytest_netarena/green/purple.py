@@ -26,6 +26,24 @@ def reply_parts(answer: Any) -> list[Any]:
     return [new_data_part(json.loads(json.dumps(answer)))]
 
 
+def _content(answer: Any) -> Any:
+    """An agent's Reply is sent as its text; anything else as it is."""
+    from ..core.types import Reply
+
+    return answer.text if isinstance(answer, Reply) else answer
+
+
+def _usage_metadata(answer: Any) -> dict[str, Any] | None:
+    """A Reply's usage in the metadata names green agents read (OpenAI's)."""
+    from ..core.types import Reply
+
+    if not isinstance(answer, Reply):
+        return None
+    usage = answer.usage
+    return {"usage": {"prompt_tokens": usage.tokens_in, "completion_tokens": usage.tokens_out,
+                      "cost_usd": usage.cost_usd}}
+
+
 class ReplierExecutor:
     """An a2a-sdk AgentExecutor answering each message with respond(text) (sync, run in a thread, or async)."""
 
@@ -49,7 +67,9 @@ class ReplierExecutor:
         self.prompts.append(text)
         metadata = {"usage": self.usage} if self.usage is not None else None
         if self.style == "message":
-            message = new_message(reply_parts(await self._answer(text)), context_id=context.context_id)
+            answer = await self._answer(text)
+            metadata = _usage_metadata(answer) or metadata
+            message = new_message(reply_parts(_content(answer)), context_id=context.context_id)
             if metadata:
                 message.metadata.update(metadata)
             await event_queue.enqueue_event(message)
@@ -63,7 +83,9 @@ class ReplierExecutor:
             await asyncio.wait([answering], timeout=self.heartbeat_s)
             if not answering.done():
                 await updater.start_work(updater.new_agent_message([new_text_part("working")]))
-        await updater.add_artifact(reply_parts(await answering), name="reply", last_chunk=True, metadata=metadata)
+        answer = await answering
+        metadata = _usage_metadata(answer) or metadata
+        await updater.add_artifact(reply_parts(_content(answer)), name="reply", last_chunk=True, metadata=metadata)
         await updater.complete()
 
     async def _answer(self, text: str) -> Any:
@@ -77,11 +99,11 @@ class ReplierExecutor:
         raise UnsupportedOperationError()
 
 
-def purple_server(respond: Callable[[str], Any], *, style: str = "message", streaming: bool = True,
-                  name: str = "netarena test purple agent", host: str = "127.0.0.1", port: int = 0,
-                  protocol_versions: tuple[str, ...] = ("1.0", "0.3"), heartbeat_s: float | None = None,
-                  usage: dict[str, Any] | None = None, description: str | None = None) -> RunningServer:
-    """A started-on-enter server for respond; `server.app.state.executor` holds the ReplierExecutor."""
+def purple_app(respond: Callable[[str], Any], *, style: str = "message", streaming: bool = True,
+               name: str = "netarena test purple agent", protocol_versions: tuple[str, ...] = ("1.0", "0.3"),
+               heartbeat_s: float | None = None, usage: dict[str, Any] | None = None,
+               description: str | None = None) -> Callable[[str], Any]:
+    """A function url -> ASGI app of a purple agent answering with respond (the shape servers take)."""
     executor = ReplierExecutor(respond, style, heartbeat_s, usage)
 
     def build(url: str) -> Any:
@@ -92,4 +114,10 @@ def purple_server(respond: Callable[[str], Any], *, style: str = "message", stre
         app.state.executor = executor
         return app
 
-    return RunningServer(build, host, port)
+    return build
+
+
+def purple_server(respond: Callable[[str], Any], *, host: str = "127.0.0.1", port: int = 0,
+                  **settings: Any) -> RunningServer:
+    """A started-on-enter server for respond; `server.app.state.executor` holds the ReplierExecutor."""
+    return RunningServer(purple_app(respond, **settings), host, port)

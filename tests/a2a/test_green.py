@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import os
 import subprocess
 import sys
@@ -215,3 +216,43 @@ def test_few_queries_alternate_levels_and_categories():
     queries = parse_request(request, get_app("malt")).queries
     assert [q.level for q in queries[:4]] == [1, 2, 3, 1]
     assert len({q.category for q in queries}) == len(queries)  # one query of every type
+
+
+@pytest.fixture
+def model():
+    """An OpenAI-compatible 'model' on 127.0.0.1 that answers the last 'make it N' of its prompt with 'set N'."""
+    from pytest_netarena.testing.openai_server import OpenAIStubServer
+
+    def answer(request: dict) -> str:
+        return "set " + re.findall(r"make it (\d+)", request["messages"][-1]["content"])[-1]
+
+    with OpenAIStubServer(answer) as server:
+        yield server
+
+
+def serve_purple(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "OPENAI_API_KEY": "test-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.Popen([sys.executable, "-m", "pytest_netarena.cli", "serve-purple", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_serve_purple_puts_a_model_agent_behind_a2a(green, model):
+    process = serve_purple("--agent", "openai:gpt-4o", "--llm-api-base", model.url + "/v1")
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("netarena purple agent (openai:gpt-4o) listening on http://127.0.0.1:"), process.stderr.read()
+        url = line.split()[-1]
+        *results, summary = artifact_data(assess(green, {"agent": url}, {"num_queries": 1, "end_index": 2}))[0]
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert [r["outcome"] for r in results] == ["resolved", "resolved"]
+    assert len(model.requests) == 2 and model.requests[0].model == "gpt-4o"
+    assert "make it" in model.requests[0].messages[-1]["content"]  # the green agent's whole prompt, as one message
+    assert summary["tokens"] > 0  # the model's usage travelled back through the purple agent's metadata
+
+
+def test_serve_purple_refuses_agents_that_need_the_episode():
+    done = subprocess.run([sys.executable, "-m", "pytest_netarena.cli", "serve-purple", "--agent", "builtin:oracle"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "not 'builtin:oracle'" in done.stderr

@@ -1,0 +1,97 @@
+"""`netarena serve-purple`: any model or Python agent served as an A2A purple agent (AgentBeats participant)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import Any
+
+DEFAULT_PORT = 9019
+#: a purple agent is stateless: each message holds the green agent's whole prompt, so the model's own
+#: system message only says so
+SYSTEM_PROMPT = ("You are a network operations agent evaluated by a benchmark. Each message holds the task, "
+                 "the rules and the conversation so far; answer with your next action as it asks.")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve-purple",
+        help="serve an agent (e.g. openai:gpt-4o) as an A2A purple agent for green agents and AgentBeats",
+        description="Serve a model agent (PROVIDER:MODEL through litellm, e.g. openai:gpt-4o) or a Python agent "
+        "(python:MODULE:CLASS) as an A2A purple agent. Each message is answered statelessly: the text is the "
+        "green agent's whole prompt; the reply is the agent's answer, with token usage and cost in its metadata.",
+    )
+    parser.add_argument("--agent", required=True, help="the agent spec, as for pytest --agent (not builtin:*)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)")
+    parser.add_argument("--card-url", default=None, help="the URL the agent card advertises (behind a proxy)")
+    parser.add_argument("--llm-api-base", default=None, help="base URL of an OpenAI-compatible endpoint")
+    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    parser.add_argument("--name", default=None, help="the agent card's name (default: the agent spec)")
+    parser.set_defaults(handler=serve_purple)
+
+
+class StatelessResponder:
+    """respond(text) for the A2A executor: one fresh agent turn per message, one turn at a time."""
+
+    def __init__(self, make_agent: Any) -> None:
+        self.make_agent = make_agent
+        self._lock = threading.Lock()  # model agents hold per-call state; turns are cheap to queue
+
+    def __call__(self, text: str) -> Any:
+        from ..core.types import Task
+
+        with self._lock:
+            agent = self.make_agent()
+            try:
+                agent.reset(Task("a2a", "", 0, "", SYSTEM_PROMPT, "zero-shot", 1))
+                return agent.act(text)
+            finally:
+                agent.close()
+
+
+def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponder:
+    """The responder for a spec; UsageError for built-in agents, which need the episode's hidden state."""
+    from ..agents.spec import load_python_agent, parse_agent_spec
+    from ..errors import UsageError
+
+    if raw_spec.strip().startswith(("builtin:", "a2a:")):
+        raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}: "
+                         "built-in agents read the episode's hidden state, and a2a: agents are servers already")
+    spec = parse_agent_spec(raw_spec, ())
+    if spec.kind == "python":
+        return StatelessResponder(lambda: load_python_agent(spec.target))
+    if spec.kind == "litellm":
+        from ..agents.litellm_agent import LiteLLMAgent
+
+        settings = {"api_base": args.llm_api_base, "temperature": args.temperature}
+        LiteLLMAgent(spec.target, **settings)  # bad settings fail now, not at the first message
+        return StatelessResponder(lambda: LiteLLMAgent(spec.target, **settings))
+    raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}")
+
+
+def serve_purple(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from .purple import purple_app
+    from .server import serve_forever
+
+    try:
+        respond = make_responder(args.agent, args)
+    except UsageError as error:
+        print(f"netarena serve-purple: {error}", file=sys.stderr)
+        return 2
+
+    def announce(url: str) -> None:
+        print(f"netarena purple agent ({args.agent}) listening on {url}", flush=True)
+
+    description = f"pytest-netarena purple agent answering with {args.agent}."
+    try:
+        serve_forever(purple_app(respond, name=args.name or args.agent, description=description), args.host,
+                      args.port, args.card_url, announce)
+    except OSError as error:
+        print(f"netarena serve-purple: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
