@@ -71,6 +71,8 @@ _OPTIONS = (
     ("save-corpus", "write the collected queries to this corpus file", None),
     ("shard", "run only slice K of N of the collection, e.g. 2/4 (needs --seed; `netarena report merge` joins them)",
      None),
+    ("compat", "score by another benchmark's rules: netarena reproduces NetArena's (docs/netarena.md); default: ours",
+     None),
     ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1)",
      "1"),
 )
@@ -303,6 +305,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"netarena: reports in {settings.run_dir}",
         _sandbox_line(options.sandboxed),
     ]
+    if options.netarena_compat:
+        lines.append("netarena: --compat netarena: NetArena's rules, not ours (docs/netarena.md lists every difference)")
     if scale.shard is not None:
         lines.append(f"netarena: shard {scale.shard} of the collection (`netarena report merge` joins the shards' folders)")
     if scale.in_flight > 1:
@@ -600,6 +604,7 @@ class RunReporter:
             artifacts.write_run_info(settings.run_dir, {**_run_info(self.config), "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
+            summary["profile"] = settings.run_options.profile
             if settings.run_budget.capped:
                 spent = self.config.stash[SCALE_KEY].service.ledger.spent()
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
@@ -697,6 +702,7 @@ def _run_info(config: pytest.Config) -> dict[str, Any]:
         "run_id": settings.run_id,
         "seed": settings.seed,
         "sandboxed": options.sandboxed,
+        "profile": options.profile,
         "agents": [agent.raw for agent in settings.agents],
         "options": {
             "queries": options.queries,

@@ -28,13 +28,16 @@ def play(
         query_id=query.id,
         level=query.level,
         category=query.category,
-        system_prompt=build_system_prompt(app.prompt(), options.strategy, max_steps),
+        # NetArena never tells the model its budget nor which step it is on
+        system_prompt=build_system_prompt(app.prompt(), options.strategy,
+                                          None if options.netarena_compat else max_steps),
         strategy=options.strategy,
         max_steps=max_steps,
     )
     budget = budget or Budget()
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,
-                           max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd)
+                           max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd,
+                           announce_steps=not options.netarena_compat)
     try:
         return run_episode(env, agent, query, task, config, spec.raw, trial)
     finally:

@@ -14,7 +14,7 @@ from .agents.spec import AgentSpec, parse_agent_spec
 from . import resources
 from .apps import available_apps
 from .budget import Budget
-from .core.app import App, RunOptions
+from .core.app import RULE_PROFILES, App, RunOptions
 from .core.seeding import new_run_seed
 from .core.types import Query
 from .corpus import load_corpus
@@ -123,6 +123,16 @@ def _check_paths(option: Callable[[str], Any]) -> None:
             raise UsageError(f"--llm-api-base takes an http(s) URL, e.g. http://127.0.0.1:8000/v1; got {value!r}")
 
 
+def parse_profile(value: Any) -> str:
+    """--compat: "netarena" for NetArena's rules; empty, "none" or "default" for ours."""
+    text = "" if value is None else str(value).strip().lower()
+    if text in ("", "none", "default"):
+        return "default"
+    if text not in RULE_PROFILES:
+        raise UsageError(f"--compat takes netarena (NetArena's rules) or none (ours); got {value!r}")
+    return text
+
+
 def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[AgentSpec]:
     specs = [parse_agent_spec(raw, builtin_names) for raw in raw_specs]
     seen: set[str] = set()
@@ -188,6 +198,7 @@ def build_settings(
         strategy=strategy,
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
+        profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
     )
     timeout = finite_number("--agent-timeout", option("agent-timeout"))
     temperature = finite_number("--temperature", option("temperature"), allow_zero=True)

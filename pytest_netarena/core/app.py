@@ -42,6 +42,10 @@ class PromptSpec:
     examples: tuple[tuple[str, str], ...] = ()  #: (observation, reply) pairs obeying the format
 
 
+#: rule profiles: ours, and NetArena's as its code applies them
+RULE_PROFILES = ("default", "netarena")
+
+
 @dataclass
 class RunOptions:
     """The options of one run that apps see (no pytest objects)."""
@@ -53,6 +57,12 @@ class RunOptions:
     strategy: str = "zero-shot"
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
+    profile: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
+
+    @property
+    def netarena_compat(self) -> bool:
+        """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference)."""
+        return self.profile == "netarena"
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))

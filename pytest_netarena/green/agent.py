@@ -27,11 +27,13 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
     max_steps = assessment.max_steps or env.default_max_steps
     strategy = assessment.options.strategy
     task = Task(app=app.name, query_id=query.id, level=query.level, category=query.category,
-                system_prompt=build_system_prompt(app.prompt(), strategy, max_steps), strategy=strategy, max_steps=max_steps)
+                system_prompt=build_system_prompt(app.prompt(), strategy,
+                                                  None if assessment.options.netarena_compat else max_steps),
+                strategy=strategy, max_steps=max_steps)
     agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,
                      streaming=assessment.streaming)
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S,
-                           strategy=strategy)
+                           strategy=strategy, announce_steps=not assessment.options.netarena_compat)
     try:
         return run_episode(env, agent, query, task, config, f"a2a:{assessment.url}")
     finally:
@@ -73,9 +75,9 @@ class GreenExecutor:
     builds its environment, plays the queries in order, and closes it.
     """
 
-    def __init__(self, app_name: str, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, app_name: str, options: dict[str, Any] | None = None, compat: str | None = None) -> None:
         self.app_name = app_name
-        self.defaults = {"options": dict(options or {})}
+        self.defaults = {"options": dict(options or {}), "compat": compat}
         self._lock = asyncio.Lock()
 
     async def execute(self, context: Any, event_queue: Any) -> None:
@@ -119,6 +121,7 @@ class GreenExecutor:
             await updater.failed(say(f"Every episode hit an infrastructure error; first: {results[0].details}"))
             return
         summary = {**summary_record(app.name, results), "seed": str(assessment.options.seed),
+                   "profile": assessment.options.profile,
                    "warnings": list(assessment.warnings)}
         await updater.add_artifact([new_data_part(summary)], artifact_id=artifact_id, name="Result",
                                    append=True, last_chunk=True)
@@ -158,17 +161,17 @@ def green_card(app_name: str, url: str) -> Any:
                      url, [skill], input_modes=("text", "data"), output_modes=("data", "text"))
 
 
-def build_green_app(app_name: str, options: dict[str, Any] | None = None) -> Any:
+def build_green_app(app_name: str, options: dict[str, Any] | None = None, compat: str | None = None) -> Any:
     """A function url -> ASGI app of the green agent for app_name (the shape RunningServer takes)."""
     get_app(app_name)  # fail now, not at the first request, when the app does not load
 
     def build(url: str) -> Any:
-        return make_asgi_app(green_card(app_name, url), GreenExecutor(app_name, options))
+        return make_asgi_app(green_card(app_name, url), GreenExecutor(app_name, options, compat))
 
     return build
 
 
-def green_server(app_name: str, *, options: dict[str, Any] | None = None, host: str = "127.0.0.1",
-                 port: int = 0) -> RunningServer:
+def green_server(app_name: str, *, options: dict[str, Any] | None = None, compat: str | None = None,
+                 host: str = "127.0.0.1", port: int = 0) -> RunningServer:
     """The green agent as a RunningServer (enter it to start)."""
-    return RunningServer(build_green_app(app_name, options), host, port)
+    return RunningServer(build_green_app(app_name, options, compat), host, port)

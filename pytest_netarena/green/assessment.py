@@ -24,7 +24,7 @@ DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the purple 
 IGNORED_KEYS = frozenset({"output_dir", "output_file", "benchmark_path", "microservice_dir", "regenerate_config",
                           "regenerate_benchmark", "regenerate_query", "agent_client_configs"})
 KNOWN_KEYS = ("num_queries", "prompt_type", "strategy", "max_iterations", "seed", "levels", "complexity_level",
-              "timeout_s", "max_reply_s", "streaming", "options", "num_switches", "num_hosts_per_subnet", "start_index", "end_index")
+              "timeout_s", "max_reply_s", "streaming", "compat", "options", "num_switches", "num_hosts_per_subnet", "start_index", "end_index")
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Assessment:
         return {"participant": {self.role: self.url}, "app": self.app, "num_queries": len(self.queries),
                 "strategy": self.options.strategy, "seed": str(self.options.seed), "levels": list(self.options.levels),
                 "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "max_reply_s": self.max_reply_s,
-                "streaming": self.streaming, "options": self.options.extra,
+                "streaming": self.streaming, "profile": self.options.profile, "options": self.options.extra,
                 "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
 
 
@@ -126,7 +126,11 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     seed = _int(config, "seed", None, 0)
     if seed is None:  # new queries every assessment, as NetArena's; the result reports the seed to replay it
         seed = new_run_seed()
-    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra)
+    compat = config.get("compat", (defaults or {}).get("compat"))
+    if compat not in (None, "", "none", "default", "netarena"):
+        raise UsageError(f"config.compat takes \"netarena\" (NetArena's rules) or \"none\", got {compat!r}")
+    profile = "netarena" if compat == "netarena" else "default"
+    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, profile=profile)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
     options.levels = levels
     categories = [c for c in app.categories(options) if c.level in levels]

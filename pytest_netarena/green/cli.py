@@ -33,6 +33,8 @@ def register(subparsers: Any) -> None:
                         help="the URL the agent card advertises, when clients reach this server by another name")
     parser.add_argument("--option", action="append", type=_pair, default=[], metavar="NAME=VALUE",
                         help="an app option for every assessment, e.g. route-size=2x1 or malt-topology=PATH (repeatable)")
+    parser.add_argument("--compat", choices=("netarena", "none"), default=None,
+                        help="score every assessment by NetArena's rules (a request's config.compat still wins)")
     parser.add_argument("--register-app", action="append", type=_pair, default=[], metavar="NAME=MODULE:ATTR",
                         help="register your own app before serving (as the netarena_apps ini key does)")
     parser.set_defaults(handler=serve_green)
@@ -59,7 +61,7 @@ def serve_green(args: argparse.Namespace) -> int:
         print(f"netarena green agent ({args.app}) listening on {url}", flush=True)
 
     try:
-        serve_forever(build_green_app(args.app, options), args.host, args.port, args.card_url, announce)
+        serve_forever(build_green_app(args.app, options, args.compat), args.host, args.port, args.card_url, announce)
     except OSError as error:
         print(f"netarena serve-green: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2

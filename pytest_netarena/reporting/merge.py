@@ -19,7 +19,7 @@ from . import artifacts
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
 
 #: run.json entries that must be equal in every shard of one run
-SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed")
+SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed", "profile")
 
 
 def _shard_of(run_dir: Path, run: dict[str, Any]) -> tuple[int, int]:

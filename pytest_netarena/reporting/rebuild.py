@@ -109,6 +109,8 @@ def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: d
     summary = summarize(records)
     if "sandboxed" in run:
         summary["sandboxed"] = bool(run["sandboxed"])
+    if "profile" in run:
+        summary["profile"] = str(run["profile"])
     for key in KEPT_SUMMARY_KEYS:
         if previous and key in previous:
             summary[key] = previous[key]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import xml.etree.ElementTree as ET
 
@@ -197,8 +198,26 @@ def test_a_sandboxed_run_says_so(toy: pytest.Pytester) -> None:
     result = toy.runpytest("--agent=builtin:oracle", "--queries=1")
     result.stdout.fnmatch_lines(["*netarena: sealed boxes*"])
     assert json.loads((run_dir(toy) / "run.json").read_text())["sandboxed"] is True
-    assert read_summary(toy)["sandboxed"] is True
+    assert read_summary(toy)["sandboxed"] is True and read_summary(toy)["profile"] == "default"
     assert "UNSANDBOXED" not in (run_dir(toy) / "report.html").read_text()
+
+
+def test_the_netarena_profile_is_marked_and_keeps_netarenas_silence_about_steps(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1", "--compat=netarena")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*netarena: --compat netarena: NetArena's rules*"])
+    folder = run_dir(toy)
+    assert json.loads((folder / "run.json").read_text())["profile"] == "netarena"
+    assert read_summary(toy)["profile"] == "netarena"
+    assert "NetArena's (--compat netarena)" in html.unescape((folder / "report.html").read_text())
+    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert episodes and not any("[Step" in e["first_observation"] for e in episodes)  # NetArena never announces steps
+
+
+def test_an_unknown_profile_is_a_usage_error(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:oracle", "--compat=paper")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat takes netarena*"])
 
 
 def test_extra_measures_reach_junit_summary_and_report(toy: pytest.Pytester) -> None:
