@@ -95,13 +95,13 @@ def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, sol
 
 def test_a_hard_cap_ends_a_reply_that_streams_forever(purple, play_toy):
     def never(text):
-        time.sleep(4)
+        time.sleep(8)
         return "set 1"
 
     started = time.monotonic()
     result = play_toy(A2AAgent(purple(never, style="task", heartbeat_s=0.2), timeout_s=1.0, max_reply_s=1.5))
     assert result.outcome is Outcome.AGENT_ERROR and "did not answer within 1.5 s" in result.details
-    assert result.agent_s >= 1.5 and time.monotonic() - started < 4
+    assert result.agent_s >= 1.5 and time.monotonic() - started < 6
 
 
 @pytest.mark.parametrize("style", ["message", "task"])

@@ -39,10 +39,7 @@ def test_store_api_snapshot_and_reset():
     assert server.resource_version > baseline_rv
     assert server.delete_object("Deployment", "shop", "svc0")
     assert len(server.list_objects("Pod", "shop")) == 11
-    started = time.perf_counter()
-    server.reset()
-    elapsed = time.perf_counter() - started
-    assert elapsed < 0.05
+    server.reset()  # its speed is measured by benchmarks/kube.py, never asserted here
     assert server.get_object("NetworkPolicy", "shop", "deny") is None
     assert server.list_objects("Pod", "shop") == pods
     again = server.apply_object(_deploy("svc0"))  # unchanged apply: no write
