@@ -94,8 +94,8 @@ def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, sol
 
 
 def test_a_hard_cap_ends_a_reply_that_streams_forever(purple, play_toy):
-    def never(text):
-        time.sleep(8)
+    async def never(text):
+        await asyncio.sleep(8)
         return "set 1"
 
     started = time.monotonic()
