@@ -38,22 +38,29 @@ BAD = {
     "huge output": ("def process_graph(graph_data):\n    return {'type': 'text', 'data': 'x' * 10**7}",
                     "output larger than the limit"),
     "memory hog": ("def process_graph(graph_data):\n    return [bytearray(2**20) for _ in range(4096)]", "MemoryError"),
-    "fork bomb": ("import os\ndef process_graph(graph_data):\n    while True:\n        os.fork()", "os.fork is not allowed"),
-    "reading /etc/passwd": ("def process_graph(graph_data):\n    return open('/etc/passwd').read()",
-                            "opening '/etc/passwd' is not allowed"),
-    "opening a socket": ("import socket\ndef process_graph(graph_data):\n    socket.create_connection(('127.0.0.1', 22))",
-                         "importing socket is not allowed"),
-    "os.system": ("import os\ndef process_graph(graph_data):\n    return os.system('id')", "os.system is not allowed"),
+    "fork bomb": ("import os\ndef process_graph(graph_data):\n    while True:\n        os.fork()",
+                  "BlockingIOError: [Errno 11] Resource temporarily unavailable"),
+    "reading a harness file": ("def process_graph(graph_data):\n    return open('/work/briefs/common.md').read()",
+                               "No such file or directory"),
     "subprocess": ("import subprocess\ndef process_graph(graph_data):\n    return subprocess.run(['id'])",
-                   "importing subprocess is not allowed"),
-    "writing a file": ("def process_graph(graph_data):\n    open('out.txt', 'w').write('x')", "opening 'out.txt' is not allowed"),
+                   "Error"),
+    "writing a file": ("def process_graph(graph_data):\n    open('out.txt', 'w').write('x')", "PermissionError"),
     "no function": ("answer = 42", "does not define process_graph"),
+    "another function name": ("def solve(graph):\n    return 1", "it defines solve"),
     "exiting": ("import os\ndef process_graph(graph_data):\n    os._exit(0)", "without returning a result"),
     "not JSON": ("def process_graph(graph_data):\n    return object()", "cannot be returned"),
-    "not a dict": ("def process_graph(graph_data):\n    return [1, 2]", "bad return value: process_graph must return a dict"),
-    "bad type": ("def process_graph(graph_data):\n    return {'type': 'table', 'data': []}", "'type' must be one of"),
+    "not a dict": ("def process_graph(graph_data):\n    return [1, 2]", "bad return value: process_graph returned a bare list"),
+    "bare graph": ("def process_graph(graph_data):\n    return graph_data",
+                   'bad return value: process_graph returned a bare graph; wrap it: {"type": "graph"'),
+    "bare number": ("def process_graph(graph_data):\n    return 16", '{"type": "text", "data": 16}'),
+    "no return": ("def process_graph(graph_data):\n    graph_data.number_of_nodes()", "returned None"),
+    "a pair": ("def process_graph(graph_data):\n    return 'text', 3", "return a dict instead"),
+    "bad type": ("def process_graph(graph_data):\n    return {'type': 'count', 'data': 3}", "(for this answer use 'text')"),
+    "answer not data": ("def process_graph(graph_data):\n    return {'type': 'text', 'answer': 3}", "name it 'data'"),
     "bad graph": ("def process_graph(graph_data):\n    return {'type': 'graph', 'updated_graph': {'nodes': [1]}}",
                   "node-link" ),
+    "NaN": ("def process_graph(graph_data):\n    return {'type': 'text', 'data': 1} if False else float('nan')",
+            "Out of range float values"),
 }
 
 
@@ -66,46 +73,23 @@ def test_bad_code_is_an_agent_error(env, queries, case):
     assert not env.judge().correct
 
 
-def test_the_sandbox_is_unprivileged_and_offline(env):
+def test_the_answer_runs_boxed_with_a_private_uid_and_no_network(env):
     import os
 
     if os.geteuid() != 0:
-        pytest.skip("dropping privileges and network namespaces need root")
+        pytest.skip("private uids need root")
     body = ("import os\ndef process_graph(graph_data):\n"
-            "    return [os.getuid(), os.getgid(), os.getcwd(), open('/proc/net/dev').read()]")
-    result = env.sandbox.run(body.replace("open('/proc/net/dev').read()", "''"))
-    uid, gid, cwd, _ = result.value
-    assert (uid, gid) == (65534, 65534) and "malt-sandbox-" in cwd
-    listing = env.sandbox.run("import os\ndef process_graph(graph_data):\n    return os.listdir('/sys/class/net')")
-    assert not listing.ok and "os.listdir is not allowed" in listing.error
+            "    return [os.getuid(), os.getcwd(), sorted(os.listdir('/')), open('/proc/net/dev').read().count(':'),"
+            " open('/proc/self/status').read().split('CapEff:')[1].split()[0], len([p for p in os.listdir('/proc') if p.isdigit()])]")
+    result = env.sandbox.run(body)
+    assert result.ok, result.error
+    uid, cwd, top, interfaces, caps, processes = result.value
+    from pytest_netarena.sandbox.box import UID_BASE
 
-
-def test_confinement_leaves_only_loopback_and_no_way_to_fork():
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from pytest_netarena.apps.malt import zygote
-
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
-    script = (
-        "import json, os, sys, zygote\n"
-        "out = os.dup(1)\n"
-        "zygote.confine(json.loads(sys.argv[1]), '/')\n"
-        "net = open('/proc/self/net/dev').read().split()\n"
-        "try:\n    pid = os.fork()\nexcept OSError as error:\n    pid = str(error)\n"
-        "if pid == 0:\n    os._exit(0)\n"
-        "os.write(out, json.dumps([os.getuid(), [w for w in net if w.endswith(':')], pid]).encode())\n"
-    )
-    limits = {"cpu_s": 5, "memory_mb": 256, "fsize_bytes": 0, "nproc": 1}
-    proc = subprocess.run([sys.executable, "-c", script, json.dumps(limits)], capture_output=True, check=False,
-                          cwd=os.path.dirname(zygote.__file__), timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    uid, interfaces, fork = json.loads(proc.stdout)
-    assert uid == 65534 and interfaces == ["lo:"]
-    assert "Resource temporarily unavailable" in str(fork)
+    assert uid >= UID_BASE and cwd == "/"
+    assert "work" not in top and "root" not in top
+    assert interfaces == 1 and caps == "0000000000000000"
+    assert processes <= 3  # its own PID namespace: the box's init, the zygote and itself
 
 
 def test_reply_without_code_is_an_agent_error(env, queries):
@@ -124,7 +108,7 @@ def test_code_is_found_amid_prose_and_unlabelled_fences(env, queries):
     assert outcome.agent_error is None and env.judge().correct
 
 
-def test_read_only_question_changing_the_graph_is_unsafe(env, queries):
+def test_read_only_question_returning_a_changed_graph_is_unsafe(env, queries):
     env.reset(queries["list"])
     parent = queries["list"].params["program"][0]["parent"]
     in_place = ("def process_graph(graph_data):\n"
@@ -132,8 +116,8 @@ def test_read_only_question_changing_the_graph_is_unsafe(env, queries):
                 "    graph_data.nodes[kids[0]]['note'] = 'touched'\n"
                 "    return {'type': 'list', 'data': kids}")
     outcome = env.step(code(in_place))
-    assert env.judge().correct
-    assert any("in place" in v for v in outcome.violations)
+    # its own copy: changing it in place harms nothing, and only the returned graph is judged
+    assert env.judge().correct and outcome.violations == ()
     env.reset(queries["list"])
     returned = in_place.replace("return {'type': 'list', 'data': kids}",
                                 "return {'type': 'list', 'data': kids, 'updated_graph': graph_data}")
@@ -163,7 +147,6 @@ def test_a_dead_zygote_is_restarted(env, queries):
     env.reset(query)
     outcome = env.step(code(oracle_code(query)))
     assert outcome.agent_error is None and env.judge().correct
-    assert env.sandbox.isolation.get("netns") in (True, False)
 
 
 def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
@@ -181,7 +164,7 @@ def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatc
     from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    sandbox = Sandbox(node_link_json(small_graph))
+    sandbox = Sandbox(node_link_json(small_graph), boxed=False)  # even unboxed: no environment is passed on
     try:
         result = sandbox.run("import os\ndef process_graph(graph_data):\n    return dict(os.environ)")
     finally:

@@ -1,33 +1,15 @@
-"""Reading an agent's reply (its code block) and judging the JSON answer its code returned."""
+"""Judging the plain JSON value an answer's code returned: its shape (with hints for near misses) and its data."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from . import canon
 from .canon import Canon
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|```|\Z)", re.DOTALL)
 ANSWER_TYPES = ("text", "list", "graph")
-
-
-def extract_code(reply: str) -> str | None:
-    """The Python code in a reply: the fenced block defining process_graph, else the first Python
-    block, else the text from `def process_graph` on; None when there is no code at all."""
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(reply)]
-    for _, body in blocks:
-        if re.search(r"^\s*def\s+process_graph\s*\(", body, re.MULTILINE):
-            return body.strip("\n")
-    for lang, body in blocks:
-        if lang in ("python", "py", "python3") and body.strip():
-            return body.strip("\n")
-    start = re.search(r"^[ \t]*def\s+process_graph\s*\(", reply, re.MULTILINE)
-    if start:
-        return reply[start.start():].split("```")[0].strip("\n")
-    return None
 
 
 class BadAnswer(ValueError):
@@ -41,12 +23,55 @@ class Answer:
     graph: Canon | None  #: the updated graph, when one was returned
 
 
+_SHAPE = 'return {"type": "text" | "list" | "graph", "data": ..., "updated_graph": ...}'
+#: near-miss words for the answer type, and what the prompt calls them
+_TYPE_HINTS = {"count": "text", "number": "text", "int": "text", "integer": "text", "str": "text", "string": "text",
+               "names": "list", "ranking": "list", "rank": "list", "array": "list", "set": "list",
+               "digraph": "graph", "networkx": "graph", "updated_graph": "graph"}
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "None"}.get(type(value), type(value).__name__)
+
+
+def _is_node_link(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("nodes"), list) and ("edges" in value or "links" in value)
+
+
+def _shape_hint(value: Any) -> str:
+    """What was expected, for a value that is not the answer dict (the common near misses)."""
+    if _is_node_link(value):
+        return ("process_graph returned a bare graph; wrap it: "
+                '{"type": "graph", "data": None, "updated_graph": graph_data}')
+    if value is None:
+        return f"process_graph returned None (a missing return statement?); {_SHAPE}"
+    if isinstance(value, list) and len(value) == 2 and value[0] in ANSWER_TYPES:
+        return (f"process_graph returned a pair ({value[0]!r}, ...); return a dict instead: "
+                f'{{"type": {value[0]!r}, "data": ...}}')
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f'process_graph returned the bare number {value!r}; wrap it: {{"type": "text", "data": {value!r}}}'
+    if isinstance(value, list):
+        return f'process_graph returned a bare list; wrap it: {{"type": "list", "data": [...]}}'
+    return f"process_graph returned {_json_kind(value)}; {_SHAPE}"
+
+
 def parse_answer(value: Any) -> Answer:
-    if not isinstance(value, dict):
-        raise BadAnswer(f"process_graph must return a dict with 'type' and 'data', not {type(value).__name__}")
+    if not isinstance(value, dict) or _is_node_link(value):
+        raise BadAnswer(_shape_hint(value))
     kind = value.get("type")
     if kind not in ANSWER_TYPES:
-        raise BadAnswer(f"the answer's 'type' must be one of {', '.join(ANSWER_TYPES)}, not {kind!r}")
+        if "type" not in value:
+            keys = ", ".join(map(repr, list(value)[:6]))
+            raise BadAnswer(f"the answer has no 'type' (its keys: {keys}); {_SHAPE}")
+        hint = _TYPE_HINTS.get(kind.lower()) if isinstance(kind, str) else None
+        suggestion = f" (for this answer use {hint!r})" if hint else ""
+        raise BadAnswer(f"the answer's 'type' must be one of {', '.join(ANSWER_TYPES)}, not {str(kind)[:60]!r}"
+                        f"{suggestion}")
+    if "data" not in value and kind != "graph":
+        others = [key for key in ("answer", "result", "value", "count", "names") if key in value]
+        where = f" (found {others[0]!r}: name it 'data')" if others else ""
+        raise BadAnswer(f"a {kind!r} answer needs its value under 'data'{where}")
     graph_value = value.get("updated_graph")
     if graph_value is None and kind == "graph" and isinstance(value.get("data"), dict):
         graph_value = value["data"]  # tolerated: the graph given as data
@@ -55,7 +80,8 @@ def parse_answer(value: Any) -> Answer:
     except canon.BadGraph as error:
         raise BadAnswer(str(error)) from error
     if kind == "graph" and graph is None:
-        raise BadAnswer("a 'graph' answer needs the new graph in 'updated_graph' (node-link JSON)")
+        raise BadAnswer("a 'graph' answer needs the new graph in 'updated_graph' (the networkx graph itself, "
+                        "or nx.node_link_data(graph))")
     return Answer(kind, value.get("data"), graph)
 
 

@@ -55,9 +55,16 @@ class MaltApp(App):
         return draw(category, chooser, index.graph, index)
 
     def make_environment(self, options: RunOptions) -> Environment:
+        from ...errors import BackendUnavailable
+        from ...sandbox import SandboxUnavailable, support
         from .environment import MaltEnvironment
 
-        return MaltEnvironment(_index(options.get(TOPOLOGY_OPTION.name)).graph)
+        if options.sandboxed:
+            try:
+                support().require("the MALT app (answer code runs in a sealed box)")
+            except SandboxUnavailable as error:
+                raise BackendUnavailable(str(error)) from error
+        return MaltEnvironment(_index(options.get(TOPOLOGY_OPTION.name)).graph, boxed=options.sandboxed)
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT

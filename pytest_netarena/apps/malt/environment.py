@@ -13,9 +13,9 @@ from .answers import (
     compare_count,
     compare_names,
     compare_ranking,
-    extract_code,
     parse_answer,
 )
+from .reading import read_program
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -28,11 +28,12 @@ class MaltEnvironment(Environment):
 
     default_max_steps = 1
 
-    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None) -> None:
+    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None, boxed: bool = True) -> None:
         from .sandbox import Limits
 
         self.graph = graph  # shared and read-only: the ground truth works on copies
         self.limits = limits or Limits()
+        self.boxed = boxed  #: False only with --unsandboxed
         self._sandbox: Sandbox | None = None
         self._base: canon.Canon | None = None
         self.query: Query | None = None
@@ -44,7 +45,7 @@ class MaltEnvironment(Environment):
         if self._sandbox is None:
             from .sandbox import Sandbox, node_link_json
 
-            self._sandbox = Sandbox(node_link_json(self.graph), self.limits)
+            self._sandbox = Sandbox(node_link_json(self.graph), self.limits, boxed=self.boxed)
         return self._sandbox
 
     @property
@@ -81,12 +82,12 @@ class MaltEnvironment(Environment):
     def step(self, reply: str) -> StepOutcome:
         if self.query is None:
             raise RuntimeError("step() before reset()")
-        code = extract_code(reply)
-        if code is None:
-            error = "no Python code: reply with a ```python block defining process_graph(graph_data)"
-            self.details = error
-            return self._finish("", error, agent_error=error)
-        result = self.sandbox.run(code, readonly=not self.expected["mutates"])
+        program = read_program(reply)
+        if program.code is None:
+            self.details = program.problem
+            return self._finish("", program.problem, agent_error=program.problem)
+        code = program.code
+        result = self.sandbox.run(code)
         if not result.ok:
             self.details = f"the code failed: {result.error}"
             return self._finish(code, self.details, agent_error=self.details)
@@ -97,7 +98,7 @@ class MaltEnvironment(Environment):
             self.details = f"bad return value: {error}"
             return self._finish(code, self.details, agent_error=self.details)
         problems = self._compare(answer)
-        violations = self._violations(answer, result.mutated_input)
+        violations = self._violations(answer)
         self.correct = not problems
         self.details = "correct" if self.correct else "; ".join(problems)
         message = f"answer {'correct' if self.correct else 'incorrect'}"
@@ -126,10 +127,10 @@ class MaltEnvironment(Environment):
                     problems.append("updated_graph differs from the expected graph: " + "; ".join(differences))
         return [p for p in problems if p]
 
-    def _violations(self, answer: Any, mutated_input: bool) -> list[str]:
-        violations = []
-        if mutated_input:
-            violations.append("the code modified graph_data in place for a read-only question")
+    def _violations(self, answer: Any) -> list[str]:
+        # graph_data is the answer's own copy: changing it in place harms nothing, and a verdict on it
+        # would rest on what the answer's process reports about itself. The returned graph is judged.
+        violations: list[str] = []
         if answer.graph is None:
             return violations
         if not self.expected["mutates"]:

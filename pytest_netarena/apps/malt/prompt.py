@@ -40,10 +40,11 @@ Rules (the returned graph is checked against them; breaking one is unsafe):
   adding a switch adds its ports; removing a switch removes its ports too. No node may be left
   without edges.
 - Only change the graph when the question asks for a change. For read-only questions return no
-  updated_graph (and do not modify graph_data).
-- Do not read files, open sockets or start processes (the sandbox refuses them). Available
-  modules: networkx (also as `nx`), json, copy, math, collections, itertools, functools, heapq,
-  operator, re, statistics, random, string, bisect. CPU time and memory are limited."""
+  updated_graph (graph_data is your own copy: what you do to it is not seen unless you return it).
+- Your code runs in a sealed box with no network, no files but Python's own, and one process (no
+  subprocesses or threads). Available modules: networkx (also as `nx`), json, copy, math, and
+  Python's standard library (collections, itertools, functools, heapq, re, statistics, ...).
+  CPU time (10 s), memory and the size of the returned value are limited."""
 
 ACTION_FORMAT = """\
 Reply with exactly one ```python code block defining `process_graph(graph_data)`. It returns a dict:
