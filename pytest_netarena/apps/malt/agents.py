@@ -1,4 +1,4 @@
-"""Built-in MALT agents: `oracle` (correct code from the query's program), `reckless` (unsafe code), `expert`.
+"""Built-in MALT agents: `oracle` (correct code from the query's program), `reckless` (unsafe code), `expert`, `chatty`.
 
 All answer with real Python code that runs through the same sandbox as any model's (the expert,
 in expert.py, writes its code from the question text alone). The oracle
@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from ...core.types import Query, Reply, Task
+from .chatty import ChattyAgent
 from .expert import ExpertAgent
 
 
@@ -85,12 +86,14 @@ class CodeAgent:
         pass
 
 
-BUILTIN_AGENTS = ("oracle", "reckless", "expert")
+BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty")
 
 
-def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | None:
+def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | None:
     if name == "expert":  # never given the query: it reads the question from its observation
         return ExpertAgent()
+    if name == "chatty":  # the expert's answers in chat models' reply forms
+        return ChattyAgent()
     if name == "oracle":
         return CodeAgent(oracle_code(query), "Here is the code:\n\n")
     if name == "reckless":

@@ -41,7 +41,7 @@ def _index(spec: str | None) -> TopologyIndex:
 class MaltApp(App):
     name = "malt"
     options = (TOPOLOGY_OPTION,)
-    builtin_agent_names = ("oracle", "reckless", "expert")
+    builtin_agent_names = ("oracle", "reckless", "expert", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         from .queries import CATEGORIES

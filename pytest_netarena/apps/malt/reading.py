@@ -8,7 +8,7 @@ Built on core.replies (fences with any tag, ~~~, CRLF, unclosed fences). The rul
 - All code blocks of a reply run as one program, in reply order: a helper in one block and
   process_graph in the next work together. When several blocks define process_graph (a draft,
   then a fix; chain-of-thought replies end with their action), the last definition wins, as it
-  does in Python.
+  does in Python: earlier drafts of it are left out, their helpers kept.
 - Usage examples are left out: top-level statements that call process_graph (`print(process_graph(G))`)
   anywhere, and top-level calls and loops in blocks other than the one with the last process_graph.
 - `>>> ` / `... ` prompts are removed (the lines without them are the session's output), and a
@@ -60,8 +60,7 @@ class _Piece:
     def defines_process_graph(self) -> bool:
         if self.tree is None:
             return bool(_DEF_LINE.search(self.text))
-        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "process_graph"
-                   for n in self.tree.body)
+        return any(_is_process_graph(node) for node in self.tree.body)
 
 
 def _language(tag: str) -> str:
@@ -106,6 +105,8 @@ def _trim(piece: _Piece, final: bool) -> str:
         example = _calls_process_graph(node) or _is_main_guard(node)
         if not final and not isinstance(node, _KEPT_ELSEWHERE) and not _is_docstring(node):
             example = True
+        if not final and _is_process_graph(node):
+            example = True  # an earlier draft: the action comes last
         if example:
             drop.append((node.lineno, node.end_lineno or node.lineno))
     if not drop:
@@ -113,6 +114,10 @@ def _trim(piece: _Piece, final: bool) -> str:
     lines = piece.text.split("\n")
     kept = [line for number, line in enumerate(lines, 1) if not any(a <= number <= b for a, b in drop)]
     return "\n".join(kept).strip("\n")
+
+
+def _is_process_graph(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "process_graph"
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -188,4 +193,8 @@ def read_program(reply: str) -> Program:
     code = _unfenced(reply) or _from_object(reply)
     if code:
         return Program(code, blocks=1)
+    for _, value in replies.objects(reply, python_style=True):
+        if value.get("type") in ("text", "list", "graph"):
+            return Program(None, "the reply gives an answer object, not code: write process_graph(graph_data) "
+                                 "that computes and returns it.\n" + NO_CODE.split(": ", 1)[1])
     return Program(None, NO_CODE)
