@@ -1,4 +1,4 @@
-"""MALT speed figures beside NetArena's: topology load, graph comparison, sandbox overhead, oracle throughput.
+"""MALT speed figures beside NetArena's: topology load, graph comparison, the box's cost per answer, oracle throughput.
 
     python benchmarks/malt.py [--topology PATH] [--iso-nodes N] [--repeat N]
 
@@ -61,6 +61,7 @@ def main() -> int:
     from pytest_netarena.apps.malt import APP, canon, safety
     from pytest_netarena.apps.malt import topology as topo
     from pytest_netarena.apps.malt.answers import parse_answer
+    from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
     from pytest_netarena.core.app import RunOptions
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
     from pytest_netarena.core.types import Outcome, Task
@@ -108,35 +109,48 @@ def main() -> int:
     print(f"{'':<44} ratio on that graph: {iso_s / max(ours_small_s, 1e-9):,.0f}x")
 
     options = RunOptions(seed=1, queries=3, extra={"malt_topology": args.topology})
-    env = APP.make_environment(options)
-    try:
-        env.sandbox.run("def process_graph(g):\n    return None")  # start the zygote once
-        small_code = "def process_graph(graph_data):\n    return {'type': 'text', 'data': 1}"
-        read_s, _ = timed(lambda: env.sandbox.run(small_code, readonly=False), args.repeat * 4, "small")
-        check_s, _ = timed(lambda: env.sandbox.run(small_code, readonly=True), args.repeat * 4, "check")
-        graph_code = "def process_graph(graph_data):\n    return {'type': 'graph', 'updated_graph': graph_data}"
-        whole_s, _ = timed(lambda: env.sandbox.run(graph_code), args.repeat * 2, "whole")
-        row("sandbox overhead, small answer", "0 (in-process)", ms(read_s, "small"), "< 300 ms")
-        row("  + read-only mutation check", "none", ms(check_s, "check"), "< 300 ms")
-        row("sandbox overhead, whole graph returned", "0 (in-process)", ms(whole_s, "whole"), "< 300 ms")
+    small_code = "def process_graph(graph_data):\n    return {'type': 'text', 'data': 1}"
+    graph_code = "def process_graph(graph_data):\n    return {'type': 'graph', 'updated_graph': graph_data}"
+    oracle_code = APP.builtin_agent("oracle", APP.generate(options)[0], None).code  # type: ignore[union-attr]
+    per_answer = {}
+    for boxed in (False, True):
+        label = "boxed" if boxed else "unboxed"
+        sandbox = Sandbox(node_link_json(graph), boxed=boxed)
+        try:
+            start_s, _ = timed(lambda: sandbox.run(small_code), 1, f"start-{label}")  # starts the zygote
+            for name, code, repeat in (("small", small_code, 4), ("whole", graph_code, 2), ("oracle", oracle_code, 2)):
+                per_answer[name, boxed] = timed(lambda: sandbox.run(code), args.repeat * repeat, f"{name}-{label}")[0]
+        finally:
+            sandbox.close()
+        row(f"zygote start ({label}, first answer included)", "", ms(start_s, f"start-{label}"), "")
+    for name, what in (("small", "small answer"), ("whole", "whole graph returned"), ("oracle", "oracle's answer")):
+        unboxed_s, boxed_s = per_answer[name, False], per_answer[name, True]
+        row(f"per answer, {what}: unboxed", "0 (in-process)", ms(unboxed_s, f"{name}-unboxed"), "")
+        row(f"  boxed (added: {(boxed_s - unboxed_s) * 1000:+.1f} ms, x{boxed_s / unboxed_s:.2f})", "",
+            ms(boxed_s, f"{name}-boxed"), "< 50 ms added")
 
-        queries = APP.generate(options)
-        system = build_system_prompt(APP.prompt(), "zero-shot")
-        started = time.perf_counter()
-        outcomes = []
-        for query in queries:
-            agent = APP.builtin_agent("oracle", query, env)
-            task = Task("malt", query.id, query.level, query.category, system, "zero-shot", 1)
-            outcomes.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:oracle").outcome)
-        suite_s = time.perf_counter() - started
-    finally:
-        env.close()
-    resolved = sum(outcome is Outcome.RESOLVED for outcome in outcomes)
-    row(f"oracle, full default suite ({len(queries)} queries)", "n/a",
-        f"{len(queries) / suite_s:.1f} queries/s", "")
-    print(f"{'':<44} {resolved}/{len(queries)} resolved, {suite_s:.1f} s in all "
-          f"({suite_s / len(queries) * 1000:.0f} ms per query, sandbox and checks included)")
-    return 0 if resolved == len(queries) else 1
+    queries = APP.generate(options)
+    system = build_system_prompt(APP.prompt(), "zero-shot")
+    all_resolved = True
+    for sandboxed in (False, True):
+        env = APP.make_environment(RunOptions(seed=1, queries=3, extra=options.extra, sandboxed=sandboxed))
+        try:
+            started = time.perf_counter()
+            outcomes = []
+            for query in queries:
+                agent = APP.builtin_agent("oracle", query, env)
+                task = Task("malt", query.id, query.level, query.category, system, "zero-shot", 1)
+                outcomes.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:oracle").outcome)
+            suite_s = time.perf_counter() - started
+        finally:
+            env.close()
+        resolved = sum(outcome is Outcome.RESOLVED for outcome in outcomes)
+        all_resolved &= resolved == len(queries)
+        label = "boxed" if sandboxed else "unboxed"
+        row(f"oracle, default suite ({len(queries)} queries, {label})", "n/a", f"{len(queries) / suite_s:.1f} queries/s", "")
+        print(f"{'':<44} {resolved}/{len(queries)} resolved, {suite_s:.1f} s in all "
+              f"({suite_s / len(queries) * 1000:.0f} ms per query, zygote start, box and checks included)")
+    return 0 if all_resolved else 1
 
 
 if __name__ == "__main__":

@@ -170,3 +170,22 @@ def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatc
     finally:
         sandbox.close()
     assert result.ok and "OPENAI_API_KEY" not in result.value and "sk-secret" not in str(result.value)
+
+
+def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch, tmp_path):
+    from pytest_netarena import sandbox
+    from pytest_netarena.errors import BackendUnavailable
+
+    monkeypatch.setenv("NETARENA_BWRAP", str(tmp_path / "no-bwrap"))
+    sandbox.support.cache_clear()
+    try:
+        with pytest.raises(BackendUnavailable, match="needs sealed boxes.*--unsandboxed"):
+            APP.make_environment(RunOptions(extra={"malt_topology": SMALL}))
+        unboxed = APP.make_environment(RunOptions(extra={"malt_topology": SMALL}, sandboxed=False))
+        try:
+            result = unboxed.sandbox.run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
+        finally:
+            unboxed.close()
+        assert result.ok and result.value > 0 and not unboxed.boxed
+    finally:
+        sandbox.support.cache_clear()
