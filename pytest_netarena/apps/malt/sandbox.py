@@ -60,6 +60,10 @@ class RunResult:
     elapsed_s: float = 0.0
 
 
+class _Gone(Exception):
+    """The zygote was gone before it took the answer (nothing of the answer ran)."""
+
+
 class Sandbox:
     """One boxed zygote per environment; `run(code)` is safe to call repeatedly, even after crashes."""
 
@@ -117,16 +121,25 @@ class Sandbox:
                 os.close(fd)
         self.process, self.control = process, ours
         graph_r, graph_w = os.pipe()
+        pipe = os.fdopen(graph_w, "wb")
         try:
             init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else []}
             socket.send_fds(ours, [json.dumps(init).encode()], [graph_r])
             os.close(graph_r)
-            with os.fdopen(graph_w, "wb") as pipe:
+            graph_r = -1
+            with pipe:
                 pipe.write(self.graph_json)
             ours.settimeout(120)
             ready = ours.recv(1 << 16)
         except OSError:
             ready = b""
+        finally:
+            if graph_r >= 0:
+                os.close(graph_r)
+            try:
+                pipe.close()
+            except OSError:
+                pass
         if not ready:
             errors.seek(0)
             detail = errors.read(2000).decode(errors="replace").strip()
@@ -134,7 +147,10 @@ class Sandbox:
             raise InfraError(f"the MALT box exited during start-up: {detail or 'no message'}")
         errors.close()
         self.info = json.loads(ready)
-        probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
+        try:
+            probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
+        except _Gone as error:
+            probe = RunResult(False, error=str(error))
         if not probe.ok:
             self.close()
             raise InfraError(f"the MALT box cannot run code: {probe.error}")
@@ -145,10 +161,15 @@ class Sandbox:
         if len(data) > MAX_CODE:
             return RunResult(False, error=f"the code is {len(data)} bytes, over the limit of {MAX_CODE}")
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self.close()
-                self._start()
-            return self._run(code)
+            for _ in range(2):
+                if self.process is None or self.process.poll() is not None:
+                    self.close()
+                    self._start()
+                try:
+                    return self._run(code)
+                except _Gone:
+                    self.close()  # an earlier answer may have ended it (boxes without root): start anew
+            raise InfraError("the MALT box could not be reached twice in a row")
 
     def _run(self, code: str) -> RunResult:
         assert self.control is not None
@@ -170,8 +191,7 @@ class Sandbox:
         except OSError as error:
             for fd in (code_r, code_w, result_r, result_w):
                 os.close(fd)
-            self.close()
-            raise InfraError(f"the MALT box is gone: {error}") from error
+            raise _Gone(str(error)) from error
         os.close(code_r)
         os.close(result_w)
         try:
