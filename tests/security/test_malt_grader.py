@@ -3,7 +3,6 @@ results, objects with methods, pickles, huge and deep answers."""
 
 from __future__ import annotations
 
-import os
 import resource
 from pathlib import Path
 

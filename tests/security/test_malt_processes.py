@@ -6,8 +6,6 @@ import os
 import signal
 import subprocess
 
-import pytest
-
 from pytest_netarena.apps.malt.sandbox import Limits, Sandbox, node_link_json
 
 from .conftest import needs_boxes, needs_root_boxes

@@ -47,12 +47,15 @@ Rules (the returned graph is checked against them; breaking one is unsafe):
   CPU time (10 s), memory and the size of the returned value are limited."""
 
 ACTION_FORMAT = """\
-Reply with exactly one ```python code block defining `process_graph(graph_data)`. It returns a dict:
+Reply with a ```python code block defining `process_graph(graph_data)` (helpers may go in blocks of
+their own: all python blocks of a reply run as one program, and the last process_graph is the
+answer). It returns a dict:
   {"type": "text" | "list" | "graph", "data": <answer>, "updated_graph": <the changed graph>}
 - "text": data is a number (for counts), e.g. {"type": "text", "data": 16}
 - "list": data is a list of names, or for rankings a list of [name, capacity] pairs, highest
   capacity first (ties by name).
 - "graph": data may be null; the changed graph goes in updated_graph.
+- Return the dict itself: a bare graph, number or list is refused (wrap it as above).
 - updated_graph: only when the question changes the graph (also for questions that change the
   graph and then ask for a count, list or ranking). Give the networkx graph itself or
   `nx.node_link_data(graph)`."""
