@@ -169,6 +169,9 @@ class Sandbox:
                     return self._run(code)
                 except _Gone:
                     self.close()  # an earlier answer may have ended it (boxes without root): start anew
+                except BaseException:
+                    self.close()  # interrupted mid-exchange: the next answer must not read this one's status
+                    raise
             raise InfraError("the MALT box could not be reached twice in a row")
 
     def _run(self, code: str) -> RunResult:
