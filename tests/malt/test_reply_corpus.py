@@ -28,6 +28,9 @@ def indent(text: str, by: str) -> str:
     return "\n".join(by + line if line else line for line in text.split("\n"))
 
 
+DRAFT_THEN_FIX = (f"First try:\n```python\n{DRAFT}\n```\nWait, that includes the self-loop. "
+                  f"Fixed:\n```python\n{P}\n```")
+
 # (name, reply, the program it must give; None: no program, and the refusal must contain the string after it)
 CORPUS: list[tuple[str, str, str | None, str]] = [
     ("python fence", fence(P), P, ""),
@@ -50,10 +53,8 @@ CORPUS: list[tuple[str, str, str | None, str]] = [
     ("imports, helper, process_graph in three blocks", f"{fence(IMPORTS)}\n{fence(H)}\n{fence(PH)}",
      IMPORTS + "\n\n" + H + "\n\n" + PH, ""),
     ("untagged helper, tagged main", f"{fence(H, '')}\n{fence(PH)}", H + "\n\n" + PH, ""),
-    ("draft then fix: the last definition is the action", f"First try:\n{fence(DRAFT)}\nWait, that includes the "
-     f"self-loop. Fixed:\n{fence(P)}", P, ""),
-    ("draft with a helper, then a fix using it", f"{fence(H + chr(10) * 3 + DRAFT)}\nBetter:\n{fence(PH)}",
-     H + "\n\n" + PH, ""),
+    ("draft then fix: two answers, refused", DRAFT_THEN_FIX, None, "defines process_graph 2 different ways"),
+    ("the same definition twice is one answer", f"{fence(P)}\nAgain, complete:\n{fence(P)}", P, ""),
     ("cot quoting expected output as json first", "The output should look like\n" + fence(EXPECTED_JSON, "json")
      + f"\nSo the code is:\n{fence(P)}", P, ""),
     ("cot quoting an earlier output as text", f"{fence('ju1.a1.m1.s2c1  ju1.a1.m1.s2c2', 'text')}\n{fence(P)}", P, ""),
@@ -88,6 +89,22 @@ CORPUS: list[tuple[str, str, str | None, str]] = [
 ]
 
 
+# chain-of-thought runs (the prompt says the action comes last): the last process_graph is the answer
+COT_CORPUS: list[tuple[str, str, str]] = [
+    ("draft then fix", DRAFT_THEN_FIX, P),
+    ("draft with a helper, then a fix using it", f"{fence(H + chr(10) * 3 + DRAFT)}\nBetter:\n{fence(PH)}",
+     H + "\n\n" + PH),
+    ("reasoning, a sketch, then the code", "Step 1: find the block.\n" + fence(EXPECTED_JSON, "json")
+     + f"\nStep 2: the code.\n{fence(DRAFT)}\nStep 3: skip self-loops; final answer:\n{fence(P)}", P),
+]
+
+
+@pytest.mark.parametrize("name, reply, program", COT_CORPUS, ids=[c[0] for c in COT_CORPUS])
+def test_in_chain_of_thought_the_last_definition_answers(name, reply, program):
+    assert read_program(reply, last_wins=True).code == program
+    assert read_program(reply).code is None  # elsewhere two answers are refused
+
+
 @pytest.mark.parametrize("name, reply, program, refusal", CORPUS, ids=[c[0] for c in CORPUS])
 def test_reply_gives_its_program(name, reply, program, refusal):
     read = read_program(reply)
@@ -98,7 +115,7 @@ def test_reply_gives_its_program(name, reply, program, refusal):
 
 
 def test_the_corpus_is_large_and_varied():
-    assert len(CORPUS) >= 40
+    assert len(CORPUS) + len(COT_CORPUS) >= 40 and len(CORPUS) >= 40
     assert sum(program is None for _, _, program, _ in CORPUS) >= 4
 
 

@@ -64,7 +64,8 @@ class MaltApp(App):
                 support().require("the MALT app (answer code runs in a sealed box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
-        return MaltEnvironment(_index(options.get(TOPOLOGY_OPTION.name)).graph, boxed=options.sandboxed)
+        return MaltEnvironment(_index(options.get(TOPOLOGY_OPTION.name)).graph, boxed=options.sandboxed,
+                               last_wins=options.strategy == "cot")
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT

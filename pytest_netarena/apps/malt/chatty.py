@@ -2,9 +2,9 @@
 
 It answers like the expert (expert.py: from the question text alone) but varies the form by the
 question, in the styles of tests/malt/test_reply_corpus.py: chain of thought with a JSON sketch of
-the answer first, helpers and process_graph in separate blocks, a draft then a fix, an untagged
-fence with CRLF endings, a ReAct `Action:` with a ~~~ fence, code with no fence at all, and a usage
-example after the code. Every form must be read as the same program (a test runs the default suite).
+the answer first, helpers and process_graph in separate blocks, an untagged fence with CRLF
+endings, a ReAct `Action:` with a ~~~ fence, code with no fence at all, a usage example after the
+code, and (in chain-of-thought runs only, where the action comes last) a draft then a fix. Every form must be read as the same program (a test runs the default suite).
 """
 
 from __future__ import annotations
@@ -52,7 +52,14 @@ def _no_fence(helpers: str, main: str) -> str:
     return f"My solution:\n\n{helpers}\n\n\n{main}\n\nThis returns the answer in the required format."
 
 
-STYLES = (_cot, _draft_then_fix, _untagged_crlf, _react, _no_fence)
+def _usage_after(helpers: str, main: str) -> str:
+    return (f"```python\n{helpers}\n\n\n{main}\n\n\n# quick check\nG = None\nprint(process_graph(G))\n```\n"
+            "The check at the end shows how to call it.")
+
+
+STYLES = (_cot, _untagged_crlf, _react, _no_fence, _usage_after)
+#: a draft, then a fix, is one answer only where the action comes last (chain-of-thought runs)
+COT_STYLES = (*STYLES, _draft_then_fix)
 
 
 class ChattyAgent:
@@ -65,7 +72,8 @@ class ChattyAgent:
         match = re.search(r"Question:\s*(.*?)(?:\n\n|$)", observation, re.S)
         question = match[1] if match else observation
         code, _ = expert_code(question)
-        style = STYLES[zlib.crc32(question.encode()) % len(STYLES)]
+        styles = COT_STYLES if getattr(self.task, "strategy", "") == "cot" else STYLES
+        style = styles[zlib.crc32(question.encode()) % len(styles)]
         return Reply(style(*_split(code)))
 
     def close(self) -> None:

@@ -28,12 +28,14 @@ class MaltEnvironment(Environment):
 
     default_max_steps = 1
 
-    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None, boxed: bool = True) -> None:
+    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None, boxed: bool = True,
+                 last_wins: bool = False) -> None:
         from .sandbox import Limits
 
         self.graph = graph  # shared and read-only: the ground truth works on copies
         self.limits = limits or Limits()
         self.boxed = boxed  #: False only with --unsandboxed
+        self.last_wins = last_wins  #: chain-of-thought runs: the last process_graph of a reply answers
         self._sandbox: Sandbox | None = None
         self._base: canon.Canon | None = None
         self.query: Query | None = None
@@ -82,7 +84,7 @@ class MaltEnvironment(Environment):
     def step(self, reply: str) -> StepOutcome:
         if self.query is None:
             raise RuntimeError("step() before reset()")
-        program = read_program(reply)
+        program = read_program(reply, last_wins=self.last_wins)
         if program.code is None:
             self.details = program.problem
             return self._finish("", program.problem, agent_error=program.problem)

@@ -47,9 +47,8 @@ Rules (the returned graph is checked against them; breaking one is unsafe):
   CPU time (10 s), memory and the size of the returned value are limited."""
 
 ACTION_FORMAT = """\
-Reply with a ```python code block defining `process_graph(graph_data)` (helpers may go in blocks of
-their own: all python blocks of a reply run as one program, and the last process_graph is the
-answer). It returns a dict:
+Reply with a ```python code block defining `process_graph(graph_data)` once (helpers may go in
+blocks of their own: all python blocks of a reply run as one program). It returns a dict:
   {"type": "text" | "list" | "graph", "data": <answer>, "updated_graph": <the changed graph>}
 - "text": data is a number (for counts), e.g. {"type": "text", "data": 16}
 - "list": data is a list of names, or for rankings a list of [name, capacity] pairs, highest

@@ -6,9 +6,11 @@ Built on core.replies (fences with any tag, ~~~, CRLF, unclosed fences). The rul
   with no tag or another tag whose text parses as Python and defines or imports something. Fences
   tagged as output or data (json, text, output, bash, yaml, ...) are never code.
 - All code blocks of a reply run as one program, in reply order: a helper in one block and
-  process_graph in the next work together. When several blocks define process_graph (a draft,
-  then a fix; chain-of-thought replies end with their action), the last definition wins, as it
-  does in Python: earlier drafts of it are left out, their helpers kept.
+  process_graph in the next work together.
+- One answer per reply (docs/replies.md): a reply that defines process_graph in two different
+  ways holds two answers and is refused, naming the fix, except in chain-of-thought runs, whose
+  prompt says the action comes last: there the last definition is the answer, and earlier drafts
+  are left out (helpers defined beside them are kept). The same definition repeated is one answer.
 - Usage examples are left out: top-level statements that call process_graph (`print(process_graph(G))`)
   anywhere, and top-level calls and loops in blocks other than the one with the last process_graph.
 - `>>> ` / `... ` prompts are removed (the lines without them are the session's output), and a
@@ -37,6 +39,8 @@ _KEPT_ELSEWHERE = (*_DEFINING, ast.Assign, ast.AnnAssign, ast.If, ast.Try)
 _DEF_LINE = re.compile(r"^[ \t]*def[ \t]+process_graph[ \t]*\(", re.MULTILINE)
 _CODE_LINE = re.compile(r"^(?:[ \t]+\S|import\s|from\s+\S+\s+import\s|def\s|class\s|@|#|[A-Za-z_][\w, ]*=[^=]|\s*$)")
 
+TWO_ANSWERS = ("the reply defines process_graph {count} different ways, so it holds {count} answers and none was "
+               "run: give one definition (helpers may go in blocks of their own)")
 NO_CODE = ("no Python code: reply with one ```python block defining process_graph(graph_data), e.g.\n"
            "```python\ndef process_graph(graph_data):\n    ...\n    return {\"type\": \"text\", \"data\": 16}\n```")
 
@@ -179,8 +183,13 @@ def _from_object(reply: str) -> str | None:
     return None
 
 
-def read_program(reply: str) -> Program:
+def read_program(reply: str, last_wins: bool = False) -> Program:
+    """The program of a reply; `last_wins` for chain-of-thought runs (the last process_graph answers)."""
     pieces = _pieces(reply)
+    definitions = {ast.dump(node) for piece in pieces if piece.tree is not None for node in piece.tree.body
+                   if _is_process_graph(node)}
+    if len(definitions) > 1 and not last_wins:
+        return Program(None, TWO_ANSWERS.format(count=len(definitions)), blocks=len(pieces))
     if pieces:
         defining = [index for index, piece in enumerate(pieces) if piece.defines_process_graph]
         final = defining[-1] if defining else len(pieces) - 1
