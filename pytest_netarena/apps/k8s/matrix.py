@@ -151,6 +151,11 @@ class MatrixChecker:
             self._model.set_policy(policy)
             self._policies[key] = (version, policy)
 
+    @property
+    def model(self):
+        """The engine model (netpol.ConnectivityModel) of the last sync(), or None before the first."""
+        return self._model
+
     def matrix(self) -> Matrix:
         """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none).
 
