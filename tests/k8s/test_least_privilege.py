@@ -31,7 +31,7 @@ def patch(name, ops):
 
 
 def set_ingress(name, ingress):
-    return patch(name, [{"op": "replace", "path": "/spec/ingress", "value": ingress}])
+    return patch(name, [{"op": "add", "path": "/spec/ingress", "value": ingress}])  # add: the field may be absent
 
 
 def healthy_spec(name):
