@@ -141,3 +141,23 @@ def test_builtin_fixes_are_not_flagged(k8s_env, agent):
                 flagged.append((q.id, judgement.details))
         assert METRIC in result.metrics
     assert resolved and not flagged, flagged
+
+
+def test_the_measure_reaches_summary_junit_and_report(pytester: pytest.Pytester):
+    from pathlib import Path
+    from xml.etree import ElementTree
+
+    root = Path(__file__).parents[2]
+    pytester.makeini("[pytest]\nnetarena_plots = false\n")
+    pytester.makepyfile(test_k8s=(root / "suites" / "k8s" / "test_k8s.py").read_text())
+    result = pytester.runpytest_subprocess("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=4",
+                                           "-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=5)
+    (folder,) = (pytester.path / "reports").glob("*/")
+    summary = json.loads((folder / "summary.json").read_text())
+    (group,) = summary["groups"]
+    assert group["overall"]["metrics"][METRIC]["n"] == 5 and group["overall"]["metrics"][METRIC]["rate"] == 0.0
+    values = [p.get("value") for p in ElementTree.parse(pytester.path / "junit.xml").iter("property")
+              if p.get("name") == f"netarena.metric.{METRIC}"]
+    assert values == ["False"] * 5
+    assert "overly permissive in 0.0%" in (folder / "report.html").read_text()
