@@ -337,12 +337,12 @@ class ConnectivityModel:
         return bool((self._allowed_peers(EGRESS, source, port, protocol) >> destination) & 1
                     and (self._allowed_peers(INGRESS, destination, port, protocol) >> source) & 1)
 
-    def _resolve_target(self, pod: Pod, port: int | str, protocol: str) -> int | None:
-        """The port number a flow to `pod` uses, or None when it cannot be delivered (an unknown
-        port name, or with listening_ports a port the pod does not listen on)."""
-        number = port if isinstance(port, int) else pod.named_port(port, protocol)
-        listens = self._index.listens
-        if number is not None and listens is not None and (number, protocol) not in listens[self._index.position[pod.key]]:
+    def _resolve_target(self, position: int, port: int | str, protocol: str) -> int | None:
+        """The port number a flow to the pod at `position` uses, or None when it cannot be delivered
+        (an unknown port name, or with listening_ports a port the pod does not listen on)."""
+        index = self._index
+        number = port if isinstance(port, int) else index.pods[position].named_port(port, protocol)
+        if number is not None and index.listens is not None and (number, protocol) not in index.listens[position]:
             return None
         return number
 
@@ -359,13 +359,13 @@ class ConnectivityModel:
         source = self._position(probe.source)
         if not probe.to_service:
             destination = self._position(probe.destination)
-            port = self._resolve_target(index.pods[destination], probe.port, probe.protocol)
+            port = self._resolve_target(destination, probe.port, probe.protocol)
             return port is not None and self._flow_allowed(source, destination, port, probe.protocol)
         _, service_port, backends = self._service_flows(probe)
         if service_port is None:
             return False
         for backend in backends:
-            port = self._resolve_target(index.pods[backend], service_port.target, probe.protocol)
+            port = self._resolve_target(backend, service_port.target, probe.protocol)
             if port is not None and self._flow_allowed(source, backend, port, probe.protocol):
                 return True
         return False
@@ -391,7 +391,7 @@ class ConnectivityModel:
         return Explanation(probe, flows, note)
 
     def _explain_flow(self, source: Pod, destination: Pod, port: int | str, protocol: str) -> FlowVerdict:
-        number = self._resolve_target(destination, port, protocol)
+        number = self._resolve_target(self._index.position[destination.key], port, protocol)
         if number is None:
             why = (f"{destination.key} has no container port named {port!r} for {protocol}" if isinstance(port, str)
                    else f"{destination.key} does not listen on {port}/{protocol} (no container declares it)")
@@ -446,7 +446,7 @@ class MatrixView:
             else:
                 destination = model._position(probe.destination)
                 backends = [destination]
-                port = model._resolve_target(index.pods[destination], probe.port, probe.protocol)
+                port = model._resolve_target(destination, probe.port, probe.protocol)
                 self._cells.append((source, destination, port, probe.protocol))
             for backend in backends:
                 self._by_destination.setdefault(backend, []).append(number)
