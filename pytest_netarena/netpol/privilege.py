@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .bitsets import LabelIndex, bits_of, iter_bits
 from .objects import NAMESPACE_NAME_LABEL, PROTOCOLS, ContainerPort, Namespace, Pod
-from .policy import EGRESS, INGRESS, CompiledPolicy, IPBlockPeer, PodPeer
+from .policy import EGRESS, INGRESS, CompiledPolicy, IPBlockPeer
 from .ports import PortRule
 
 FRESH = "netarena-witness"  #: a label value and namespace name no real object uses

@@ -42,7 +42,7 @@ def test_narrower_is_not_wider():
 
 
 def test_every_port_is_wider_and_the_interval_is_named():
-    (found,) = wider([policy(ingress=[{"from": [WEB]}])], )[:1]
+    (found,) = wider([policy(ingress=[{"from": [WEB]}])])[:1]
     assert found.source == "app/web" and found.destination == "app/db"
     assert (found.low, found.high, found.protocol) == (1, 5431, "TCP")
 
@@ -57,7 +57,7 @@ def test_deleting_the_policy_is_wider():
 
 
 def test_empty_namespace_selector_admits_pods_the_cluster_does_not_hold():
-    found = wider([policy(ingress=[{"from": [{"namespaceSelector": {}, **WEB}], "ports": [{"port": 5432}]}])], )
+    found = wider([policy(ingress=[{"from": [{"namespaceSelector": {}, **WEB}], "ports": [{"port": 5432}]}])])
     assert found and all("<any pod: app=web>" in f.source and not f.source.startswith("app/") for f in found)
 
 
