@@ -100,4 +100,4 @@ def test_egress_widening():
     found = wider(opened, closed)
     assert found and found[0].source == "app/web" and found[0].destination == "app/db"
     out = [policy("web", egress=[{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 5432}]}])]
-    assert any(f.destination.startswith("<outside") for f in wider(out, closed, ))
+    assert any(f.destination.startswith("<outside") for f in wider(out, closed))
