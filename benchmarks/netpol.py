@@ -1,4 +1,5 @@
-"""Prints NetworkPolicy engine timings: Online Boutique matrix, a 1,000-pod/1,000-policy matrix, incremental updates."""
+"""Prints NetworkPolicy engine timings: Online Boutique matrix, a 1,000-pod/1,000-policy matrix, incremental updates,
+each with and without the listening-port model, and the least-privilege comparison (netpol.privilege)."""
 
 from __future__ import annotations
 
@@ -121,6 +122,48 @@ def main() -> None:
     print(f"  incremental: one policy changed, live view of {len(probes):,} probes refreshed: {incremental * 1e3:.1f} ms "
           f"(worst of {len(update_times)}; {changes[0]:,} verdicts changed; view set-up {view_time:.2f} s)")
     print(f"  from scratch / incremental = {scratch / incremental:,.0f}x")
+
+    listening(args)
+    privilege(args)
+
+
+def listening(args) -> None:
+    """The same matrices with listening_ports=True (what the k8s app uses) beside the policy-only model."""
+    namespaces, pods, policies, (services, probes) = boutique()
+    print("listening ports (a pod accepts only on its declared container ports):")
+    for flag in (False, True):
+        cold = best_of(20, lambda: ConnectivityModel(namespaces, pods, policies, services, flag).matrix(probes))
+        model = ConnectivityModel(namespaces, pods, policies, services, flag)
+        model.matrix(probes)
+        warm = best_of(20, lambda: model.matrix(probes))
+        print(f"  online boutique, listening_ports={flag!s:5}: from scratch {cold * 1e3:.2f} ms, warm {warm * 1e3:.2f} ms")
+    namespaces, pods, policies = large_cluster(args.pods, args.policies)
+    keys = [pod.key for pod in pods][:300]
+    probes = [Probe(s, d, port, proto) for s in keys for d in keys for port, proto in ((80, "TCP"), (8080, "TCP"))]
+    for flag in (False, True):
+        (_, seconds) = timed(lambda: ConnectivityModel(namespaces, pods, policies, (), flag).matrix(probes))
+        print(f"  large cluster, {len(probes):,} pod probes on 80 and 8080 (8080 not declared), "
+              f"listening_ports={flag!s:5}: {seconds:.2f} s")
+
+
+def privilege(args) -> None:
+    """wider_than(): healthy policies against the same set with one policy widened, and unchanged."""
+    from pytest_netarena.netpol import compile_policy
+    from pytest_netarena.netpol.privilege import wider_than
+
+    for label, (namespaces, pods, policies) in (
+            ("online boutique", boutique()[:3]), (f"large cluster ({args.pods} pods, {args.policies} policies)",
+                                                  large_cluster(args.pods, args.policies))):
+        spaces = {ns.name: ns for ns in namespaces}
+        reference = [compile_policy(p) for p in policies]
+        widened = [compile_policy(dict(policies[3], spec={**policies[3]["spec"], "ingress": [{}]}))
+                   if i == 3 else p for i, p in enumerate(reference)]
+        narrowed = [compile_policy(dict(policies[3], spec={**policies[3]["spec"], "ingress": []}))
+                    if i == 3 else p for i, p in enumerate(reference)]
+        for name, actual in (("unchanged", reference), ("one policy opened to all", widened),
+                             ("one policy closed (wider nowhere)", narrowed)):
+            found, seconds = timed(lambda: wider_than(pods, spaces, reference, actual))
+            print(f"  least privilege, {label}, {name}: {seconds * 1e3:.1f} ms, wider: {bool(found)}")
 
 
 if __name__ == "__main__":

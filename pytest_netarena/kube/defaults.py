@@ -1,4 +1,5 @@
-"""Per-kind defaulting, applied on every create and update like the real apiserver does."""
+"""Per-kind defaulting, applied on every create and update like the real apiserver does (empty and
+null fields dropped first, as decoding and omitempty do)."""
 
 from __future__ import annotations
 
@@ -137,7 +138,34 @@ BY_KIND = {
 }
 
 
+# Fields of map type: Go drops them when empty (omitempty); an empty struct ({} podSelector, a {}
+# rule) is a value and stays, so only these names are dropped when empty.
+MAP_FIELDS = frozenset({"labels", "annotations", "matchLabels", "nodeSelector", "data", "binaryData", "stringData"})
+
+
+def omit_empty(value) -> None:
+    """Drop what the real API server never returns: null fields (decoding skips them), empty lists
+    (every list field is omitempty) and empty maps, at any depth, in place."""
+    if isinstance(value, dict):
+        for key in list(value):
+            item = value[key]
+            if isinstance(item, (dict, list)):
+                omit_empty(item)
+            if item is None or (isinstance(item, list) and not item) or (
+                    isinstance(item, dict) and not item and key in MAP_FIELDS):
+                del value[key]
+    elif isinstance(value, list):
+        for item in value:
+            omit_empty(item)
+
+
 def apply_defaults(kind: str, obj: dict) -> None:
+    metadata = obj.get("metadata")
+    omit_empty(obj)
+    if isinstance(metadata, dict):
+        obj["metadata"] = metadata  # never dropped: the server always returns metadata
+    if kind == "Service" and isinstance(obj.get("spec"), dict) and obj["spec"].get("selector") == {}:
+        del obj["spec"]["selector"]  # a map (omitempty) here, unlike a Deployment's selector struct
     fn = BY_KIND.get(kind)
     if fn is not None:
         fn(obj)

@@ -13,6 +13,10 @@ direction; loopback (source == destination) is evaluated like any other flow. A 
 destination does not have for the protocol denies the probe. A service probe is allowed if ANY
 backend pod (pods of the service's namespace matching its selector) accepts the flow on the target
 port; a service without selector or backends, or without the requested port, denies.
+
+With `listening_ports=True` a pod also has to listen: it accepts only on its declared container
+ports (named ports resolve to them), so a Service whose targetPort no container declares reaches
+nothing, as on a cluster whose containers serve exactly their declared ports.
 """
 
 from __future__ import annotations
@@ -51,8 +55,11 @@ class _Index:
     """Everything derived from the pods, namespaces and services; rebuilt when any of them changes."""
 
     def __init__(self, namespaces: Mapping[str, Namespace], pods: Mapping[str, Pod],
-                 services: Mapping[str, Service]) -> None:
+                 services: Mapping[str, Service], listening_ports: bool = False) -> None:
         self.pods = list(pods.values())
+        # Per pod the (port, protocol) pairs it listens on; None: every port (policy semantics only).
+        self.listens: list[frozenset[tuple[int, str]]] | None = (
+            [frozenset((p.port, p.protocol) for p in pod.ports) for pod in self.pods] if listening_ports else None)
         self.position = {pod.key: index for index, pod in enumerate(self.pods)}
         self.all = (1 << len(self.pods)) - 1
         self.pod_labels = LabelIndex([pod.labels for pod in self.pods])
@@ -133,7 +140,9 @@ class ConnectivityModel:
     allowed(), matrix(), explain(); watch() returns a live matrix refreshed incrementally."""
 
     def __init__(self, namespaces: Iterable[Namespace] = (), pods: Iterable[Pod] = (),
-                 policies: Iterable[Mapping[str, Any] | CompiledPolicy] = (), services: Iterable[Service] = ()) -> None:
+                 policies: Iterable[Mapping[str, Any] | CompiledPolicy] = (), services: Iterable[Service] = (),
+                 listening_ports: bool = False) -> None:
+        self.listening_ports = listening_ports
         self._namespaces: dict[str, Namespace] = {}
         self._pods: dict[str, Pod] = {}
         self._services: dict[str, Service] = {}
@@ -231,7 +240,7 @@ class ConnectivityModel:
 
     def _ensure_index(self) -> _Index:
         if self._index is None:
-            index = _Index(self._namespaces, self._pods, self._services)
+            index = _Index(self._namespaces, self._pods, self._services, self.listening_ports)
             self._bound = {key: index.bind(policy) for key, policy in self._policies.items()}
             count = len(index.pods)
             self._selecting = {INGRESS: [[] for _ in range(count)], EGRESS: [[] for _ in range(count)]}
@@ -328,8 +337,14 @@ class ConnectivityModel:
         return bool((self._allowed_peers(EGRESS, source, port, protocol) >> destination) & 1
                     and (self._allowed_peers(INGRESS, destination, port, protocol) >> source) & 1)
 
-    def _resolve_target(self, pod: Pod, port: int | str, protocol: str) -> int | None:
-        return port if isinstance(port, int) else pod.named_port(port, protocol)
+    def _resolve_target(self, position: int, port: int | str, protocol: str) -> int | None:
+        """The port number a flow to the pod at `position` uses, or None when it cannot be delivered
+        (an unknown port name, or with listening_ports a port the pod does not listen on)."""
+        index = self._index
+        number = port if isinstance(port, int) else index.pods[position].named_port(port, protocol)
+        if number is not None and index.listens is not None and (number, protocol) not in index.listens[position]:
+            return None
+        return number
 
     def _service_flows(self, probe: Probe) -> tuple[Service, Any, list[int]]:
         service = self._services.get(probe.destination)
@@ -344,13 +359,13 @@ class ConnectivityModel:
         source = self._position(probe.source)
         if not probe.to_service:
             destination = self._position(probe.destination)
-            port = self._resolve_target(index.pods[destination], probe.port, probe.protocol)
+            port = self._resolve_target(destination, probe.port, probe.protocol)
             return port is not None and self._flow_allowed(source, destination, port, probe.protocol)
         _, service_port, backends = self._service_flows(probe)
         if service_port is None:
             return False
         for backend in backends:
-            port = self._resolve_target(index.pods[backend], service_port.target, probe.protocol)
+            port = self._resolve_target(backend, service_port.target, probe.protocol)
             if port is not None and self._flow_allowed(source, backend, port, probe.protocol):
                 return True
         return False
@@ -376,10 +391,11 @@ class ConnectivityModel:
         return Explanation(probe, flows, note)
 
     def _explain_flow(self, source: Pod, destination: Pod, port: int | str, protocol: str) -> FlowVerdict:
-        number = self._resolve_target(destination, port, protocol)
+        number = self._resolve_target(self._index.position[destination.key], port, protocol)
         if number is None:
-            return FlowVerdict(source.key, destination.key, None, protocol, None, None,
-                               f"{destination.key} has no container port named {port!r} for {protocol}")
+            why = (f"{destination.key} has no container port named {port!r} for {protocol}" if isinstance(port, str)
+                   else f"{destination.key} does not listen on {port}/{protocol} (no container declares it)")
+            return FlowVerdict(source.key, destination.key, None, protocol, None, None, why)
         policies = self._policies.values()
         egress = explain_direction(EGRESS, source, destination, number, protocol, destination, policies, self._namespaces)
         ingress = explain_direction(INGRESS, destination, source, number, protocol, destination, policies, self._namespaces)
@@ -430,7 +446,7 @@ class MatrixView:
             else:
                 destination = model._position(probe.destination)
                 backends = [destination]
-                port = model._resolve_target(index.pods[destination], probe.port, probe.protocol)
+                port = model._resolve_target(destination, probe.port, probe.protocol)
                 self._cells.append((source, destination, port, probe.protocol))
             for backend in backends:
                 self._by_destination.setdefault(backend, []).append(number)

@@ -12,11 +12,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from .errors import ManifestError
 from .manifests import ClusterObjects, cluster_from_objects
+from .safe_yaml import load_documents, read_bounded
 
+MAX_KUBECONFIG = 1024 * 1024
+MAX_RESPONSE = 256 * 1024 * 1024  #: one list of a large cluster
 LIST_PATHS = {
     "Namespace": "/api/v1/namespaces",
     "Pod": "/api/v1/pods",
@@ -27,12 +28,8 @@ LIST_PATHS = {
 
 class _Connection:
     def __init__(self, kubeconfig: str | Path, context: str | None = None) -> None:
-        try:
-            config = yaml.safe_load(Path(kubeconfig).read_text(encoding="utf-8"))
-        except OSError as error:
-            raise ManifestError(f"{kubeconfig}: cannot read kubeconfig: {error.strerror or error}") from None
-        except yaml.YAMLError as error:
-            raise ManifestError(f"{kubeconfig}: malformed kubeconfig: {error}") from None
+        documents = load_documents(read_bounded(kubeconfig, MAX_KUBECONFIG), f"{kubeconfig} (kubeconfig)")
+        config = documents[0] if len(documents) == 1 else None
         if not isinstance(config, Mapping):
             raise ManifestError(f"{kubeconfig}: not a kubeconfig")
         base = Path(kubeconfig).parent
@@ -80,7 +77,10 @@ class _Connection:
         request = urllib.request.Request(self.server + path, headers=self.headers)
         try:
             with urllib.request.urlopen(request, timeout=timeout, context=self.context) as response:
-                return json.loads(response.read())
+                body = response.read(MAX_RESPONSE + 1)
+                if len(body) > MAX_RESPONSE:
+                    raise ManifestError(f"GET {self.server}{path}: response larger than {MAX_RESPONSE} bytes")
+                return json.loads(body)
         except urllib.error.HTTPError as error:
             raise ManifestError(f"GET {self.server}{path}: HTTP {error.code} {error.reason}") from None
         except (urllib.error.URLError, OSError) as error:

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
 from .engine import ConnectivityModel
 from .errors import ManifestError, ObjectError
 from .objects import PROTOCOLS, ContainerPort, Namespace, Pod, Probe, Service, ServicePort
 from .policy import CompiledPolicy, compile_policy
+from .safe_yaml import load_documents, read_bounded
 
 
 @dataclass(frozen=True)
@@ -21,23 +20,14 @@ class ClusterObjects:
     services: tuple[Service, ...] = ()
     policies: tuple[CompiledPolicy, ...] = ()
 
-    def model(self) -> ConnectivityModel:
-        return ConnectivityModel(self.namespaces, self.pods, self.policies, self.services)
+    def model(self, listening_ports: bool = False) -> ConnectivityModel:
+        return ConnectivityModel(self.namespaces, self.pods, self.policies, self.services, listening_ports)
 
 
 def load_yaml_documents(path: str | Path) -> list[Any]:
-    """All documents of a (multi-document) YAML or JSON file, empty documents dropped."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ManifestError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        position = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ManifestError(f"{path}: malformed YAML{position}: {problem}") from None
+    """All documents of a (multi-document) YAML or JSON file, empty documents dropped; bounded input
+    (see safe_yaml): an endless, deep or alias-bombed file is a ManifestError, never a hang."""
+    return load_documents(read_bounded(path), str(path))
 
 
 def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[str, Any]]:

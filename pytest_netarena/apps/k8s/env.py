@@ -120,7 +120,11 @@ class K8sEnvironment(Environment):
         if touched:
             details.append("protected objects changed: " + "; ".join(touched[:10]))
         correct = not wrong and not touched
-        return Judgement(correct, " | ".join(details) if details else "the matrix equals the intent")
+        from .privilege import judge_privilege
+
+        metrics, wider = judge_privilege(self.backend, self.app)  # measured beside `correct`, never changes it
+        text = " | ".join(details) if details else "the matrix equals the intent"
+        return Judgement(correct, f"{text} | {wider}" if wider else text, metrics=metrics)
 
     def current_state(self) -> ClusterState:
         """The latest reading (for built-in agents that know the ground truth, and for tests)."""

@@ -98,6 +98,7 @@ class MatrixChecker:
                 namespaces=[_engine_namespace(ns) for ns in namespaces],
                 pods=[_engine_pod(pod, self.namespace) for pod in pods],
                 services=[_engine_service(svc, self.namespace) for svc in services],
+                listening_ports=True,  # a targetPort no container declares reaches nothing, as on a cluster
             )
             self._policies = {}
             sources: dict[str, list[str]] = {}
@@ -150,6 +151,11 @@ class MatrixChecker:
             self._model.set_policy(policy)
             self._policies[key] = (version, policy)
 
+    @property
+    def model(self):
+        """The engine model (netpol.ConnectivityModel) of the last sync(), or None before the first."""
+        return self._model
+
     def matrix(self) -> Matrix:
         """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none).
 
@@ -172,7 +178,7 @@ def synthetic_objects(app: AppSpec, namespace: str) -> tuple[list[dict], list[di
                          "ownerReferences": [{"kind": "ReplicaSet", "name": f"{workload.name}-0"}],
                          "uid": f"pod-{index}", "resourceVersion": "1"},
             "spec": {"containers": [{"name": workload.container, "ports": [
-                {"containerPort": port, "protocol": protocol} for port, protocol in workload.container_ports]}]},
+                _container_port(workload, port, protocol) for port, protocol in workload.container_ports]}]},
             "status": {"podIP": f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256 + 1}"},
         })
         if workload.has_service:
@@ -182,6 +188,14 @@ def synthetic_objects(app: AppSpec, namespace: str) -> tuple[list[dict], list[di
                     {"port": p.port, "targetPort": p.target_port, "protocol": p.protocol} for p in workload.service_ports]},
             })
     return pods, services
+
+
+def _container_port(workload, port: int, protocol: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"containerPort": port, "protocol": protocol}
+    name = workload.port_name(port, protocol)
+    if name:
+        entry["name"] = name
+    return entry
 
 
 class OfflineMatrix:

@@ -19,7 +19,7 @@ ARROW = "\u2192"
 @dataclass(frozen=True)
 class ServicePort:
     port: int
-    target_port: int
+    target_port: int | str  #: a container port number or name
     protocol: str = "TCP"
     name: str | None = None
 
@@ -30,8 +30,15 @@ class Workload:
 
     name: str
     container: str
-    container_ports: tuple[tuple[int, str], ...]  #: (port, protocol)
+    container_ports: tuple[tuple[int, str], ...]  #: (port, protocol): what the pods listen on
     service_ports: tuple[ServicePort, ...] = ()
+    named_ports: tuple[tuple[str, int, str], ...] = ()  #: (name, port, protocol) of the named container ports
+
+    def port_name(self, port: int, protocol: str) -> str | None:
+        for name, number, proto in self.named_ports:
+            if (number, proto) == (port, protocol):
+                return name
+        return None
 
     @property
     def has_service(self) -> bool:
@@ -109,14 +116,17 @@ def _workloads_from_manifests(manifests: list[dict[str, Any]]) -> tuple[Workload
         if doc.get("kind") != "Deployment":
             continue
         name = doc["metadata"]["name"]
-        container = doc["spec"]["template"]["spec"]["containers"][0]
-        ports = tuple((p["containerPort"], p.get("protocol", "TCP")) for p in container.get("ports", ()))
+        containers = doc["spec"]["template"]["spec"]["containers"]
+        container = containers[0]
+        declared = [p for c in containers for p in c.get("ports") or ()]
+        ports = tuple((p["containerPort"], p.get("protocol", "TCP")) for p in declared)
+        named = tuple((p["name"], p["containerPort"], p.get("protocol", "TCP")) for p in declared if p.get("name"))
         service = services.get(name)
         service_ports = tuple(
             ServicePort(p["port"], p.get("targetPort", p["port"]), p.get("protocol", "TCP"), p.get("name"))
             for p in (service["spec"]["ports"] if service else ())
         )
-        workloads.append(Workload(name, container["name"], ports, service_ports))
+        workloads.append(Workload(name, container["name"], ports, service_ports, named))
     return tuple(sorted(workloads, key=lambda w: w.name))
 
 

@@ -40,6 +40,10 @@ def stand_in_container(workload: Workload, image: str = AGNHOST_IMAGE) -> dict[s
     container["env"] = [{"name": f"{prefixes[protocol]}{port}", "value": "netarena"}
                         for port, protocol in workload.container_ports]
     container["ports"] = [{"containerPort": port, "protocol": protocol} for port, protocol in workload.container_ports]
+    for entry in container["ports"]:  # keep the names a Service's named targetPort resolves through
+        name = workload.port_name(entry["containerPort"], entry["protocol"])
+        if name:
+            entry["name"] = name
     tcp = [port for port, protocol in workload.container_ports if protocol == "TCP"]
     if tcp:
         container["readinessProbe"] = {"tcpSocket": {"port": tcp[0]}, "periodSeconds": 1}
