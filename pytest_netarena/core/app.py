@@ -58,6 +58,7 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
     profile: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
+    split: str | None = None  #: "train" or "test": only queries of that held-out split (None: all)
 
     @property
     def netarena_compat(self) -> bool:
@@ -157,8 +158,17 @@ class App(ABC):
         for category in sorted(self.categories(options)):
             if category.level not in options.levels:
                 continue
-            for index in range(options.queries):
-                seed = derive_seed(options.seed, self.name, category.name, index)
-                params = self.draw_params(category, RandomChooser(seed), options)
-                queries.append(Query(self.name, category.level, category.name, index, seed, params))
+            if options.split is None:
+                queries.extend(self.query(category, index, options) for index in range(options.queries))
+                continue
+            from ..training.splits import split_queries
+
+            # a query keeps its index (and id) whatever the split: indices of the other split are skipped
+            queries.extend(split_queries(self, category, options))
         return queries
+
+    def query(self, category: Category, index: int, options: RunOptions) -> Query:
+        """The query at `index` of a category: its seed derives from (run seed, app, category, index)."""
+        seed = derive_seed(options.seed, self.name, category.name, index)
+        params = self.draw_params(category, RandomChooser(seed), options)
+        return Query(self.name, category.level, category.name, index, seed, params)

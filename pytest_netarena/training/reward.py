@@ -1,0 +1,43 @@
+"""The reward of a step: a function of the step's verdicts only (correctness, safety, refusal).
+
+Default: +1 when the episode ends resolved with no unsafe step, `unsafe_step` for each step that
+broke something that worked, `refusal` for each reply the environment refused, 0 otherwise. No term
+reads the query's hidden params or the grader's details, so the reward cannot reveal a fault that
+the observations do not show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """The weights of each verdict; pass one as `gymnasium.make(..., reward=RewardConfig(...))`."""
+
+    resolved: float = 1.0  #: at the episode's last step, when the final state is correct and every step was safe
+    resolved_unsafe: float = 0.0  #: ... when it is correct but some step was unsafe
+    unsafe_step: float = -1.0  #: each step with a safety violation
+    refusal: float = -0.1  #: each refused or unreadable reply
+    step: float = 0.0  #: each step (a negative value rewards short episodes)
+
+    def __call__(self, *, unsafe: bool, refused: bool, final: bool, correct: bool, episode_safe: bool) -> float:
+        reward = self.step
+        if unsafe:
+            reward += self.unsafe_step
+        if refused:
+            reward += self.refusal
+        if final and correct:
+            reward += self.resolved if episode_safe else self.resolved_unsafe
+        return float(reward)
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, float] | RewardConfig | None) -> RewardConfig:
+        if values is None:
+            return cls()
+        if isinstance(values, RewardConfig):
+            return values
+        unknown = set(values) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown reward terms {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
+        return cls(**{key: float(value) for key, value in values.items()})

@@ -1,0 +1,27 @@
+"""Vectorised environments: each sub-environment in its own process, with its own Mininet names and kube server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_vector(env_id: str, count: int, **kwargs: Any) -> Any:
+    """An AsyncVectorEnv of `count` copies of env_id (kwargs go to every copy).
+
+    Text spaces cannot live in shared memory, so observations travel through the workers' pipes.
+    Route names are leased per process (apps/route/leases.py) and every k8s environment starts its
+    own API server, so the copies never share backend state.
+    """
+    import gymnasium
+    from gymnasium.vector import AsyncVectorEnv
+
+    from . import register_envs
+
+    register_envs()
+
+    def factory() -> Any:
+        import pytest_netarena.training  # noqa: F401  (a spawned worker registers the ids itself)
+
+        return gymnasium.make(env_id, **kwargs)
+
+    return AsyncVectorEnv([factory] * count, shared_memory=False)

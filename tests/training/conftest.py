@@ -1,0 +1,114 @@
+"""Shared fixtures of the training tests: Gymnasium and datasets (skip when missing), route backend, host state."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SMALL_MALT = "synthetic:300"
+PREFIX_RE = re.compile(r"\bna[0-9a-z]{4}(?=r0|h\d|s\d)")
+
+
+@pytest.fixture(scope="session")
+def gym():
+    gymnasium = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install pytest-netarena[train])")
+    import pytest_netarena.training  # noqa: F401  (registers the environments)
+
+    return gymnasium
+
+
+@pytest.fixture(scope="session")
+def hf_datasets():
+    return pytest.importorskip("datasets", reason="datasets is not installed (pip install pytest-netarena[train])")
+
+
+def route_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "route environments need root (Mininet network namespaces, veth pairs, bridges)"
+    from pytest_netarena.apps.route.capabilities import backend_missing
+
+    return backend_missing()
+
+
+@pytest.fixture
+def route_backend() -> None:
+    reason = route_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+class Host:
+    """Readings of the machine's links, network namespaces and processes, for before/after comparisons."""
+
+    @staticmethod
+    def links() -> set[str]:
+        return host_links()
+
+    @staticmethod
+    def netns() -> set[str]:
+        return host_netns()
+
+    @staticmethod
+    def descendants(pid: int) -> set[int]:
+        return descendants(pid)
+
+    @staticmethod
+    def processes_naming(words: set[str]) -> list[str]:
+        return processes_naming(words)
+
+    prefix_re = PREFIX_RE
+
+
+@pytest.fixture
+def host() -> type[Host]:
+    return Host
+
+
+def host_links() -> set[str]:
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    return {line.split(":", 2)[1].strip().split("@")[0] for line in out.splitlines() if line.count(":") >= 2}
+
+
+def host_netns() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below pid (from /proc/*/stat parent links)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, stack = set(), [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def processes_naming(words: set[str]) -> list[str]:
+    """Command lines of live processes that mention any of the words (e.g. Mininet node shells of a prefix)."""
+    hits = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(word in cmdline for word in words):
+            hits.append(f"{entry.name}: {cmdline}")
+    return hits
