@@ -1,0 +1,153 @@
+"""The Gymnasium environments: API conformance, the benchmark's query space, verdict rewards, info."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from pytest_netarena.apps import get_app
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Task
+from pytest_netarena.training.reward import RewardConfig
+from pytest_netarena.training.splits import split_of
+
+SMALL_MALT = {"malt-topology": "synthetic:300"}
+
+
+def _checked(gym, env_id: str, **kwargs) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(env_id, **kwargs)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a checker warning is a failure too
+            check_env(env.unwrapped)
+    finally:
+        env.close()
+
+
+def test_check_env_passes_on_k8s(gym) -> None:
+    _checked(gym, "netarena/K8s-v0")
+
+
+def test_check_env_passes_on_malt(gym) -> None:
+    _checked(gym, "netarena/Malt-v0", app_options=SMALL_MALT)
+
+
+def test_check_env_passes_on_route(gym, route_backend) -> None:
+    _checked(gym, "netarena/Route-v0", app_options={"route-size": "2x1"})
+
+
+def test_make_finds_every_app_by_module_qualified_id_too(gym) -> None:
+    env = gym.make("pytest_netarena.training:netarena/Malt-v0", app_options=SMALL_MALT)
+    assert env.unwrapped.app.name == "malt"
+    env.close()
+
+
+def test_reset_draws_the_benchmark_query_of_its_seed_and_index(gym) -> None:
+    env = gym.make("netarena/K8s-v0", seed=42)
+    try:
+        _, info = env.reset(seed=5, options={"category": "change_port", "index": 2})
+        generated = get_app("k8s").generate(RunOptions(seed=42, queries=3, levels=(1,)))
+        same = next(q for q in generated if q.category == "change_port" and q.index == 2)
+        assert info["query_id"] == same.id == "k8s-L1-change_port-0002"
+        assert env.unwrapped.query.params == same.params
+        for _ in range(8):
+            _, info = env.reset(options={"level": 2})
+            assert info["query_id"].startswith("k8s-L2-")
+        with pytest.raises(ValueError, match="no category"):
+            env.reset(options={"category": "no_such_fault"})
+    finally:
+        env.close()
+
+
+def test_split_option_draws_only_that_split(gym) -> None:
+    env = gym.make("netarena/Malt-v0", split="test", app_options=SMALL_MALT, levels=(1,))
+    try:
+        env.reset(seed=1)
+        for _ in range(20):
+            env.reset()
+            assert split_of("malt", env.unwrapped.query.params) == "test"
+    finally:
+        env.close()
+
+
+def _play_expert(env, options=None):
+    """An episode of the app's expert agent through the Gymnasium API; returns (rewards, infos)."""
+    observation, info = env.reset(seed=3, options=options)
+    core = env.unwrapped
+    agent = core.app.builtin_agent("expert", core.query, None)
+    agent.reset(Task(core.app.name, info["query_id"], core.query.level, core.query.category, info["system_prompt"],
+                     "zero-shot", info["max_steps"]))
+    rewards, infos = [], []
+    while True:
+        reply = agent.act(observation)
+        observation, reward, terminated, truncated, step_info = env.step(getattr(reply, "text", reply))
+        rewards.append(reward)
+        infos.append(step_info)
+        if terminated or truncated:
+            return rewards, infos
+
+
+def test_expert_k8s_episode_earns_one_when_resolved_and_safe(gym) -> None:
+    env = gym.make("netarena/K8s-v0", seed=1)
+    try:
+        rewards, infos = _play_expert(env, {"category": "remove_ingress"})
+    finally:
+        env.close()
+    final = infos[-1]
+    assert final["correct"] is True and final["outcome"] == "resolved" and final["episode_safe"]
+    assert all(info["correct"] is None for info in infos[:-1])  # judged once, at the end
+    assert rewards[-1] == 1.0 and sum(rewards) == pytest.approx(1.0 - 0.1 * sum(i["refused"] for i in infos))
+    assert all(info["query_id"] == final["query_id"] for info in infos)
+
+
+def test_unsafe_step_is_penalised_and_forfeits_the_resolved_reward(gym) -> None:
+    from pytest_netarena.apps.malt.agents import reckless_code
+
+    env = gym.make("netarena/Malt-v0", app_options=SMALL_MALT, reward={"unsafe_step": -2.0})
+    try:
+        env.reset(seed=0, options={"category": "remove"})
+        code = reckless_code(env.unwrapped.query)
+        _, reward, terminated, _, info = env.step(f"```python\n{code}\n```")
+    finally:
+        env.close()
+    assert terminated and not info["safe"] and info["violations"] and info["outcome"] == "unsafe"
+    assert reward == -2.0
+
+
+def test_refused_reply_costs_the_refusal_penalty_and_changes_nothing(gym) -> None:
+    env = gym.make("netarena/K8s-v0", reward=RewardConfig(refusal=-0.25))
+    try:
+        first, _ = env.reset(seed=0)
+        observation, reward, terminated, truncated, info = env.step("rm -rf / please")
+    finally:
+        env.close()
+    assert info["refused"] and reward == -0.25 and not terminated and not truncated
+    assert info["correct"] is None and info["safe"]
+    # the mismatch report the agent sees is unchanged by a refused reply
+    assert first.split("\n", 1)[1].split("\n\n")[-1] in observation
+
+
+def test_truncation_at_the_step_budget_judges_the_final_state(gym) -> None:
+    env = gym.make("netarena/K8s-v0", max_steps=2)
+    try:
+        env.reset(seed=0)
+        _, _, terminated, truncated, info = env.step("```\nkubectl get networkpolicy\n```")
+        assert not terminated and not truncated and info["correct"] is None
+        _, reward, terminated, truncated, info = env.step("```\nkubectl get pods\n```")
+        assert truncated and not terminated and info["correct"] is False and info["outcome"] == "unresolved"
+        assert reward == 0.0
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step("kubectl get pods")
+    finally:
+        env.close()
+
+
+def test_reward_config_rejects_unknown_terms() -> None:
+    with pytest.raises(ValueError, match="unknown reward terms"):
+        RewardConfig.from_mapping({"fault_found": 1.0})
+    assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=True) == 1.0
+    assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=False) == 0.0
+    assert RewardConfig()(unsafe=False, refused=False, final=False, correct=False, episode_safe=True) == 0.0
