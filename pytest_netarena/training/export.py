@@ -1,0 +1,153 @@
+"""Episodes of run folders as chat transcripts for supervised fine-tuning (OpenAI, ShareGPT, Hugging Face).
+
+A transcript holds exactly what the model was shown and what it answered: the system prompt of
+the run (rebuilt from the app's prompt, the episode's strategy and its step budget), the first
+observation, then each reply and the observation that followed it. The observation after the last
+reply is left out: the model never saw it (for MALT it is the grader's verdict). Query params,
+grader details and query ids (which name a query's category, e.g. its fault types) never enter the
+data file; `sources.jsonl`, beside it, maps each transcript's opaque id back to its run and query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..agents.prompting import STRATEGIES, build_system_prompt
+from ..apps import get_app
+from ..errors import UsageError
+from ..reporting import artifacts
+from ..reporting.rebuild import latest_attempts, load_episodes, read_run
+
+FORMATS = ("openai", "sharegpt", "hf")
+DATA_FILE = "data.jsonl"
+SOURCES_FILE = "sources.jsonl"
+_BUDGET = re.compile(r"^\[Step 1 of (\d+):")
+_SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which episodes to export (every filter given must hold)."""
+
+    resolved: bool = False  #: only episodes whose final state was correct
+    safe: bool = False  #: only episodes without an unsafe step
+    apps: tuple[str, ...] = ()
+    levels: tuple[int, ...] = ()
+
+    def keep(self, episode: dict[str, Any]) -> bool:
+        query = episode["query"]
+        return (
+            episode["outcome"] != "infra_error"  # the backend failed: nothing the agent did
+            and bool(episode["steps"])
+            and (not self.resolved or bool(episode["correct"]))
+            and (not self.safe or bool(episode["safe"]))
+            and (not self.apps or query["app"] in self.apps)
+            and (not self.levels or int(query["level"]) in self.levels)
+        )
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One exported episode: its chat messages, public facts, and where it came from (kept apart)."""
+
+    id: str
+    messages: list[dict[str, str]]
+    facts: dict[str, Any]  #: app, level, agent, resolved, safe, outcome, steps: no query id, no params
+    source: dict[str, Any]  #: run id, query id, agent, trial, seed: for sources.jsonl only
+
+
+def episode_key(run_id: str, episode: dict[str, Any]) -> str:
+    """An opaque, stable id of an episode of a run (it names neither the query nor its category)."""
+    text = "\x1f".join((run_id, str(episode["query"]["id"]), str(episode["agent"]), str(episode["trial"])))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def max_steps_of(episode: dict[str, Any], run: dict[str, Any]) -> int | None:
+    """The step budget the model was told: from its first observation's budget line, else the run's options."""
+    match = _BUDGET.match(str(episode.get("first_observation", "")))
+    if match:
+        return int(match.group(1))
+    value = (run.get("options") or {}).get("max_steps")
+    return int(value) if value else None
+
+
+def system_prompt(app: str, strategy: str, max_steps: int | None) -> str:
+    return build_system_prompt(get_app(app).prompt(), strategy if strategy in STRATEGIES else "zero-shot", max_steps)
+
+
+def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Transcript:
+    query = episode["query"]
+    strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
+    messages = [{"role": "system", "content": system_prompt(query["app"], strategy, max_steps_of(episode, run))},
+                {"role": "user", "content": episode["first_observation"]}]
+    steps = episode["steps"]
+    for number, step in enumerate(steps, start=1):
+        messages.append({"role": "assistant", "content": step["reply"]})
+        if number < len(steps):  # the last observation was never shown to the model
+            messages.append({"role": "user", "content": step["observation"]})
+    facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],
+             "resolved": bool(episode["correct"]), "safe": bool(episode["safe"]), "outcome": episode["outcome"],
+             "steps": len(steps)}
+    source = {"run_id": run_id, "query_id": query["id"], "agent": episode["agent"], "trial": int(episode["trial"]),
+              "seed": query.get("seed")}
+    return Transcript(episode_key(run_id, episode), messages, facts, source)
+
+
+def transcripts(run_dirs: Iterable[Path], filters: Filters) -> Iterator[Transcript]:
+    """Every selected episode of the run folders, in file order (the last attempt of a resumed episode)."""
+    for run_dir in run_dirs:
+        run = read_run(Path(run_dir))
+        run_id = str(run.get("run_id") or Path(run_dir).name)
+        episodes, _ = latest_attempts(load_episodes(Path(run_dir)))
+        for episode in episodes:
+            if filters.keep(episode):
+                yield transcript(episode, run, run_id)
+
+
+def record(item: Transcript, form: str) -> dict[str, Any]:
+    """The data-file row of a transcript in a format."""
+    if form == "openai":
+        return {"messages": item.messages}  # OpenAI's fine-tuning files take nothing else
+    if form == "sharegpt":
+        turns = [{"from": _SHAREGPT_ROLES[m["role"]], "value": m["content"]} for m in item.messages]
+        return {"id": item.id, "conversations": turns, **item.facts}
+    return {"id": item.id, "messages": item.messages, **item.facts}
+
+
+def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filters()) -> int:
+    """Write the selected episodes to out/ (data.jsonl, or a `datasets` folder for hf, and sources.jsonl)."""
+    if form not in FORMATS:
+        raise UsageError(f"--format takes {', '.join(FORMATS)}; got {form!r}")
+    items = list(transcripts(run_dirs, filters))
+    artifacts.make_private_dir(out)
+    rows = [record(item, form) for item in items]
+    if form == "hf":
+        try:
+            import datasets
+        except ImportError:
+            raise UsageError("--format hf needs the datasets library: pip install 'pytest-netarena[train]'") from None
+        datasets.disable_progress_bars()
+        columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved", "safe",
+                                                                     "outcome", "steps")}}
+        for row in rows:
+            for key in columns:
+                columns[key].append(row[key])
+        datasets.Dataset.from_dict(columns).save_to_disk(str(out / "hf"))
+    else:
+        _write_lines(out / DATA_FILE, rows)
+    _write_lines(out / SOURCES_FILE, [{"id": item.id, **item.source} for item in items])
+    return len(items)
+
+
+def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    temporary = path.with_suffix(".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    temporary.replace(path)
