@@ -75,6 +75,7 @@ _OPTIONS = (
      None),
     ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1)",
      "1"),
+    ("split", "held-out split of the query space: train, test or all (default all; see docs/training.md)", "all"),
 )
 
 
@@ -301,7 +302,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     scale = config.stash[SCALE_KEY].options
     lines = [
         f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
-        f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}",
+        f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}"
+        + (f" split={options.split}" if options.split else ""),
         f"netarena: reports in {settings.run_dir}",
         _sandbox_line(options.sandboxed),
     ]
@@ -340,6 +342,10 @@ def queries_for(settings: Settings, app_name: str) -> list[Query]:
     if app_name not in settings.query_cache:
         if settings.corpus is not None:
             queries = [q for q in settings.corpus if q.app == app_name and q.level in settings.run_options.levels]
+            if settings.run_options.split is not None:
+                from .training.splits import split_of
+
+                queries = [q for q in queries if split_of(q.app, q.params) == settings.run_options.split]
         else:
             queries = get_app(app_name).generate(settings.run_options)
         settings.query_cache[app_name] = queries
@@ -710,6 +716,7 @@ def _run_info(config: pytest.Config) -> dict[str, Any]:
             "max_steps": options.max_steps,
             "strategy": options.strategy,
             "trials": settings.trials,
+            **({"split": options.split} if options.split else {}),
             **({} if options.sandboxed else {"unsandboxed": True}),
             **{key: value for key, value in options.extra.items() if value is not None},
         },

@@ -190,6 +190,7 @@ def build_settings(
         strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
         extra.update({key: value for key, value in stored.items() if key in extra})
     check_app_options(apps, extra)
+    split = _split(stored.get("split") if resumed is not None else option("split"))
     run_options = RunOptions(
         seed=seed,
         queries=positive_int("--queries", stored.get("queries") or option("queries")),
@@ -199,6 +200,7 @@ def build_settings(
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
         profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
+        split=split,
     )
     timeout = finite_number("--agent-timeout", option("agent-timeout"))
     temperature = finite_number("--temperature", option("temperature"), allow_zero=True)
@@ -261,6 +263,18 @@ def _corpus(path: str | None, worker: dict[str, Any] | None) -> list[Query] | No
         return load_corpus(Path(path))
     except UsageError as error:
         raise UsageError(f"--corpus: {error}") from None
+
+
+def _split(value: Any) -> str | None:
+    """--split: "train" or "test", or None for the whole query space (the default, "all")."""
+    if value in (None, "", "all"):
+        return None  # the training package (and Gymnasium) is imported only when a split is asked for
+    from .training.splits import check_split
+
+    try:
+        return check_split(value)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _flag(value: Any) -> bool:
