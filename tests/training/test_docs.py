@@ -1,0 +1,18 @@
+"""docs/training.md's Gymnasium example runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "training.md"
+
+
+def test_the_worked_gymnasium_example_runs_as_written(gym, capsys) -> None:
+    match = re.search(r"<!-- example: gym -->\n```python\n(.*?)\n```\n", DOC.read_text(), re.S)
+    assert match, "docs/training.md has no gym example"
+    exec(compile(match.group(1), str(DOC), "exec"), {"__name__": "docs_example"})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("malt-L1-") and "1.0 True True" in lines
+    first, last = (float(x) for x in lines[-1].split(" -> "))
+    assert last > first
