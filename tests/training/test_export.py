@@ -182,3 +182,23 @@ def test_export_usage_errors_exit_2(tmp_path, capsys) -> None:
     assert "no such run folder" in capsys.readouterr().err
     assert main(["generate", "--episodes", "1", "--out", str(tmp_path), "--app", "nope"]) == 2
     assert main(["generate", "--episodes", "1", "--out", str(tmp_path), "--split", "validation"]) == 2
+
+
+def test_a_benchmark_run_folder_exports_like_a_generated_one(pytester: pytest.Pytester, monkeypatch, hf_datasets) -> None:
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    result = pytester.runpytest_subprocess(str(root / "suites" / "malt"), "--agent=builtin:expert", "--queries=1",
+                                           "--levels=1", f"--malt-topology={SMALL_MALT}", "--seed=4",
+                                           "--no-plots", "--reports-dir", str(pytester.path / "reports"))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (run,) = (pytester.path / "reports").iterdir()
+    out = pytester.path / "sft"
+    assert main(["export", "sft", str(run), "--format", "openai", "--out", str(out)]) == 0
+    rows = list(hf_datasets.load_dataset("json", data_files=str(out / "data.jsonl"), split="train"))
+    assert len(rows) == 4  # the four level-1 MALT categories
+    for row in rows:
+        roles = [m["role"] for m in row["messages"]]
+        assert roles == ["system", "user", "assistant"]
+        assert "You have exactly one reply" in row["messages"][0]["content"]
+        assert row["messages"][1]["content"].startswith("[Step 1 of 1")
+        assert "```python" in row["messages"][2]["content"]

@@ -41,3 +41,22 @@ def test_four_route_environments_run_100_random_steps_and_leave_nothing(gym, rou
     assert not {ns for ns in host.netns() - netns_before if any(p in ns for p in prefixes)}
     assert host.descendants(os.getpid()) <= children_before
     assert not host.processes_naming(prefixes)
+
+
+def test_k8s_copies_each_run_their_own_api_server(gym, host) -> None:
+    from pytest_netarena.training.vector import make_vector
+
+    children_before = host.descendants(os.getpid())
+    envs = make_vector("netarena/K8s-v0", 2, max_steps=3)
+    try:
+        observations, infos = envs.reset(seed=[1, 2], options={"category": "remove_ingress"})
+        assert all("Intended connectivity" in observation for observation in observations)
+        # an unsafe change in one copy must not show in the other: each has its own cluster
+        wipe = "```\nkubectl delete networkpolicy --all\n```"
+        observations, reward, _, _, infos = envs.step((wipe, "```\nkubectl get networkpolicy\n```"))
+        assert not infos["safe"][0] and infos["safe"][1]
+        assert reward[0] <= -1.0 and reward[1] == 0.0
+        assert "No resources found" not in observations[1]
+    finally:
+        envs.close()
+    assert host.descendants(os.getpid()) <= children_before
