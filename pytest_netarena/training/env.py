@@ -15,7 +15,7 @@ import gymnasium
 
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
-from ..core.app import Environment, RunOptions
+from ..core.app import RULE_PROFILES, Environment, RunOptions
 from ..core.episode import MAX_REPLY_CHARS, Episode, _EpisodeAgentError
 from ..core.space import Category
 from ..core.types import Outcome, Query, Reply
@@ -58,8 +58,11 @@ class NetArenaEnv(gymnasium.Env):
         reward: RewardConfig | dict[str, float] | None = None,
         app_options: dict[str, Any] | None = None,
         sandboxed: bool = True,
+        profile: str = "default",
         render_mode: str | None = None,
     ) -> None:
+        if profile not in RULE_PROFILES:
+            raise ValueError(f"profile takes one of {', '.join(RULE_PROFILES)}; got {profile!r}")
         self.app = get_app(app)
         self.run_options = RunOptions(
             seed=int(seed),
@@ -68,6 +71,7 @@ class NetArenaEnv(gymnasium.Env):
             strategy=strategy,
             extra={name.replace("-", "_"): value for name, value in (app_options or {}).items()},
             sandboxed=sandboxed,
+            profile=profile,
             split=check_split(split),
         )
         wanted = _as_tuple(categories)
@@ -96,7 +100,8 @@ class NetArenaEnv(gymnasium.Env):
     @property
     def system_prompt(self) -> str:
         """The system prompt a benchmark run gives a model agent (app rules, action format, step budget)."""
-        return build_system_prompt(self.app.prompt(), self.run_options.strategy, self.max_steps)
+        budget = None if self.run_options.netarena_compat else self.max_steps  # NetArena never states it
+        return build_system_prompt(self.app.prompt(), self.run_options.strategy, budget)
 
     # ---- Gymnasium API ------------------------------------------------------------------------------
 
@@ -107,7 +112,7 @@ class NetArenaEnv(gymnasium.Env):
         env = self._environment()
         for attempt in range(1 if given is not None else RESET_ATTEMPTS):
             query = self._given(given) if given is not None else self._draw(options)
-            episode = Episode(env, query, self.max_steps)
+            episode = Episode(env, query, None if self.run_options.netarena_compat else self.max_steps)
             try:
                 observation = episode.reset()
             except InfraError:

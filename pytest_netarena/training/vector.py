@@ -20,8 +20,13 @@ def make_vector(env_id: str, count: int, **kwargs: Any) -> Any:
     register_envs()
 
     def factory() -> Any:
+        import os
+
         import pytest_netarena.training  # noqa: F401  (a spawned worker registers the ids itself)
 
+        # route leases name prefixes by worker: an inherited xdist worker id would give every copy
+        # the same slot; without it each copy takes a slot of its own pid
+        os.environ.pop("PYTEST_XDIST_WORKER", None)
         return gymnasium.make(env_id, **kwargs)
 
     return AsyncVectorEnv([factory] * count, shared_memory=False)

@@ -62,6 +62,13 @@ class Host:
 
     prefix_re = PREFIX_RE
 
+    @staticmethod
+    def leased_by_another(prefix: str) -> bool:
+        """Whether a live process (after our environments closed: someone else's) holds this route prefix now."""
+        from pytest_netarena.apps.route.leases import LEASE_DIR, owner_alive
+
+        return owner_alive(LEASE_DIR / f"{prefix}.pid")
+
 
 @pytest.fixture
 def host() -> type[Host]:
