@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -151,3 +152,33 @@ def test_reward_config_rejects_unknown_terms() -> None:
     assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=True) == 1.0
     assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=False) == 0.0
     assert RewardConfig()(unsafe=False, refused=False, final=False, correct=False, episode_safe=True) == 0.0
+
+
+def _ageless(text: str) -> str:
+    """kubectl's AGE column (0s, 1s, 2m) is the only thing that differs between two plays of an episode."""
+    return re.sub(r"\b\d+[smhd]\b", "<age>", text)
+
+
+def test_a_gymnasium_episode_is_the_benchmark_episode_of_its_query(gym) -> None:
+    from pytest_netarena.agents.spec import parse_agent_spec
+    from pytest_netarena.runner import play
+
+    app = get_app("k8s")
+    options = RunOptions(seed=8, queries=1, levels=(2,))
+    query = app.generate(options)[0]
+    bench_env = app.make_environment(options)
+    try:
+        result = play(app, bench_env, parse_agent_spec("builtin:expert", app.builtin_agent_names), query, options, 60.0)
+    finally:
+        bench_env.close()
+    env = gym.make("netarena/K8s-v0", seed=8)
+    try:
+        observation, info = env.reset(options={"query": query})
+        assert observation == result.first_observation and info["query_id"] == query.id
+        for step in result.steps:
+            observation, reward, terminated, truncated, info = env.step(step.reply)
+            assert _ageless(observation) == _ageless(step.observation) and tuple(info["violations"]) == step.violations
+    finally:
+        env.close()
+    assert terminated or truncated
+    assert info["outcome"] == result.outcome.value and info["correct"] == result.correct

@@ -202,3 +202,15 @@ def test_a_benchmark_run_folder_exports_like_a_generated_one(pytester: pytest.Py
         assert "You have exactly one reply" in row["messages"][0]["content"]
         assert row["messages"][1]["content"].startswith("[Step 1 of 1")
         assert "```python" in row["messages"][2]["content"]
+
+
+def test_generate_on_several_jobs_plays_the_same_queries(tmp_path) -> None:
+    def played(jobs: int) -> dict[str, str]:
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["generate", "--episodes", "6", "--out", str(out), "--app", "malt", "--seed", "2",
+                     "--jobs", str(jobs), "--option", f"malt-topology={SMALL_MALT}"]) == 0
+        (run,) = out.iterdir()
+        return {e["query"]["id"]: e["outcome"] for e in load_episodes(run)}
+
+    one, two = played(1), played(2)
+    assert len(one) == 6 and one == two
