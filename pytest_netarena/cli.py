@@ -15,7 +15,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.green.cli",
     "pytest_netarena.green.purple_cli",
     "pytest_netarena.run_cli",
-    "pytest_netarena.training.cli",
+    "pytest_netarena.training_cli",
 )
 
 

@@ -36,6 +36,7 @@ BAD_VALUES = {
     "replay": ["{missing}", "{text}"],
     "record": ["{text}"],
     "save-corpus": ["{dir}"],
+    "split": ["validation", "1"],
 }
 CASES = [(name, value) for name, values in BAD_VALUES.items() for value in values]
 

@@ -1,4 +1,4 @@
-"""`netarena export sft RUN_DIR...` (chat transcripts for fine-tuning) and `netarena generate` (expert trajectories)."""
+"""`netarena export sft` and `netarena generate`: training data from runs (kept outside pytest_netarena.training, whose import registers with Gymnasium)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def register(subparsers) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
-    from .export import Filters, export
+    from .errors import UsageError
+    from .training.export import Filters, export
 
     out = args.out or args.runs[0] / f"sft-{args.form}"
     filters = Filters(resolved=args.resolved, safe=args.safe, apps=tuple(args.app), levels=tuple(args.level))
@@ -60,11 +60,11 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from ..apps import available_apps
-    from ..errors import UsageError
-    from ..settings import parse_levels
-    from .generate import GenerateConfig, generate
-    from .splits import check_split
+    from .apps import available_apps
+    from .errors import UsageError
+    from .settings import parse_levels
+    from .training.generate import GenerateConfig, generate
+    from .training.splits import check_split
 
     try:
         apps = tuple(args.app) or tuple(sorted(available_apps()))
@@ -83,7 +83,7 @@ def run_generate(args: argparse.Namespace) -> int:
         config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,
                                 jobs=args.jobs, extra=extra)
-        from ..agents.spec import parse_agent_spec
+        from .agents.spec import parse_agent_spec
 
         builtins = tuple(sorted({n for app in available_apps().values() for n in app.builtin_agent_names}))
         parse_agent_spec(args.agent, builtins)
