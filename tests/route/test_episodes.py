@@ -3,8 +3,6 @@ refused steps, timeouts and set-based safety (root only)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pytest_netarena.apps.route import APP
@@ -68,28 +66,36 @@ def test_reckless_is_flagged_unsafe_with_named_pairs(route_env):
         assert any(" -> " in violation and "became unreachable" in violation for violation in result.first_unsafe_step.violations)
 
 
-def test_refused_and_unparseable_replies_are_recorded_steps_that_change_nothing(route_env):
+def test_unreadable_replies_are_refused_steps_that_change_nothing(route_env):
     query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
     route_env.reset(query)
     topo = route_env.topology
     before = route_env.mesh
     for reply, reason in [
         ("let me think", "no action found"),
-        (action(topo.router, "sudo sysctl -w net.ipv4.ip_forward=1"), "already run as root"),
-        (action(topo.router, "ping -c1 192.168.2.100"), "pingmesh is measured"),
-        (action(topo.router, "bash -c 'sysctl -w net.ipv4.ip_forward=1'"), "shells"),
-        (action(topo.router, "vi /etc/sysctl.conf"), "writes files"),
-        (action(topo.router, "vtysh"), "daemons"),
         (action("r9", "ip route"), "unknown machine"),
         (action(topo.switch(1), "ip route"), "unknown machine"),
     ]:
         outcome = route_env.step(reply)
         assert outcome.refused and reason in outcome.output and not outcome.violations and not outcome.done
-        assert "Nothing was run" in outcome.observation and before.render() in outcome.observation
+        assert "Nothing was run" in outcome.observation
     assert route_env.mesh is before and not route_env.judge().correct
+    missing = route_env.step(action(topo.router, "sudo sysctl -w net.ipv4.ip_forward=1"))
+    assert not missing.refused and "sudo: command not found" in missing.output and not missing.done
     outcome = route_env.step("```json\n" + action(topo.router, "sysctl -w net.ipv4.ip_forward=1") + "\n```")
     assert not outcome.refused and outcome.done and "ip_forward = 1" in outcome.output
     assert route_env.judge().correct
+
+
+def test_a_shell_command_line_runs_on_the_node(route_env):
+    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    router = route_env.topology.router
+    outcome = route_env.step(action(router, "ip -o link | grep -c eth && sysctl -n net.ipv4.ip_forward | sed s/0/OFF/"))
+    assert outcome.output.split() == ["2", "OFF"]
+    kernel = route_env.step(action(router, "sysctl kernel.panic; sysctl -w kernel.panic=7"))
+    assert "kernel.panic = " in kernel.output and "permission denied" in kernel.output
+    assert open("/proc/sys/kernel/panic").read().strip() != "7"
 
 
 def test_commands_run_inside_the_named_node(route_env):
@@ -105,18 +111,18 @@ def test_commands_run_inside_the_named_node(route_env):
 def test_a_hanging_command_is_killed_at_its_timeout_and_the_run_goes_on(route_env):
     query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
     route_env.reset(query)
-    network = route_env.network
-    started = time.perf_counter()
-    result = network.run(route_env.topology.router, ["sleep", "30"], timeout_s=0.5)
-    assert result.timed_out and "killed after 0.5 s" in result.output
-    assert time.perf_counter() - started < 5
-    route_env.command_timeout_s = 0.0001  # even a quick command exceeds this: the step still returns
+    router = route_env.topology.router
+    route_env.command_timeout_s = 0.5
     try:
-        outcome = route_env.step(action(route_env.topology.router, "ip route"))
+        # a FIFO nobody writes: cat blocks forever, whatever the machine's load
+        outcome = route_env.step(action(router, "mkfifo /tmp/never 2>/dev/null || mknod /tmp/never p; cat /tmp/never; echo NOT-REACHED"))
+        sleeper = route_env.step(action(router, "sleep 1000; echo NOT-REACHED"))
     finally:
         route_env.command_timeout_s = 5.0
-    assert "timeout" in outcome.output and not outcome.refused
-    assert route_env.step(action(route_env.topology.router, "sysctl -w net.ipv4.ip_forward=1")).done
+    for hung in (outcome, sleeper):
+        assert "killed after 0.5 s timeout" in hung.output and "NOT-REACHED" not in hung.output
+        assert not hung.refused and not hung.done
+    assert route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1")).done
 
 
 def test_safety_is_set_based_and_names_the_lost_pairs(route_env):

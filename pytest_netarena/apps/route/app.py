@@ -103,6 +103,13 @@ class RouteApp(App):
         reason = backend_missing()
         if reason:
             raise BackendUnavailable(reason)
+        if options.sandboxed:
+            from ...sandbox import SandboxUnavailable, support
+
+            try:
+                support().require("the route app (agent commands on Mininet nodes)", root=True)
+            except SandboxUnavailable as error:
+                raise BackendUnavailable(str(error)) from None
         from .environment import RouteEnvironment
 
         return RouteEnvironment(options)

@@ -16,12 +16,14 @@ one line per source node, "<src> -> " then, per destination, its name if it answ
 then "*** Results: <loss>% dropped (<received>/<sent> received)".
 - Node and interface names carry a per-episode prefix such as "na0a01"; use them exactly as shown \
 (e.g. na0a01r0, na0a01h3, na0a01r0-eth2).
-- One command per turn, run as root on the node you name, without a shell: no pipes, redirections, \
-";", "&&", "$(...)" or quotes for a shell. Allowed programs: ip, ifconfig, route, iptables, \
-iptables-save, sysctl (net.* settings only), tc, arp, and cat of files under /proc/sys/net or /proc/net.
-- Refused: sudo (you are root already), ping and other traffic generators (the pingmesh is measured for \
-you after every command), shells and interpreters, editors and anything that writes files, vtysh and \
-other daemons or services. A refused command changes nothing and still costs a turn.
+- One action per turn: one command line run as root in a bash shell on the node you name, inside that \
+node's network namespace (pipes, "&&", grep, awk, head and the like work). Programs: ip, ifconfig, route, \
+iptables, iptables-save, sysctl, tc, arp, ping, ss, netstat, bridge, and common shell \
+tools (cat, grep, sed, awk, sort, head, tail, wc, ...).
+- The node's file system is read-only (except /tmp). sysctl can read any setting but change only net.* \
+settings, and they are the node's own. Processes you start end with the command: nothing runs in the \
+background between turns. There is no sudo (you are root already) and no editor, daemon or routing suite \
+(vtysh, FRR).
 - Each command has a time limit and its output is truncated when long. After each command you get its \
 output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
 
