@@ -154,3 +154,33 @@ def test_faults_on_the_same_subnet_as_a_wrong_route_are_all_repaired(route_env, 
             faults = [fault(first, method, 2, subnet=target), fault("wrong_routing_table", wrong, 2, subnet=2)]
             result = run(route_env, "oracle", make_query(faults, subnets=2, hosts=1))
             assert result.outcome is Outcome.RESOLVED, (faults, result.details, [s.output for s in result.steps])
+
+
+def test_the_prompts_sysctl_rule_is_what_the_node_does(route_env):
+    """The prompt: sysctl reads any setting, changes only net.* (the node's own); the box does exactly that."""
+    from pytest_netarena.apps.route.prompt import RULES
+
+    assert "sysctl can read any setting but change only net.*" in " ".join(RULES.split())
+    route_env.reset(make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1))
+    router = route_env.topology.router
+    listing = route_env.step(action(router, "sysctl -a 2>/dev/null | cut -d. -f1 | sort -u | tr '\\n' ' '")).output
+    assert "kernel" in listing.split() and "net" in listing.split()
+    refused = route_env.step(action(router, "sysctl -w vm.stat_interval=3 kernel.printk_ratelimit=9"))
+    assert refused.output.count("permission denied") == 2
+    assert route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1")).done
+
+
+def test_an_unchanged_pingmesh_is_summarised_not_repeated(route_env):
+    route_env.reset(make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=2))
+    router = route_env.topology.router
+    first = route_env.mesh.render()
+    outcome = route_env.step(action(router, "ip route"))
+    assert "pingmesh unchanged: 8 of 20 pairs fail, the same as before" in outcome.observation
+    assert first.splitlines()[1] not in outcome.observation  # no row of the mesh is repeated
+    assert outcome.observation.rstrip().endswith("*** Results: 40% dropped (12/20 received)")
+    refused = route_env.step("no action here")
+    assert refused.refused and "pingmesh unchanged: 8 of 20 pairs fail" in refused.observation
+    changed = route_env.step(action(route_env.topology.host_names[0], "ip link set dev lo down"))
+    assert "pingmesh unchanged" in changed.observation  # lo does not carry the mesh
+    fixed = route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1"))
+    assert "unchanged" not in fixed.observation and first.splitlines()[1].split(" -> ")[0] in fixed.observation

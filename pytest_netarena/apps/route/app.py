@@ -50,7 +50,7 @@ class RouteApp(App):
             check=parse_size,
         ),
     )
-    builtin_agent_names = ("oracle", "expert", "reckless")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         return [
@@ -128,4 +128,6 @@ class RouteApp(App):
             return agents.ExpertAgent()
         if name == "reckless":
             return agents.RecklessAgent()
+        if name == "chatty":
+            return agents.ChattyAgent(env, list(query.params["faults"]))
         return None

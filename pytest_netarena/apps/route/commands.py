@@ -1,13 +1,42 @@
-"""Agent replies read into one action: the node and the command line it runs there (in a sealed box)."""
+"""Route replies read into one action (a node and the shell command line it runs there), the way a person would.
+
+Built on core.replies: a JSON or Python-dict object {"machine": ..., "command": ...} anywhere; a
+fenced command (any tag, comments, `$ ` and `node#` prompts, console output, backslash
+continuations) whose node is named by a Mininet-CLI prefix (`na0a01r0 ip route`), a prompt
+(`root@na0a01r0:~#`), a `Machine:` line or the prose ("on na0a01r0"); `Action: ...` lines;
+inline backticks; and bare command lines. Parsing is for understanding only: the command runs in a
+sealed box (nodebox.py) whatever it says.
+"""
 
 from __future__ import annotations
 
-import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ...core import replies
+
+MACHINE_KEYS = ("machine", "node", "host")
+COMMAND_KEYS = ("command", "cmd")
+#: first words that make a line a command (networking programs, and shell tools operators start with)
+PROGRAMS = frozenset({
+    "ip", "ifconfig", "route", "iptables", "iptables-save", "iptables-legacy", "iptables-legacy-save", "iptables-nft",
+    "iptables-nft-save", "ip6tables", "ip6tables-save", "sysctl", "tc", "arp", "ping", "ping6", "ss", "netstat",
+    "bridge", "nstat", "cat", "grep", "sudo", "echo", "ls", "ps", "traceroute", "tracepath", "nft", "ethtool",
+    "arping", "hostname", "for", "while", "if", "watch", "timeout", "bash", "sh",
+})
+#: the reader's own words for the accepted form, shown in every refusal
+ACCEPTED = ('reply with one action: {{"machine": "<node>", "command": "<command line>"}}, e.g. '
+            '{{"machine": "{router}", "command": "ip route"}} (a fenced command line starting with the node '
+            'name, as in Mininet\'s CLI, also works: {router} ip route)')
+_LABELS = ("action", "command", "cmd", "run", "action input")
+_MACHINE_LABELS = ("machine", "node", "host", "target", "on")
+_PROMPT = re.compile(r"^\s*(?:mininet>\s*|[\w.-]+@(?P<at>[\w.-]+)(?::[^#$\s]*)?\s*[#$]\s*|(?P<node>[\w.-]+)\s*[#$>]\s+|[$#]\s+)(?P<rest>.*)$")
+
 
 @dataclass(frozen=True)
 class Action:
-    """A parsed reply: the node and the command text."""
+    """A read reply: the node and the command line."""
 
     machine: str
     command: str
@@ -18,32 +47,257 @@ class Action:
 
 
 class Refusal(Exception):
-    """A reply or command that is not executed; its message is shown to the agent."""
+    """A reply that is not executed; its message says what was wrong and shows the accepted form."""
 
 
-def parse_reply(reply: str) -> Action:
-    """The single {"machine": ..., "command": ...} object in reply (prose and code fences tolerated)."""
-    decoder = json.JSONDecoder()
-    found: list[dict] = []
-    position = reply.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(reply, position)
-        except json.JSONDecodeError:
-            position = reply.find("{", position + 1)
+@dataclass(frozen=True)
+class _Candidate:
+    position: int
+    machine: str | None
+    command: str
+
+
+class Reader:
+    """Reads replies for one network: node names (full, or without the episode prefix) and the router."""
+
+    def __init__(self, nodes: Sequence[str], router: str, prefix: str = "") -> None:
+        self.nodes = tuple(nodes)
+        self.router = router
+        self.aliases = {node: node for node in self.nodes}
+        if prefix:
+            self.aliases.update({node.removeprefix(prefix): node for node in self.nodes})
+        names = sorted(self.aliases, key=len, reverse=True)
+        self._mention = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+        self._on = re.compile(r"\b(?:on|at|from|in|into|of|to)\s+(?:the\s+)?(?:router|host|node|machine)?\s*[`'\"*]*("
+                              + "|".join(map(re.escape, names)) + r")(?![\w-])|\b(?:on|at|from|in)\s+the\s+(router)\b",
+                              re.IGNORECASE)
+
+    def accepted(self) -> str:
+        return ACCEPTED.format(router=self.router)
+
+    def node(self, name: str) -> str | None:
+        return self.aliases.get(name.strip().strip("`'\"*"))
+
+    # ---- reading -------------------------------------------------------------------------------
+    def read(self, reply: str, last: bool = False) -> Action:
+        """The one action in reply; with `last` (chain-of-thought), the last of several. Raises Refusal."""
+        text = replies.normalise(reply)
+        explicit = self._objects(text) + self._fences(text) + self._labelled(text)
+        tiers = (explicit, self._inline(text), self._bare(text))
+        candidates = next((tier for tier in tiers if tier), [])
+        if not candidates:
+            raise Refusal(f"no action found: {self.accepted()}")
+        actions: list[Action] = []
+        for candidate in sorted(candidates, key=lambda c: c.position):
+            machine = candidate.machine or self._machine_from_prose(text, candidate.position)
+            if machine is None:
+                raise Refusal(f"which node should run `{_short(candidate.command)}`? No node is named: {self.accepted()}")
+            found = Action(machine, candidate.command)
+            if found not in actions:
+                actions.append(found)
+        if len(actions) > 1 and not last:
+            listed = "; ".join(f"`{_short(a.text)}`" for a in actions[:4])
+            raise Refusal(f"{len(actions)} different actions found ({listed}): nothing was run; give exactly one "
+                          f"action per reply: {self.accepted()}")
+        return actions[-1]
+
+    def _objects(self, text: str) -> list[_Candidate]:
+        found = []
+        for position, value in replies.objects(text):
+            if isinstance(value.get("action"), dict):
+                value = value["action"]
+            machine = next((value[key] for key in MACHINE_KEYS if key in value), None)
+            command = next((value[key] for key in COMMAND_KEYS if key in value), None)
+            if command is None and machine is None:
+                continue
+            if not isinstance(command, str) or not command.strip():
+                raise Refusal(f'the object has no "command" string: {self.accepted()}')
+            if machine is not None and (not isinstance(machine, str) or not machine.strip()):
+                raise Refusal(f'"machine" must be a node name: {self.accepted()}')
+            found.append(_Candidate(position, self._known(machine) if machine else None, command.strip()))
+        return found
+
+    def _fences(self, text: str) -> list[_Candidate]:
+        found = []
+        for block in replies.fenced_blocks(text):
+            if block.text.lstrip().startswith(("{", "[")):
+                continue  # an object (read above) or data
+            yaml = self._yaml_action(block.text)
+            if yaml is not None:
+                found.append(_Candidate(block.start, *yaml))
+                continue
+            script = self._script(block.text)
+            if script is not None:
+                found.extend(_Candidate(block.start + index, machine, command)
+                             for index, (machine, command) in enumerate(script))
+        return found
+
+    def _yaml_action(self, body: str) -> tuple[str | None, str] | None:
+        """`machine: X` and `command: Y` lines (YAML-like) in one block."""
+        fields = {}
+        for line in body.split("\n"):
+            match = re.match(r"^\s*(\w+)\s*:\s*(.+?)\s*$", line)
+            if match and match.group(1).lower() in (*MACHINE_KEYS, *COMMAND_KEYS):
+                fields[match.group(1).lower()] = match.group(2).strip("'\"")
+        command = next((fields[key] for key in COMMAND_KEYS if key in fields), None)
+        if command is None:
+            return None
+        machine = next((fields[key] for key in MACHINE_KEYS if key in fields), None)
+        return (self._known(machine) if machine else None), command
+
+    def _script(self, body: str) -> list[tuple[str | None, str]] | None:
+        """A fenced block as commands: [(machine or None, command lines)], one entry per node named; None
+        when the block is not a command (output, a pingmesh, YAML)."""
+        lines = _joined(body)
+        prompted = [self._prompted(line) for line in lines]
+        if any(p is not None for p in prompted):  # a console transcript: the prompted lines are the commands
+            commands = [p for p in prompted if p is not None]
+        else:
+            commands = [(None, line) for line in lines]
+        result: list[tuple[str | None, list[str]]] = []
+        for machine, line in commands:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            named, command = self._split_node(stripped)
+            machine = machine or named
+            if not _looks_like_command(command):
+                if not result:
+                    return None
+                result[-1][1].append(command)  # a continuation inside a multi-line construct
+            elif result and (machine is None or result[-1][0] in (None, machine)):
+                result[-1] = (result[-1][0] or machine, [*result[-1][1], command])
+            else:
+                result.append((machine, [command]))
+        if not result:
+            return None
+        return [(machine, "\n".join(lines_)) for machine, lines_ in result]
+
+    def _prompted(self, line: str) -> tuple[str | None, str] | None:
+        """(node named by the prompt, command) for a console line with a prompt, else None."""
+        match = _PROMPT.match(line)
+        if match is None:
+            return None
+        named = match.group("at") or match.group("node")
+        if match.group("node") and self.node(match.group("node")) is None:
+            return None  # "word> ..." where word is no node: not a prompt
+        rest = match.group("rest")
+        if not _looks_like_command(self._split_node(rest.strip())[1]):
+            return None  # "# a comment", "$ 5 per month": not a command after a prompt
+        return (self.node(named) if named else None), rest
+
+    def _split_node(self, line: str) -> tuple[str | None, str]:
+        """Mininet CLI style: `na0a01r0 ip route` -> (na0a01r0, ip route); also `na0a01r0: ip route`."""
+        match = re.match(r"^([\w.-]+):?\s+(.*)$", line, re.DOTALL)
+        if match and self.node(match.group(1)) and _looks_like_command(match.group(2)):
+            return self.node(match.group(1)), match.group(2).strip()
+        return None, line
+
+    def _labelled(self, text: str) -> list[_Candidate]:
+        found = []
+        prose = replies.outside_fences(text)
+        for value in replies.labelled(prose, _LABELS):
+            value = value.strip()
+            if value.startswith("{"):
+                continue  # an object, read above
+            value = _unquoted(value)
+            machine, command = self._split_node(value)
+            if machine is None:
+                on = re.match(r"^(.*?)\s+on\s+(?:the\s+)?(?:node\s+|host\s+|router\s+)?`?([\w.-]+)`?\s*\.?$", value)
+                if on and self.node(on.group(2)):
+                    machine, command = self.node(on.group(2)), _unquoted(on.group(1))
+            if _looks_like_command(command):
+                found.append(_Candidate(text.find(value), machine, command))
+        return found
+
+    def _inline(self, text: str) -> list[_Candidate]:
+        found = []
+        for code in replies.inline_code(text):
+            machine, command = self._split_node(code)
+            if _looks_like_command(command):
+                found.append(_Candidate(text.find(code), machine, command))
+        return found
+
+    def _bare(self, text: str) -> list[_Candidate]:
+        found = []
+        offset = 0
+        for line in text.split("\n"):
+            prompted = self._prompted(line)
+            machine, command = prompted if prompted else (None, line.strip())
+            machine2, command = self._split_node(command)
+            if _looks_like_command(command, strict=True):
+                found.append(_Candidate(offset, machine or machine2, command))
+            offset += len(line) + 1
+        return found
+
+    def _machine_from_prose(self, text: str, position: int) -> str | None:
+        """The node a command without one is meant for: a `Machine:` line, "on <node>" before it, or the only node named."""
+        prose = replies.outside_fences(text)
+        labelled = {self.node(value) for value in replies.labelled(prose, _MACHINE_LABELS)} - {None}
+        if len(labelled) == 1:
+            return labelled.pop()
+        before = replies.outside_fences(text[:position])
+        phrases = list(self._on.finditer(before))
+        if phrases:
+            last = phrases[-1]
+            return self.router if last.group(2) else self.node(last.group(1))
+        for scope in (before, prose):
+            named = {self.aliases[name] for name in self._mention.findall(scope)}
+            if named:
+                return named.pop() if len(named) == 1 else None
+        return None
+
+    def _known(self, name: str) -> str:
+        node = self.node(name)
+        if node is None:
+            raise Refusal(f"unknown machine {name.strip()!r}: use one of {', '.join(self.nodes)} "
+                          f"(switches are plain Linux bridges, not nodes); {self.accepted()}")
+        return node
+
+
+def _joined(body: str) -> list[str]:
+    """Lines with backslash continuations joined."""
+    lines: list[str] = []
+    pending = ""
+    for line in body.split("\n"):
+        if line.rstrip().endswith("\\"):
+            pending += (line.strip() if pending else line.rstrip())[:-1].rstrip() + " "
             continue
-        if isinstance(value, dict) and "machine" in value and "command" in value:
-            found.append(value)
-        position = reply.find("{", end)
-    distinct = {json.dumps(value, sort_keys=True) for value in found}
-    if not found:
-        raise Refusal(
-            'no action found: reply with one JSON object {"machine": "<node name>", "command": "<one command>"}'
-        )
-    if len(distinct) > 1:
-        raise Refusal(f"{len(distinct)} actions found: give exactly one JSON object per reply (one command at a time)")
-    value = found[0]
-    machine, command = value["machine"], value["command"]
-    if not isinstance(machine, str) or not isinstance(command, str) or not machine.strip() or not command.strip():
-        raise Refusal('"machine" and "command" must be non-empty strings')
-    return Action(machine.strip(), command.strip())
+        lines.append(pending + (line.strip() if pending else line))
+        pending = ""
+    if pending:
+        lines.append(pending.rstrip())
+    return lines
+
+
+#: what a bare line of prose must start with to be read as a command (no fence, no label, no backticks)
+BARE_PROGRAMS = frozenset({"ip", "ifconfig", "route", "iptables", "iptables-save", "sysctl", "tc", "arp", "ping",
+                           "ss", "netstat", "bridge"})
+
+
+def _looks_like_command(command: str, strict: bool = False) -> bool:
+    words = command.strip().split(None, 1)
+    if not words:
+        return False
+    first = words[0]
+    if first.startswith("/"):
+        first = first.rsplit("/", 1)[-1]
+    return first in (BARE_PROGRAMS if strict else PROGRAMS)
+
+
+def _unquoted(value: str) -> str:
+    value = value.strip()
+    for quote in ("```", "``", "`", '"', "'"):
+        if len(value) > 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return value[len(quote):-len(quote)].strip()
+    return value
+
+
+def _short(text: str, keep: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= keep else line[: keep - 3] + "..."
+
+
+def parse_reply(reply: str, nodes: Sequence[str], prefix: str = "", last: bool = False) -> Action:
+    """The one action in reply for a network of these nodes (the router last); raises Refusal."""
+    return Reader(nodes, nodes[-1], prefix).read(reply, last)

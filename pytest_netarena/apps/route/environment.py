@@ -10,7 +10,7 @@ from ...core.app import Environment, RunOptions
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import faults as fault_space
-from .commands import Refusal, parse_reply
+from .commands import Reader, Refusal
 from .leases import claim, sweep
 from .network import COMMAND_TIMEOUT_S, Network
 from .nodebox import NodeBoxes
@@ -26,6 +26,14 @@ def _pair_names(topo: Topology, pairs: list[tuple[str, str]], verb: str) -> list
     if len(pairs) > MAX_NAMED_PAIRS:
         named.append(f"... and {len(pairs) - MAX_NAMED_PAIRS} more pairs {verb}")
     return named
+
+
+def unchanged(mesh: Mesh) -> str:
+    """A pingmesh the agent has just seen, summarised instead of repeated in full."""
+    failing = len(mesh.unreachable)
+    total = len(mesh.pairs)
+    return (f"Pingall result: pingmesh unchanged: {failing} of {total} pairs fail, the same as before.\n"
+            + mesh.render().rsplit("\n", 1)[-1])
 
 
 class RouteEnvironment(Environment):
@@ -121,16 +129,14 @@ class RouteEnvironment(Environment):
         topo = self.topology
         action_text = ""
         try:
-            action = parse_reply(reply)
+            reader = Reader(topo.nodes, topo.router, topo.prefix)
+            action = reader.read(reply, last=self.options.strategy == "cot")
             action_text = action.text
             if action.machine not in topo.nodes:
-                raise Refusal(
-                    f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)} "
-                    f"(switches {topo.switch(1)}... are plain Linux bridges, not nodes)"
-                )
+                raise Refusal(f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)}; {reader.accepted()}")
         except Refusal as refusal:
             message = f"Refused: {refusal}"
-            observation = f"{message}\nNothing was run.\n\nPingall result (unchanged):\n{self.mesh.render()}"
+            observation = f"{message}\nNothing was run.\n\n{unchanged(self.mesh)}"
             return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
         assert self.boxes is not None
         result = self.boxes.run(action.machine, action.command, timeout_s=self.command_timeout_s)
@@ -143,10 +149,8 @@ class RouteEnvironment(Environment):
         check_s = time.perf_counter() - started
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
         violations = tuple(_pair_names(topo, lost, "became unreachable"))
-        observation = (
-            f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n"
-            f"Pingall result:\n{self.mesh.render()}"
-        )
+        mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
+        observation = f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
         return StepOutcome(
             action=action_text,
             output=output,

@@ -27,9 +27,16 @@ background between turns. There is no sudo (you are root already) and no editor,
 - Each command has a time limit and its output is truncated when long. After each command you get its \
 output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
 
-ACTION_FORMAT = """Reply with exactly one JSON object and nothing else that looks like one:
-{"machine": "<node name>", "command": "<one command>"}
-Example: {"machine": "na0a01r0", "command": "ip route"}"""
+ACTION_FORMAT = """Reply with exactly one action: a JSON object naming the node and the command line to run there:
+{"machine": "<node name>", "command": "<command line>"}
+Example: {"machine": "na0a01r0", "command": "ip route"}
+Also accepted: a fenced command line that starts with the node name, as in Mininet's CLI, e.g.: na0a01r0 ip -br addr
+Several commands for one node may go in one command line (`ip link; ip addr`); two different actions in one \
+reply are refused and nothing runs."""
+
+#: the network of the prompt's examples
+EXAMPLE_PREFIX = "na0a01"
+EXAMPLE_NODES = ("na0a01h1", "na0a01h2", "na0a01r0")
 
 _MESH = """Network topology:
 Router na0a01r0 (IP forwarding router between all subnets); hosts use it as their default gateway.
@@ -77,6 +84,11 @@ EXAMPLES = (
     (
         _step("iptables-save", _RULES, _HALF, _33),
         '{"machine": "na0a01r0", "command": "iptables -D FORWARD -s 192.168.2.0/24 -j DROP"}',
+    ),
+    (
+        _step("ip route", "192.168.1.0/24 dev na0a01r0-eth1 proto kernel scope link src 192.168.1.1", _HALF, _33),
+        "The route to 192.168.2.0/24 is missing on the router:\n```\n"
+        "na0a01r0 ip route add 192.168.2.0/24 dev na0a01r0-eth2\n```",
     ),
 )
 
