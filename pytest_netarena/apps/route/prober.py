@@ -8,8 +8,8 @@ a burst of sendto() calls and one poll loop in this process: no process per pair
 A pair (src, dst) counts as reachable only when both answers reach src:
 - the destination kernel's echo reply (what Mininet's pingAll sees), and
 - the harness's own reply, sent from dst's socket (the responder) only when the probe, carrying a
-  random nonce, arrived in dst's namespace; it carries a token keyed by a secret of this process
-  and the destination's name, so nothing in the network can forge it.
+  random nonce, arrived in dst's namespace; it carries a random token of that probe that leaves
+  this process only in that answer (and the destination's name), so nothing in the network can forge it.
 An address of dst faked on another node's `lo`, a DNAT or proxy-ARP trick that answers locally, or
 a probe reflected back to its sender gets the kernel's echo but never the responder's token.
 Probes carry 512 bytes with don't-fragment set in both directions, so a link whose MTU is too
@@ -20,8 +20,6 @@ machine does not turn a reachable pair into a false safety violation.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import hmac
 import os
 import select
 import socket
@@ -149,22 +147,6 @@ def _fold(total: int) -> int:
     return total
 
 
-def _checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    return ~_fold(sum(struct.unpack(f"!{len(data) // 2}H", data))) & 0xFFFF
-
-
-def _icmp(kind: int, ident: int, seq: int, payload: bytes) -> bytes:
-    header = struct.pack("!BBHHH", kind, 0, 0, ident, seq)
-    checksum = _checksum(header + payload)
-    return struct.pack("!BBHHH", kind, 0, checksum, ident, seq) + payload
-
-
-def _padded(head: bytes) -> bytes:
-    return head + bytes(range(256))[: PAYLOAD - len(head)] + bytes(max(0, PAYLOAD - len(head) - 256))
-
-
 class Prober:
     """Probes a network's pingmesh; one socket per node (sender and responder), kept for the whole episode."""
 
@@ -173,18 +155,14 @@ class Prober:
         self.addresses = dict(addresses)
         self.sockets = {node: _socket_in_namespace(pids[node]) for node in self.nodes}
         self._round = int.from_bytes(os.urandom(2), "big")
-        self._key = os.urandom(32)  #: never leaves this process: answers cannot be forged
         #: probes that arrived in a namespace other than their destination's in the last measure (src, dst, where)
         self.diverted: set[tuple[str, str, str]] = set()
+        self._signatures: dict[str, _Filler] = {}
 
     def close(self) -> None:
         for sock in self.sockets.values():
             sock.close()
         self.sockets = {}
-
-    def token(self, nonce: bytes, node: str) -> bytes:
-        """What only the responder in node's namespace answers to a probe carrying nonce."""
-        return hmac.new(self._key, nonce + node.encode(), hashlib.sha256).digest()[:TOKEN_BYTES]
 
     def measure(self, previous: frozenset[tuple[str, str]] | None = None) -> Mesh:
         """Probe every ordered pair: two short rounds for all pairs, then longer rounds only for pairs
@@ -207,35 +185,35 @@ class Prober:
         return Mesh(self.nodes, frozenset(reached), time.perf_counter() - started)
 
     def _probe(self, pairs: list[tuple[str, str]], index: dict[str, int], timeout_s: float) -> set[tuple[str, str]]:
-        # ident: 6 bits of round, 10 bits of source index; seq: destination index; the nonce proves the rest
+        # ident: 6 bits of round, 10 bits of source index; seq: destination index; the nonce proves the rest.
+        # Each probe's token is random and leaves this process only in the destination responder's answer.
         nonces = os.urandom(NONCE_BYTES * len(pairs))
-        by_nonce: dict[bytes, tuple[str, str]] = {}
+        tokens = os.urandom(TOKEN_BYTES * len(pairs))
+        probes: dict[bytes, _Probe] = {}
         by_fd = {sock.fileno(): node for node, sock in self.sockets.items()}
         for number, (src, dst) in enumerate(pairs):
             nonce = nonces[number * NONCE_BYTES:(number + 1) * NONCE_BYTES]
-            by_nonce[nonce] = (src, dst)
+            probes[nonce] = _Probe(src, dst, tokens[number * TOKEN_BYTES:(number + 1) * TOKEN_BYTES])
             ident = (self._round << 10) | index[src]
             try:
-                self.sockets[src].sendto(_icmp(_ECHO_REQUEST, ident, index[dst], _padded(PROBE_MAGIC + nonce)),
+                self.sockets[src].sendto(_packet(_ECHO_REQUEST, ident, index[dst], PROBE_MAGIC + nonce, _FILLER),
                                          (self.addresses[dst], 0))
             except OSError:
                 pass  # unreachable network, or an OUTPUT rule: the pair simply does not answer
-        echoed: set[tuple[str, str]] = set()  #: the destination's kernel answered (as ping sees it)
-        answered: set[tuple[str, str]] = set()  #: the destination's responder answered with its token
+        reached: set[tuple[str, str]] = set()
         poller = select.poll()
         for fd in by_fd:
             poller.register(fd, select.POLLIN)
         deadline = time.perf_counter() + timeout_s
-        while len(echoed & answered) < len(pairs):
+        while len(reached) < len(pairs):
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
             for fd, _ in poller.poll(left * 1000):
-                self._drain(by_fd[fd], by_nonce, echoed, answered)
-        return echoed & answered
+                self._drain(by_fd[fd], probes, reached)
+        return reached
 
-    def _drain(self, node: str, by_nonce: dict[bytes, tuple[str, str]], echoed: set[tuple[str, str]],
-               answered: set[tuple[str, str]]) -> None:
+    def _drain(self, node: str, probes: dict[bytes, _Probe], reached: set[tuple[str, str]]) -> None:
         """Read everything node's socket holds: answer probes meant for node, record answers to node's probes."""
         sock = self.sockets[node]
         start, end = len(PROBE_MAGIC), len(PROBE_MAGIC) + NONCE_BYTES
@@ -245,30 +223,72 @@ class Prober:
             except OSError:  # BlockingIOError: drained
                 return
             header_len = (packet[0] & 0x0F) * 4
-            body = packet[header_len:]
-            if len(body) < 8 + end:
+            if len(packet) < header_len + 8 + end + TOKEN_BYTES:
                 continue
-            kind, _code, _sum, ident, seq = struct.unpack_from("!BBHHH", body)
-            payload = body[8:]
-            pair = by_nonce.get(payload[start:end])
-            if pair is None:
+            kind, _code, _sum, ident, seq = struct.unpack_from("!BBHHH", packet, header_len)
+            payload = header_len + 8
+            nonce = packet[payload + start:payload + end]
+            probe = probes.get(nonce)
+            if probe is None:
                 continue
-            src, dst = pair
-            magic = payload[:start]
+            magic = packet[payload:payload + start]
             if kind == _ECHO_REQUEST and magic == PROBE_MAGIC:
-                if node != dst:
-                    self.diverted.add((src, dst, node))  # answered locally or redirected: never vouched for
+                if node != probe.dst:
+                    self.diverted.add((probe.src, probe.dst, node))  # answered locally or redirected: never vouched for
                     continue
-                nonce = payload[start:end]
-                answer = _padded(ANSWER_MAGIC + nonce + self.token(nonce, dst) + dst.encode()[:64])
+                answer = _packet(_ECHO_REPLY, ident, seq, ANSWER_MAGIC + nonce + probe.token, self._signature(node))
                 try:
-                    sock.sendto(_icmp(_ECHO_REPLY, ident, seq, answer), (socket.inet_ntoa(packet[12:16]), 0))
+                    sock.sendto(answer, (socket.inet_ntoa(packet[12:16]), 0))
                 except OSError:
                     pass  # no route back: the pair does not answer
-            elif kind == _ECHO_REPLY and node == src:
-                if magic == PROBE_MAGIC and socket.inet_ntoa(packet[12:16]) == self.addresses[dst]:
-                    echoed.add(pair)
-                elif magic == ANSWER_MAGIC:
-                    token = payload[end:end + TOKEN_BYTES]
-                    if hmac.compare_digest(token, self.token(payload[start:end], dst)):
-                        answered.add(pair)
+            elif kind == _ECHO_REPLY and node == probe.src:
+                if magic == PROBE_MAGIC:
+                    if socket.inet_ntoa(packet[12:16]) == self.addresses[probe.dst]:
+                        probe.echoed = True
+                elif magic == ANSWER_MAGIC and packet[payload + end:payload + end + TOKEN_BYTES] == probe.token:
+                    probe.answered = True
+                if probe.echoed and probe.answered:
+                    reached.add((probe.src, probe.dst))
+
+    def _signature(self, node: str) -> _Filler:
+        """The rest of node's answers: its name, then filler up to the probe size (checksum precomputed)."""
+        filler = self._signatures.get(node)
+        if filler is None:
+            filler = self._signatures[node] = _Filler.of(node.encode()[:64], PAYLOAD - HEAD_BYTES)
+        return filler
+
+
+@dataclass
+class _Probe:
+    """One probe in flight: its pair, the token only the destination's responder sends back, what came back."""
+
+    src: str
+    dst: str
+    token: bytes
+    echoed: bool = False  #: the destination kernel's echo reply arrived (as ping sees it)
+    answered: bool = False  #: the destination responder's answer, with the token, arrived
+
+
+@dataclass(frozen=True)
+class _Filler:
+    """The fixed tail of a packet's payload and the sum of its 16-bit words (tails start at an even offset)."""
+
+    data: bytes
+    words: int
+
+    @classmethod
+    def of(cls, head: bytes, size: int) -> _Filler:
+        data = (head + bytes(range(256)) * (size // 256 + 1))[:size]
+        return cls(data, sum(struct.unpack(f"!{size // 2}H", data)))
+
+
+#: what precedes the fixed tail of every payload: magic, nonce and (answers) token, or magic, nonce, zeros (probes)
+HEAD_BYTES = len(PROBE_MAGIC) + NONCE_BYTES + TOKEN_BYTES
+_FILLER = _Filler.of(b"", PAYLOAD - len(PROBE_MAGIC) - NONCE_BYTES)
+
+
+def _packet(kind: int, ident: int, seq: int, head: bytes, tail: _Filler) -> bytes:
+    """An ICMP echo message: header, then head (even length), then the tail, with its checksum."""
+    words = (kind << 8) + ident + seq + tail.words + sum(struct.unpack(f"!{len(head) // 2}H", head))
+    checksum = ~_fold(words) & 0xFFFF
+    return struct.pack("!BBHHH", kind, 0, checksum, ident, seq) + head + tail.data
