@@ -64,6 +64,10 @@ CORPUS: list[tuple[str, str, tuple[str, str]]] = [
     ("fence-two-lines-one-node", f"{FENCE}bash\nna0a01r0 ip link\nna0a01r0 ip addr\n{FENCE}", (R0, "ip link\nip addr")),
     ("fence-crlf", f"On na0a01r0:\r\n{FENCE}bash\r\nip rule\r\n{FENCE}\r\n", (R0, "ip rule")),
     ("fence-tilde", "~~~\nna0a01r0 tc qdisc show\n~~~", (R0, "tc qdisc show")),
+    ("fence-routers-possessive", f"I'll check the router's routing table first.\n\n{FENCE}bash\nip route show\n{FENCE}",
+     (R0, "ip route show")),
+    ("fence-from-to", f"Check the path from na0a01h1 to na0a01h3:\n{FENCE}bash\nip route get 192.168.2.100\n{FENCE}",
+     (H1, "ip route get 192.168.2.100")),
     ("fence-machine-label", f"Machine: na0a01r0\n{FENCE}bash\nip -4 addr\n{FENCE}", (R0, "ip -4 addr")),
     ("fence-unclosed", f"Checking na0a01r0.\n{FENCE}bash\nip route", (R0, "ip route")),
     ("quoted-output-then-command", f"The mesh shows\n{FENCE}\nna0a01h1 -> na0a01h2 X X na0a01r0\n{FENCE}\n"

@@ -68,7 +68,7 @@ class Reader:
             self.aliases.update({node.removeprefix(prefix): node for node in self.nodes})
         names = sorted(self.aliases, key=len, reverse=True)
         self._mention = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
-        self._on = re.compile(r"\b(?:on|at|from|in|into|of|to)\s+(?:the\s+)?(?:router|host|node|machine)?\s*[`'\"*]*("
+        self._on = re.compile(r"\b(?:on|at|from|in|of)\s+(?:the\s+)?(?:router|host|node|machine)?\s*[`'\"*]*("
                               + "|".join(map(re.escape, names)) + r")(?![\w-])|\b(?:on|at|from|in)\s+the\s+(router)\b",
                               re.IGNORECASE)
 
@@ -245,7 +245,7 @@ class Reader:
             named = {self.aliases[name] for name in self._mention.findall(scope)}
             if named:
                 return named.pop() if len(named) == 1 else None
-        return None
+        return self.router if re.search(r"\brouter\b", prose, re.IGNORECASE) else None
 
     def _known(self, name: str) -> str:
         node = self.node(name)
