@@ -1,5 +1,6 @@
-"""Route app figures: pingmesh time (our raw-socket prober vs NetArena's process per pair), network set-up and
-teardown, oracle episodes per minute. Needs root and Mininet. Run: python benchmarks/route.py [--episodes N]"""
+"""Route app figures: the cost of a node command with and without its sealed box, pingmesh time (our prober vs
+NetArena's process per pair), network set-up and teardown, oracle episodes per minute.
+Needs root and Mininet. Run: python benchmarks/route.py [--repeats N] [--box-steps N]"""
 
 from __future__ import annotations
 
@@ -117,16 +118,56 @@ def oracle_rate(workers: int, queries: int, seed: int) -> None:
     )
 
 
+BOX_COMMANDS = ("ip route", "iptables-save", "sysctl net.ipv4.ip_forward", "ip -br addr | grep UP")
+
+
+def box_figures(steps: int) -> None:
+    """Median per-step cost of running the agent's command: boxed vs --unsandboxed, same node, same commands."""
+    from pytest_netarena.apps.route.nodebox import NodeBoxes
+
+    lease = claim(1300)
+    topo = Topology(lease.prefix, 2, 1)
+    network = Network(topo, lease)
+    network.start()
+    prober = Prober(network.pids, topo.address, topo.nodes)
+    boxed, unboxed = NodeBoxes(network.pids, sandboxed=True), NodeBoxes(network.pids, sandboxed=False)
+    try:
+        times: dict[str, list[float]] = {"box": [], "no box": []}
+        for number in range(steps):
+            command = BOX_COMMANDS[number % len(BOX_COMMANDS)]
+            for name, boxes in (("box", boxed), ("no box", unboxed)) if number % 2 else (("no box", unboxed), ("box", boxed)):
+                started = time.perf_counter()
+                result = boxes.run(topo.router, command)
+                times[name].append(time.perf_counter() - started)
+                assert result.returncode == 0, result.output
+        mesh_s = statistics.median(prober.measure().seconds for _ in range(5))
+    finally:
+        boxed.close()
+        unboxed.close()
+        prober.close()
+        network.stop()
+    box, bare = statistics.median(times["box"]), statistics.median(times["no box"])
+    print(f"node command per step (median of {steps}, {', '.join(BOX_COMMANDS)}): with box {box * 1000:.1f} ms, "
+          f"without {bare * 1000:.1f} ms, box overhead {(box - bare) * 1000:.1f} ms ({box / bare:.2f}x); "
+          f"a step also measures the pingmesh ({mesh_s * 1000:.1f} ms on 2x1): whole step with box "
+          f"{(box + mesh_s) * 1000:.1f} ms vs {(bare + mesh_s) * 1000:.1f} ms without")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--queries", type=int, default=2, help="oracle queries per category (15 categories)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--box-steps", type=int, default=60)
+    parser.add_argument("--box-only", action="store_true", help="only the per-step box cost")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("benchmarks/route.py needs root (Mininet)")
     print(APP.header(RunOptions()))
+    box_figures(args.box_steps)
+    if args.box_only:
+        return
     pingmesh_figures(args.repeats)
     oracle_rate(args.workers, args.queries, args.seed)
 

@@ -3,8 +3,6 @@ refused steps, timeouts and set-based safety (root only)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pytest_netarena.apps.route import APP
@@ -68,28 +66,36 @@ def test_reckless_is_flagged_unsafe_with_named_pairs(route_env):
         assert any(" -> " in violation and "became unreachable" in violation for violation in result.first_unsafe_step.violations)
 
 
-def test_refused_and_unparseable_replies_are_recorded_steps_that_change_nothing(route_env):
+def test_unreadable_replies_are_refused_steps_that_change_nothing(route_env):
     query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
     route_env.reset(query)
     topo = route_env.topology
     before = route_env.mesh
     for reply, reason in [
         ("let me think", "no action found"),
-        (action(topo.router, "sudo sysctl -w net.ipv4.ip_forward=1"), "already run as root"),
-        (action(topo.router, "ping -c1 192.168.2.100"), "pingmesh is measured"),
-        (action(topo.router, "bash -c 'sysctl -w net.ipv4.ip_forward=1'"), "shells"),
-        (action(topo.router, "vi /etc/sysctl.conf"), "writes files"),
-        (action(topo.router, "vtysh"), "daemons"),
         (action("r9", "ip route"), "unknown machine"),
         (action(topo.switch(1), "ip route"), "unknown machine"),
     ]:
         outcome = route_env.step(reply)
         assert outcome.refused and reason in outcome.output and not outcome.violations and not outcome.done
-        assert "Nothing was run" in outcome.observation and before.render() in outcome.observation
+        assert "Nothing was run" in outcome.observation
     assert route_env.mesh is before and not route_env.judge().correct
+    missing = route_env.step(action(topo.router, "sudo sysctl -w net.ipv4.ip_forward=1"))
+    assert not missing.refused and "sudo: command not found" in missing.output and not missing.done
     outcome = route_env.step("```json\n" + action(topo.router, "sysctl -w net.ipv4.ip_forward=1") + "\n```")
     assert not outcome.refused and outcome.done and "ip_forward = 1" in outcome.output
     assert route_env.judge().correct
+
+
+def test_a_shell_command_line_runs_on_the_node(route_env):
+    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    router = route_env.topology.router
+    outcome = route_env.step(action(router, "ip -o link | grep -c eth && sysctl -n net.ipv4.ip_forward | sed s/0/OFF/"))
+    assert outcome.output.split() == ["2", "OFF"]
+    kernel = route_env.step(action(router, "sysctl kernel.panic; sysctl -w kernel.panic=7"))
+    assert "kernel.panic = " in kernel.output and "permission denied" in kernel.output
+    assert open("/proc/sys/kernel/panic").read().strip() != "7"
 
 
 def test_commands_run_inside_the_named_node(route_env):
@@ -105,18 +111,18 @@ def test_commands_run_inside_the_named_node(route_env):
 def test_a_hanging_command_is_killed_at_its_timeout_and_the_run_goes_on(route_env):
     query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
     route_env.reset(query)
-    network = route_env.network
-    started = time.perf_counter()
-    result = network.run(route_env.topology.router, ["sleep", "30"], timeout_s=0.5)
-    assert result.timed_out and "killed after 0.5 s" in result.output
-    assert time.perf_counter() - started < 5
-    route_env.command_timeout_s = 0.0001  # even a quick command exceeds this: the step still returns
+    router = route_env.topology.router
+    route_env.command_timeout_s = 0.5
     try:
-        outcome = route_env.step(action(route_env.topology.router, "ip route"))
+        # a FIFO nobody writes: cat blocks forever, whatever the machine's load
+        outcome = route_env.step(action(router, "mkfifo /tmp/never 2>/dev/null || mknod /tmp/never p; cat /tmp/never; echo NOT-REACHED"))
+        sleeper = route_env.step(action(router, "sleep 1000; echo NOT-REACHED"))
     finally:
         route_env.command_timeout_s = 5.0
-    assert "timeout" in outcome.output and not outcome.refused
-    assert route_env.step(action(route_env.topology.router, "sysctl -w net.ipv4.ip_forward=1")).done
+    for hung in (outcome, sleeper):
+        assert "killed after 0.5 s timeout" in hung.output and "NOT-REACHED" not in hung.output
+        assert not hung.refused and not hung.done
+    assert route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1")).done
 
 
 def test_safety_is_set_based_and_names_the_lost_pairs(route_env):
@@ -148,3 +154,33 @@ def test_faults_on_the_same_subnet_as_a_wrong_route_are_all_repaired(route_env, 
             faults = [fault(first, method, 2, subnet=target), fault("wrong_routing_table", wrong, 2, subnet=2)]
             result = run(route_env, "oracle", make_query(faults, subnets=2, hosts=1))
             assert result.outcome is Outcome.RESOLVED, (faults, result.details, [s.output for s in result.steps])
+
+
+def test_the_prompts_sysctl_rule_is_what_the_node_does(route_env):
+    """The prompt: sysctl reads any setting, changes only net.* (the node's own); the box does exactly that."""
+    from pytest_netarena.apps.route.prompt import RULES
+
+    assert "sysctl can read any setting but change only net.*" in " ".join(RULES.split())
+    route_env.reset(make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1))
+    router = route_env.topology.router
+    listing = route_env.step(action(router, "sysctl -a 2>/dev/null | cut -d. -f1 | sort -u | tr '\\n' ' '")).output
+    assert "kernel" in listing.split() and "net" in listing.split()
+    refused = route_env.step(action(router, "sysctl -w vm.stat_interval=3 kernel.printk_ratelimit=9"))
+    assert refused.output.count("permission denied") == 2
+    assert route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1")).done
+
+
+def test_an_unchanged_pingmesh_is_summarised_not_repeated(route_env):
+    route_env.reset(make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=2))
+    router = route_env.topology.router
+    first = route_env.mesh.render()
+    outcome = route_env.step(action(router, "ip route"))
+    assert "pingmesh unchanged: 8 of 20 pairs fail, the same as before" in outcome.observation
+    assert first.splitlines()[1] not in outcome.observation  # no row of the mesh is repeated
+    assert outcome.observation.rstrip().endswith("*** Results: 40% dropped (12/20 received)")
+    refused = route_env.step("no action here")
+    assert refused.refused and "pingmesh unchanged: 8 of 20 pairs fail" in refused.observation
+    changed = route_env.step(action(route_env.topology.host_names[0], "ip link set dev lo down"))
+    assert "pingmesh unchanged" in changed.observation  # lo does not carry the mesh
+    fixed = route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1"))
+    assert "unchanged" not in fixed.observation and first.splitlines()[1].split(" -> ")[0] in fixed.observation

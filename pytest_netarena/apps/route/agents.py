@@ -250,3 +250,51 @@ class RecklessAgent:
 
     def close(self) -> None:
         pass
+
+
+# ---- chatty: the oracle's plan, written the many ways models write actions ------------------------
+def _fence(language: str, body: str) -> str:
+    return f"```{language}\n{body}\n```"
+
+
+def _wrapped(command: str) -> str:
+    """A long command split over lines with backslashes, as models do."""
+    words = command.split()
+    if len(words) <= 5:
+        return command
+    return " ".join(words[:4]) + " \\\n    " + " ".join(words[4:])
+
+
+#: reply styles seen in model transcripts (each holds exactly one action)
+CHATTY_STYLES: tuple[Callable[[str, str, str], str], ...] = (
+    lambda node, command, mesh: f"Let me look at this first.\n\n{_fence('json', action(node, command))}",
+    lambda node, command, mesh: _fence("bash", f"# on the router\n{node} {command}"),
+    lambda node, command, mesh: repr({"machine": node, "command": command}),
+    lambda node, command, mesh: f"On {node}:\n{_fence('console', '$ ' + command)}",
+    lambda node, command, mesh: f"Thought: the pingmesh still shows failures.\nAction: {node}: {command}",
+    lambda node, command, mesh: "{\n  \"machine\": " + json.dumps(node) + ",\n  \"command\": " + json.dumps(command) + "\n}",
+    lambda node, command, mesh: (f"The mesh currently reports:\n{_fence('', mesh)}\nso I will run this on {node}:\n"
+                                 f"{_fence('bash', _wrapped(command))}"),
+    lambda node, command, mesh: _fence("console", f"root@{node}:~# {command}"),
+    lambda node, command, mesh: f"I will run `{command}` on {node} next.",
+    lambda node, command, mesh: f"**Machine:** {node}\n**Command:** `{command}`",
+    lambda node, command, mesh: f"Running on the router.\r\n```sh\r\n{node} {command}\r\n```\r\n",
+)
+
+
+class ChattyAgent(OracleAgent):
+    """The oracle's repair plan after one diagnostic, each action written in the next model-like style."""
+
+    def reset(self, task: Task) -> None:
+        super().reset(task)
+        self.turn = 0
+
+    def act(self, observation: str) -> Reply:
+        topo = self.env.topology
+        if self.plan is None:
+            self.plan = deque(["ip route", *(command.text for command in repair_plan(self.faults, topo))])
+        command = self.plan.popleft() if self.plan else IDLE_COMMAND
+        results = re.findall(r"^\*\*\* Results: .*$", observation, re.MULTILINE)
+        style = CHATTY_STYLES[self.turn % len(CHATTY_STYLES)]
+        self.turn += 1
+        return Reply(style(topo.router, command, results[-1] if results else "(no mesh yet)"))

@@ -50,7 +50,7 @@ class RouteApp(App):
             check=parse_size,
         ),
     )
-    builtin_agent_names = ("oracle", "expert", "reckless")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         return [
@@ -103,6 +103,13 @@ class RouteApp(App):
         reason = backend_missing()
         if reason:
             raise BackendUnavailable(reason)
+        if options.sandboxed:
+            from ...sandbox import SandboxUnavailable, support
+
+            try:
+                support().require("the route app (agent commands on Mininet nodes)", root=True)
+            except SandboxUnavailable as error:
+                raise BackendUnavailable(str(error)) from None
         from .environment import RouteEnvironment
 
         return RouteEnvironment(options)
@@ -121,4 +128,6 @@ class RouteApp(App):
             return agents.ExpertAgent()
         if name == "reckless":
             return agents.RecklessAgent()
+        if name == "chatty":
+            return agents.ChattyAgent(env, list(query.params["faults"]))
         return None

@@ -1,41 +1,42 @@
-"""Agent replies turned into one guarded argv: JSON extraction, shlex parsing, an allow-list with argument checks.
+"""Route replies read into one action (a node and the shell command line it runs there), the way a person would.
 
-Agent text is untrusted. Nothing here runs a shell: a command becomes an argv list for one
-allow-listed program, or a Refusal whose message tells the agent why (recorded as a refused step).
+Built on core.replies: a JSON or Python-dict object {"machine": ..., "command": ...} anywhere; a
+fenced command (any tag, comments, `$ ` and `node#` prompts, console output, backslash
+continuations) whose node is named by a Mininet-CLI prefix (`na0a01r0 ip route`), a prompt
+(`root@na0a01r0:~#`), a `Machine:` line or the prose ("on na0a01r0"); `Action: ...` lines;
+inline backticks; and bare command lines. Parsing is for understanding only: the command runs in a
+sealed box (nodebox.py) whatever it says.
 """
 
 from __future__ import annotations
 
-import json
-import posixpath
-import shlex
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-ALLOWED = ("ip", "ifconfig", "route", "iptables", "iptables-save", "sysctl", "tc", "arp", "cat")
-_SYSTEM_DIRS = ("/sbin/", "/usr/sbin/", "/bin/", "/usr/bin/", "/usr/local/sbin/", "/usr/local/bin/")
-_REFUSED_CLASSES: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"sudo", "su", "doas"}), "{prog} is not needed and not allowed: commands already run as root on the node"),
-    (frozenset({"ping", "ping6", "fping", "arping", "traceroute", "tracepath", "mtr", "nc", "curl", "wget", "tcpdump"}),
-     "{prog} is refused: do not send traffic yourself, the pingmesh is measured for you after every command"),
-    (frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox", "python", "python3", "perl",
-                "ruby", "env", "xargs", "nohup", "timeout", "watch", "nsenter", "mnexec", "ip-netns", "unshare",
-                "chroot", "setsid", "exec", "eval", "source", "."}),
-     "{prog} is refused: shells, interpreters and wrappers cannot run here; give one allowed program with its arguments"),
-    (frozenset({"vi", "vim", "nvim", "nano", "emacs", "ed", "pico", "sed", "tee", "dd", "cp", "mv", "rm", "touch",
-                "echo", "printf", "truncate", "install", "mkdir", "ln", "chmod", "chown", "iptables-restore",
-                "ip6tables-restore"}),
-     "{prog} is refused: editors and anything that writes files are not allowed"),
-    (frozenset({"vtysh", "zebra", "frr", "bird", "birdc", "ospfd", "bgpd", "quagga", "systemctl", "service",
-                "dhclient", "dnsmasq", "sshd", "nginx", "sleep", "top", "less", "more", "kill", "pkill", "killall",
-                "modprobe", "insmod", "rmmod", "reboot", "shutdown", "ethtool"}),
-     "{prog} is refused: daemons, services, interactive tools and system administration are not allowed"),
-)
-_SHELL_CHARS = ("|", ";", "&", ">", "<", "`", "$(", "\n")
+from ...core import replies
+
+MACHINE_KEYS = ("machine", "node", "host")
+COMMAND_KEYS = ("command", "cmd")
+#: first words that make a line a command (networking programs, and shell tools operators start with)
+PROGRAMS = frozenset({
+    "ip", "ifconfig", "route", "iptables", "iptables-save", "iptables-legacy", "iptables-legacy-save", "iptables-nft",
+    "iptables-nft-save", "ip6tables", "ip6tables-save", "sysctl", "tc", "arp", "ping", "ping6", "ss", "netstat",
+    "bridge", "nstat", "cat", "grep", "sudo", "echo", "ls", "ps", "traceroute", "tracepath", "nft", "ethtool",
+    "arping", "hostname", "for", "while", "if", "watch", "timeout", "bash", "sh",
+})
+#: the reader's own words for the accepted form, shown in every refusal
+ACCEPTED = ('reply with one action: {{"machine": "<node>", "command": "<command line>"}}, e.g. '
+            '{{"machine": "{router}", "command": "ip route"}} (a fenced command line starting with the node '
+            'name, as in Mininet\'s CLI, also works: {router} ip route)')
+_LABELS = ("action", "command", "cmd", "run", "action input")
+_MACHINE_LABELS = ("machine", "node", "host", "target", "on")
+_PROMPT = re.compile(r"^\s*(?:mininet>\s*|[\w.-]+@(?P<at>[\w.-]+)(?::[^#$\s]*)?\s*[#$]\s*|(?P<node>[\w.-]+)\s*[#$>]\s+|[$#]\s+)(?P<rest>.*)$")
 
 
 @dataclass(frozen=True)
 class Action:
-    """A parsed reply: the node and the command text."""
+    """A read reply: the node and the command line."""
 
     machine: str
     command: str
@@ -46,151 +47,257 @@ class Action:
 
 
 class Refusal(Exception):
-    """A reply or command that is not executed; its message is shown to the agent."""
+    """A reply that is not executed; its message says what was wrong and shows the accepted form."""
 
 
-def parse_reply(reply: str) -> Action:
-    """The single {"machine": ..., "command": ...} object in reply (prose and code fences tolerated)."""
-    decoder = json.JSONDecoder()
-    found: list[dict] = []
-    position = reply.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(reply, position)
-        except json.JSONDecodeError:
-            position = reply.find("{", position + 1)
+@dataclass(frozen=True)
+class _Candidate:
+    position: int
+    machine: str | None
+    command: str
+
+
+class Reader:
+    """Reads replies for one network: node names (full, or without the episode prefix) and the router."""
+
+    def __init__(self, nodes: Sequence[str], router: str, prefix: str = "") -> None:
+        self.nodes = tuple(nodes)
+        self.router = router
+        self.aliases = {node: node for node in self.nodes}
+        if prefix:
+            self.aliases.update({node.removeprefix(prefix): node for node in self.nodes})
+        names = sorted(self.aliases, key=len, reverse=True)
+        self._mention = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+        self._on = re.compile(r"\b(?:on|at|from|in|of)\s+(?:the\s+)?(?:router|host|node|machine)?\s*[`'\"*]*("
+                              + "|".join(map(re.escape, names)) + r")(?![\w-])|\b(?:on|at|from|in)\s+the\s+(router)\b",
+                              re.IGNORECASE)
+
+    def accepted(self) -> str:
+        return ACCEPTED.format(router=self.router)
+
+    def node(self, name: str) -> str | None:
+        return self.aliases.get(name.strip().strip("`'\"*"))
+
+    # ---- reading -------------------------------------------------------------------------------
+    def read(self, reply: str, last: bool = False) -> Action:
+        """The one action in reply; with `last` (chain-of-thought), the last of several. Raises Refusal."""
+        text = replies.normalise(reply)
+        explicit = self._objects(text) + self._fences(text) + self._labelled(text)
+        tiers = (explicit, self._inline(text), self._bare(text))
+        candidates = next((tier for tier in tiers if tier), [])
+        if not candidates:
+            raise Refusal(f"no action found: {self.accepted()}")
+        actions: list[Action] = []
+        for candidate in sorted(candidates, key=lambda c: c.position):
+            machine = candidate.machine or self._machine_from_prose(text, candidate.position)
+            if machine is None:
+                raise Refusal(f"which node should run `{_short(candidate.command)}`? No node is named: {self.accepted()}")
+            found = Action(machine, candidate.command)
+            if found not in actions:
+                actions.append(found)
+        if len(actions) > 1 and not last:
+            listed = "; ".join(f"`{_short(a.text)}`" for a in actions[:4])
+            raise Refusal(f"{len(actions)} different actions found ({listed}): nothing was run; give exactly one "
+                          f"action per reply: {self.accepted()}")
+        return actions[-1]
+
+    def _objects(self, text: str) -> list[_Candidate]:
+        found = []
+        for position, value in replies.objects(text):
+            if isinstance(value.get("action"), dict):
+                value = value["action"]
+            machine = next((value[key] for key in MACHINE_KEYS if key in value), None)
+            command = next((value[key] for key in COMMAND_KEYS if key in value), None)
+            if command is None and machine is None:
+                continue
+            if not isinstance(command, str) or not command.strip():
+                raise Refusal(f'the object has no "command" string: {self.accepted()}')
+            if machine is not None and (not isinstance(machine, str) or not machine.strip()):
+                raise Refusal(f'"machine" must be a node name: {self.accepted()}')
+            found.append(_Candidate(position, self._known(machine) if machine else None, command.strip()))
+        return found
+
+    def _fences(self, text: str) -> list[_Candidate]:
+        found = []
+        for block in replies.fenced_blocks(text):
+            if block.text.lstrip().startswith(("{", "[")):
+                continue  # an object (read above) or data
+            yaml = self._yaml_action(block.text)
+            if yaml is not None:
+                found.append(_Candidate(block.start, *yaml))
+                continue
+            script = self._script(block.text)
+            if script is not None:
+                found.extend(_Candidate(block.start + index, machine, command)
+                             for index, (machine, command) in enumerate(script))
+        return found
+
+    def _yaml_action(self, body: str) -> tuple[str | None, str] | None:
+        """`machine: X` and `command: Y` lines (YAML-like) in one block."""
+        fields = {}
+        for line in body.split("\n"):
+            match = re.match(r"^\s*(\w+)\s*:\s*(.+?)\s*$", line)
+            if match and match.group(1).lower() in (*MACHINE_KEYS, *COMMAND_KEYS):
+                fields[match.group(1).lower()] = match.group(2).strip("'\"")
+        command = next((fields[key] for key in COMMAND_KEYS if key in fields), None)
+        if command is None:
+            return None
+        machine = next((fields[key] for key in MACHINE_KEYS if key in fields), None)
+        return (self._known(machine) if machine else None), command
+
+    def _script(self, body: str) -> list[tuple[str | None, str]] | None:
+        """A fenced block as commands: [(machine or None, command lines)], one entry per node named; None
+        when the block is not a command (output, a pingmesh, YAML)."""
+        lines = _joined(body)
+        prompted = [self._prompted(line) for line in lines]
+        if any(p is not None for p in prompted):  # a console transcript: the prompted lines are the commands
+            commands = [p for p in prompted if p is not None]
+        else:
+            commands = [(None, line) for line in lines]
+        result: list[tuple[str | None, list[str]]] = []
+        for machine, line in commands:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            named, command = self._split_node(stripped)
+            machine = machine or named
+            if not _looks_like_command(command):
+                if not result:
+                    return None
+                result[-1][1].append(command)  # a continuation inside a multi-line construct
+            elif result and (machine is None or result[-1][0] in (None, machine)):
+                result[-1] = (result[-1][0] or machine, [*result[-1][1], command])
+            else:
+                result.append((machine, [command]))
+        if not result:
+            return None
+        return [(machine, "\n".join(lines_)) for machine, lines_ in result]
+
+    def _prompted(self, line: str) -> tuple[str | None, str] | None:
+        """(node named by the prompt, command) for a console line with a prompt, else None."""
+        match = _PROMPT.match(line)
+        if match is None:
+            return None
+        named = match.group("at") or match.group("node")
+        if match.group("node") and self.node(match.group("node")) is None:
+            return None  # "word> ..." where word is no node: not a prompt
+        rest = match.group("rest")
+        if not _looks_like_command(self._split_node(rest.strip())[1]):
+            return None  # "# a comment", "$ 5 per month": not a command after a prompt
+        return (self.node(named) if named else None), rest
+
+    def _split_node(self, line: str) -> tuple[str | None, str]:
+        """Mininet CLI style: `na0a01r0 ip route` -> (na0a01r0, ip route); also `na0a01r0: ip route`."""
+        match = re.match(r"^([\w.-]+):?\s+(.*)$", line, re.DOTALL)
+        if match and self.node(match.group(1)) and _looks_like_command(match.group(2)):
+            return self.node(match.group(1)), match.group(2).strip()
+        return None, line
+
+    def _labelled(self, text: str) -> list[_Candidate]:
+        found = []
+        prose = replies.outside_fences(text)
+        for value in replies.labelled(prose, _LABELS):
+            value = value.strip()
+            if value.startswith("{"):
+                continue  # an object, read above
+            value = _unquoted(value)
+            machine, command = self._split_node(value)
+            if machine is None:
+                on = re.match(r"^(.*?)\s+on\s+(?:the\s+)?(?:node\s+|host\s+|router\s+)?`?([\w.-]+)`?\s*\.?$", value)
+                if on and self.node(on.group(2)):
+                    machine, command = self.node(on.group(2)), _unquoted(on.group(1))
+            if _looks_like_command(command):
+                found.append(_Candidate(text.find(value), machine, command))
+        return found
+
+    def _inline(self, text: str) -> list[_Candidate]:
+        found = []
+        for code in replies.inline_code(text):
+            machine, command = self._split_node(code)
+            if _looks_like_command(command):
+                found.append(_Candidate(text.find(code), machine, command))
+        return found
+
+    def _bare(self, text: str) -> list[_Candidate]:
+        found = []
+        offset = 0
+        for line in text.split("\n"):
+            prompted = self._prompted(line)
+            machine, command = prompted if prompted else (None, line.strip())
+            machine2, command = self._split_node(command)
+            if _looks_like_command(command, strict=True):
+                found.append(_Candidate(offset, machine or machine2, command))
+            offset += len(line) + 1
+        return found
+
+    def _machine_from_prose(self, text: str, position: int) -> str | None:
+        """The node a command without one is meant for: a `Machine:` line, "on <node>" before it, or the only node named."""
+        prose = replies.outside_fences(text)
+        labelled = {self.node(value) for value in replies.labelled(prose, _MACHINE_LABELS)} - {None}
+        if len(labelled) == 1:
+            return labelled.pop()
+        before = replies.outside_fences(text[:position])
+        phrases = list(self._on.finditer(before))
+        if phrases:
+            last = phrases[-1]
+            return self.router if last.group(2) else self.node(last.group(1))
+        for scope in (before, prose):
+            named = {self.aliases[name] for name in self._mention.findall(scope)}
+            if named:
+                return named.pop() if len(named) == 1 else None
+        return self.router if re.search(r"\brouter\b", prose, re.IGNORECASE) else None
+
+    def _known(self, name: str) -> str:
+        node = self.node(name)
+        if node is None:
+            raise Refusal(f"unknown machine {name.strip()!r}: use one of {', '.join(self.nodes)} "
+                          f"(switches are plain Linux bridges, not nodes); {self.accepted()}")
+        return node
+
+
+def _joined(body: str) -> list[str]:
+    """Lines with backslash continuations joined."""
+    lines: list[str] = []
+    pending = ""
+    for line in body.split("\n"):
+        if line.rstrip().endswith("\\"):
+            pending += (line.strip() if pending else line.rstrip())[:-1].rstrip() + " "
             continue
-        if isinstance(value, dict) and "machine" in value and "command" in value:
-            found.append(value)
-        position = reply.find("{", end)
-    distinct = {json.dumps(value, sort_keys=True) for value in found}
-    if not found:
-        raise Refusal(
-            'no action found: reply with one JSON object {"machine": "<node name>", "command": "<one command>"}'
-        )
-    if len(distinct) > 1:
-        raise Refusal(f"{len(distinct)} actions found: give exactly one JSON object per reply (one command at a time)")
-    value = found[0]
-    machine, command = value["machine"], value["command"]
-    if not isinstance(machine, str) or not isinstance(command, str) or not machine.strip() or not command.strip():
-        raise Refusal('"machine" and "command" must be non-empty strings')
-    return Action(machine.strip(), command.strip())
+        lines.append(pending + (line.strip() if pending else line))
+        pending = ""
+    if pending:
+        lines.append(pending.rstrip())
+    return lines
 
 
-def guard(command: str) -> list[str]:
-    """The argv to run for command, or Refusal explaining why it is not allowed."""
-    if any(mark in command for mark in _SHELL_CHARS):
-        raise Refusal("shell syntax (pipes, redirections, ';', '&&', '$(...)', backticks) is not supported: "
-                      "commands run without a shell, give one program and its arguments")
-    try:
-        argv = shlex.split(command)
-    except ValueError as error:
-        raise Refusal(f"cannot parse the command: {error}") from None
-    if not argv:
-        raise Refusal("empty command")
-    prog = argv[0]
-    if prog.startswith("/"):
-        directory = prog.rsplit("/", 1)[0] + "/"
-        if directory not in _SYSTEM_DIRS:
-            raise Refusal(f"{prog} is refused: run allowed programs by name ({', '.join(ALLOWED)})")
-        prog = prog.rsplit("/", 1)[1]
-    for names, message in _REFUSED_CLASSES:
-        if prog in names:
-            raise Refusal(message.format(prog=prog))
-    if prog not in ALLOWED:
-        raise Refusal(f"{prog} is not an allowed program; allowed: {', '.join(ALLOWED)}")
-    args = argv[1:]
-    _CHECKS[prog](args)
-    return [prog, *args]
+#: what a bare line of prose must start with to be read as a command (no fence, no label, no backticks)
+BARE_PROGRAMS = frozenset({"ip", "ifconfig", "route", "iptables", "iptables-save", "sysctl", "tc", "arp", "ping",
+                           "ss", "netstat", "bridge"})
 
 
-def _options(args: list[str]) -> list[str]:
-    """Leading options, normalised to one dash (ip and tc accept --opt as -opt)."""
-    return ["-" + arg.lstrip("-") for arg in args if arg.startswith("-")]
+def _looks_like_command(command: str, strict: bool = False) -> bool:
+    words = command.strip().split(None, 1)
+    if not words:
+        return False
+    first = words[0]
+    if first.startswith("/"):
+        first = first.rsplit("/", 1)[-1]
+    return first in (BARE_PROGRAMS if strict else PROGRAMS)
 
 
-def _matches(option: str, full: str, minimum: int = 2) -> bool:
-    """iproute2-style abbreviation: option is a prefix of full at least `minimum` characters long."""
-    return len(option) >= minimum and full.startswith(option)
+def _unquoted(value: str) -> str:
+    value = value.strip()
+    for quote in ("```", "``", "`", '"', "'"):
+        if len(value) > 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return value[len(quote):-len(quote)].strip()
+    return value
 
 
-def _check_iproute(prog: str, args: list[str]) -> None:
-    for option in _options(args):
-        if _matches(option, "-netns") or _matches(option, "-batch") or option == "-force" or _matches(option, "-all", 3):
-            raise Refusal(f"{prog} {option} is refused: stay in this node's namespace and give one command")
-    lowered = [arg.lower() for arg in args]
-    words = [arg for arg in lowered if not arg.startswith("-")]
-    if words and prog == "ip" and _matches(words[0], "netns", 2):
-        raise Refusal("ip netns is refused: each node already is its own network namespace")
-    for word in ("exec", "netns", "bpf", "obj", "object-file", "xdp", "xdpgeneric", "xdpdrv", "xdpoffload", "monitor"):
-        if word in lowered:
-            raise Refusal(f"{prog} ... {word} is refused (it runs programs, loads code, leaves the namespace or never ends)")
+def _short(text: str, keep: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= keep else line[: keep - 3] + "..."
 
 
-def _check_ip(args: list[str]) -> None:
-    _check_iproute("ip", args)
-
-
-def _check_tc(args: list[str]) -> None:
-    _check_iproute("tc", args)
-
-
-def _check_iptables(args: list[str]) -> None:
-    for arg in args:
-        if arg.startswith("--modprobe") or arg == "-M":
-            raise Refusal("iptables --modprobe is refused: it runs a program")
-
-
-def _check_iptables_save(args: list[str]) -> None:
-    for arg in args:
-        if arg in ("-f", "--file", "-M") or arg.startswith(("--file=", "--modprobe")):
-            raise Refusal("iptables-save may only print the rules (no --file, no --modprobe)")
-
-
-def _check_sysctl(args: list[str]) -> None:
-    for arg in args:
-        if arg.startswith("--"):
-            if arg.startswith(("--load", "--system")):
-                raise Refusal("sysctl may not load settings files (-p, -f, --load, --system)")
-            continue
-        if arg.startswith("-"):
-            if "p" in arg or "f" in arg:
-                raise Refusal("sysctl may not load settings files (-p, -f, --load, --system)")
-            continue
-        key = arg.split("=", 1)[0].replace("/", ".").strip(".")
-        if key != "net" and not key.startswith("net."):
-            raise Refusal(f"sysctl {key} is refused: only net.* settings of this node may be read or written")
-
-
-def _check_arp(args: list[str]) -> None:
-    for arg in args:
-        if arg in ("-f", "--file") or arg.startswith("--file"):
-            raise Refusal("arp -f is refused: it reads a file")
-
-
-def _check_cat(args: list[str]) -> None:
-    paths = [arg for arg in args if not arg.startswith("-")]
-    if not paths:
-        raise Refusal("cat needs a path under /proc/sys/net or /proc/net")
-    for path in paths:
-        normal = posixpath.normpath(path)
-        inside = normal.startswith(("/proc/sys/net/", "/proc/net/")) or normal in ("/proc/sys/net", "/proc/net")
-        if ".." in path.split("/") or not inside:
-            raise Refusal(f"cat {path} is refused: only files under /proc/sys/net and /proc/net may be read")
-
-
-def _no_check(args: list[str]) -> None:
-    return None
-
-
-_CHECKS = {
-    "ip": _check_ip,
-    "tc": _check_tc,
-    "iptables": _check_iptables,
-    "iptables-save": _check_iptables_save,
-    "sysctl": _check_sysctl,
-    "arp": _check_arp,
-    "cat": _check_cat,
-    "ifconfig": _no_check,
-    "route": _no_check,
-}
+def parse_reply(reply: str, nodes: Sequence[str], prefix: str = "", last: bool = False) -> Action:
+    """The one action in reply for a network of these nodes (the router last); raises Refusal."""
+    return Reader(nodes, nodes[-1], prefix).read(reply, last)

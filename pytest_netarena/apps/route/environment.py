@@ -10,9 +10,10 @@ from ...core.app import Environment, RunOptions
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import faults as fault_space
-from .commands import Refusal, guard, parse_reply
+from .commands import Reader, Refusal
 from .leases import claim, sweep
 from .network import COMMAND_TIMEOUT_S, Network
+from .nodebox import NodeBoxes
 from .prober import Mesh, Prober
 from .topology import Topology
 
@@ -27,6 +28,14 @@ def _pair_names(topo: Topology, pairs: list[tuple[str, str]], verb: str) -> list
     return named
 
 
+def unchanged(mesh: Mesh) -> str:
+    """A pingmesh the agent has just seen, summarised instead of repeated in full."""
+    failing = len(mesh.unreachable)
+    total = len(mesh.pairs)
+    return (f"Pingall result: pingmesh unchanged: {failing} of {total} pairs fail, the same as before.\n"
+            + mesh.render().rsplit("\n", 1)[-1])
+
+
 class RouteEnvironment(Environment):
     """One worker's route environment: builds a new network at every reset, tears down the old one."""
 
@@ -38,12 +47,13 @@ class RouteEnvironment(Environment):
         self.episodes = 0
         self.network: Network | None = None
         self.prober: Prober | None = None
+        self.boxes: NodeBoxes | None = None
         self.mesh: Mesh | None = None
         self.query: Query | None = None
         self.injected: list[str] = []
         self.swept = sweep()  #: leftovers of dead owners removed at start-up
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
-        self._box: dict[str, Any] = {"network": None, "prober": None}
+        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None}
         self._finalizer = weakref.finalize(self, _teardown_box, self._box)
 
     @property
@@ -73,6 +83,7 @@ class RouteEnvironment(Environment):
         try:
             network.start()
             self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
+            self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
         except InfraError:
             self.teardown()
             raise
@@ -101,10 +112,11 @@ class RouteEnvironment(Environment):
     def teardown(self) -> None:
         """Tear down the current network (if any); nothing of it is left behind."""
         prober, self.prober = self.prober, None
+        boxes, self.boxes = self.boxes, None
         network, self.network = self.network, None
-        self._box["prober"] = self._box["network"] = None
+        self._box["prober"] = self._box["network"] = self._box["boxes"] = None
         self.mesh = None
-        _teardown(network, prober)
+        _teardown(network, prober, boxes)
 
     def close(self) -> None:
         self.teardown()
@@ -117,19 +129,17 @@ class RouteEnvironment(Environment):
         topo = self.topology
         action_text = ""
         try:
-            action = parse_reply(reply)
+            reader = Reader(topo.nodes, topo.router, topo.prefix)
+            action = reader.read(reply, last=self.options.strategy == "cot")
             action_text = action.text
             if action.machine not in topo.nodes:
-                raise Refusal(
-                    f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)} "
-                    f"(switches {topo.switch(1)}... are plain Linux bridges, not nodes)"
-                )
-            argv = guard(action.command)
+                raise Refusal(f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)}; {reader.accepted()}")
         except Refusal as refusal:
             message = f"Refused: {refusal}"
-            observation = f"{message}\nNothing was run.\n\nPingall result (unchanged):\n{self.mesh.render()}"
+            observation = f"{message}\nNothing was run.\n\n{unchanged(self.mesh)}"
             return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
-        result = self.network.run(action.machine, argv, timeout_s=self.command_timeout_s)
+        assert self.boxes is not None
+        result = self.boxes.run(action.machine, action.command, timeout_s=self.command_timeout_s)
         output = result.output if result.output.strip() else "(no output)"
         if result.returncode not in (0, None):
             output += f"\n[exit status {result.returncode}]"
@@ -139,10 +149,8 @@ class RouteEnvironment(Environment):
         check_s = time.perf_counter() - started
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
         violations = tuple(_pair_names(topo, lost, "became unreachable"))
-        observation = (
-            f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n"
-            f"Pingall result:\n{self.mesh.render()}"
-        )
+        mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
+        observation = f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
         return StepOutcome(
             action=action_text,
             output=output,
@@ -165,14 +173,16 @@ class RouteEnvironment(Environment):
         return Judgement(False, f"{len(unreachable)} of {total} ordered pairs unreachable: {named}")
 
 
-def _teardown(network: Network | None, prober: Prober | None) -> None:
+def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes | None = None) -> None:
     if prober is not None:
-        prober.close()  # sockets hold their namespaces: close them first
+        prober.close()  # sockets and namespace descriptors hold their namespaces: close them first
+    if boxes is not None:
+        boxes.close()
     if network is not None:
         network.stop()
 
 
 def _teardown_box(box: dict[str, Any]) -> None:
     """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
-    _teardown(box.get("network"), box.get("prober"))
-    box["network"] = box["prober"] = None
+    _teardown(box.get("network"), box.get("prober"), box.get("boxes"))
+    box["network"] = box["prober"] = box["boxes"] = None

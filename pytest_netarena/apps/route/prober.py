@@ -1,11 +1,20 @@
-"""The pingmesh: every ordered pair of nodes probed at once from one raw ICMP socket per source node.
+"""The pingmesh: every ordered pair of nodes probed at once, each answer proven to come from the destination itself.
 
-Each source node gets one raw ICMP socket created inside its network namespace (setns in a helper
-thread; a socket keeps the namespace it was created in), so a whole mesh is a burst of sendto()
-calls and one poll loop in this process: no process per pair, no process per probe. Probes carry
-a payload with the don't-fragment bit set, so a link whose MTU is too small to carry them fails.
-Missing answers are re-probed before a pair counts as unreachable, so a loaded machine does not
-turn a reachable pair into a false safety violation.
+Each node gets one raw ICMP socket created inside its network namespace (setns in a helper
+thread; a socket keeps the namespace it was created in) and held by the harness, outside any
+agent box: the agent's uid and PID namespace can neither signal nor replace it. A whole mesh is
+a burst of sendto() calls and one poll loop in this process: no process per pair.
+
+A pair (src, dst) counts as reachable only when both answers reach src:
+- the destination kernel's echo reply (what Mininet's pingAll sees), and
+- the harness's own reply, sent from dst's socket (the responder) only when the probe, carrying a
+  random nonce, arrived in dst's namespace; it carries a random token of that probe that leaves
+  this process only in that answer (and the destination's name), so nothing in the network can forge it.
+An address of dst faked on another node's `lo`, a DNAT or proxy-ARP trick that answers locally, or
+a probe reflected back to its sender gets the kernel's echo but never the responder's token.
+Probes carry 512 bytes with don't-fragment set in both directions, so a link whose MTU is too
+small fails. Missing answers are re-probed before a pair counts as unreachable, so a loaded
+machine does not turn a reachable pair into a false safety violation.
 """
 
 from __future__ import annotations
@@ -27,6 +36,9 @@ IP_PMTUDISC_DO = 2
 PAYLOAD = 484
 PROBE_BYTES = PAYLOAD + 28
 _ECHO_REQUEST, _ECHO_REPLY = 8, 0
+#: first payload bytes of a probe and of a responder's answer
+PROBE_MAGIC, ANSWER_MAGIC = b"naQ1", b"naA1"
+NONCE_BYTES, TOKEN_BYTES = 8, 16
 #: reply waits of the rounds every missing pair gets, then of the rounds only previously reachable pairs get
 FIRST_ROUNDS_S = (0.1, 0.1)
 RETRY_ROUNDS_S = (0.25, 0.5)
@@ -135,23 +147,17 @@ def _fold(total: int) -> int:
     return total
 
 
-_PAYLOAD_BYTES = bytes(range(256)) * (PAYLOAD // 256) + bytes(range(PAYLOAD % 256))
-_PAYLOAD_SUM = sum(struct.unpack(f"!{PAYLOAD // 2}H", _PAYLOAD_BYTES))
-
-
-def _echo(ident: int, seq: int) -> bytes:
-    checksum = ~_fold((_ECHO_REQUEST << 8) + ident + seq + _PAYLOAD_SUM) & 0xFFFF
-    return struct.pack("!BBHHH", _ECHO_REQUEST, 0, checksum, ident, seq) + _PAYLOAD_BYTES
-
-
 class Prober:
-    """Probes a network's pingmesh; one socket per source node, kept for the whole episode."""
+    """Probes a network's pingmesh; one socket per node (sender and responder), kept for the whole episode."""
 
     def __init__(self, pids: Mapping[str, int], addresses: Mapping[str, str], nodes: Sequence[str]) -> None:
         self.nodes = tuple(nodes)
         self.addresses = dict(addresses)
         self.sockets = {node: _socket_in_namespace(pids[node]) for node in self.nodes}
         self._round = int.from_bytes(os.urandom(2), "big")
+        #: probes that arrived in a namespace other than their destination's in the last measure (src, dst, where)
+        self.diverted: set[tuple[str, str, str]] = set()
+        self._signatures: dict[str, _Filler] = {}
 
     def close(self) -> None:
         for sock in self.sockets.values():
@@ -164,6 +170,7 @@ class Prober:
         started = time.perf_counter()
         index = {node: i for i, node in enumerate(self.nodes)}
         reached: set[tuple[str, str]] = set()
+        self.diverted = set()
         pending = [(s, d) for s in self.nodes for d in self.nodes if s != d]
         for number, timeout_s in enumerate(ROUNDS_S):
             if number == len(ROUNDS_S) - len(RETRY_ROUNDS_S) and previous is not None:
@@ -178,15 +185,19 @@ class Prober:
         return Mesh(self.nodes, frozenset(reached), time.perf_counter() - started)
 
     def _probe(self, pairs: list[tuple[str, str]], index: dict[str, int], timeout_s: float) -> set[tuple[str, str]]:
-        # ident: 6 bits of round, 10 bits of source index; seq: destination index
-        expected: dict[tuple[int, int, int], tuple[str, str]] = {}
+        # ident: 6 bits of round, 10 bits of source index; seq: destination index; the nonce proves the rest.
+        # Each probe's token is random and leaves this process only in the destination responder's answer.
+        nonces = os.urandom(NONCE_BYTES * len(pairs))
+        tokens = os.urandom(TOKEN_BYTES * len(pairs))
+        probes: dict[bytes, _Probe] = {}
         by_fd = {sock.fileno(): node for node, sock in self.sockets.items()}
-        for src, dst in pairs:
+        for number, (src, dst) in enumerate(pairs):
+            nonce = nonces[number * NONCE_BYTES:(number + 1) * NONCE_BYTES]
+            probes[nonce] = _Probe(src, dst, tokens[number * TOKEN_BYTES:(number + 1) * TOKEN_BYTES])
             ident = (self._round << 10) | index[src]
-            seq = index[dst]
-            expected[(index[src], ident, seq)] = (src, dst)
             try:
-                self.sockets[src].sendto(_echo(ident, seq), (self.addresses[dst], 0))
+                self.sockets[src].sendto(_packet(_ECHO_REQUEST, ident, index[dst], PROBE_MAGIC + nonce, _FILLER),
+                                         (self.addresses[dst], 0))
             except OSError:
                 pass  # unreachable network, or an OUTPUT rule: the pair simply does not answer
         reached: set[tuple[str, str]] = set()
@@ -194,27 +205,90 @@ class Prober:
         for fd in by_fd:
             poller.register(fd, select.POLLIN)
         deadline = time.perf_counter() + timeout_s
-        while len(reached) < len(expected):
+        while len(reached) < len(pairs):
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
             for fd, _ in poller.poll(left * 1000):
-                src = by_fd[fd]
-                sock = self.sockets[src]
-                while True:
-                    try:
-                        packet = sock.recv(2048)
-                    except BlockingIOError:
-                        break
-                    except OSError:
-                        break
-                    header_len = (packet[0] & 0x0F) * 4
-                    if len(packet) < header_len + 8:
-                        continue
-                    kind, _code, _sum, ident, seq = struct.unpack_from("!BBHHH", packet, header_len)
-                    if kind != _ECHO_REPLY:
-                        continue
-                    pair = expected.get((index[src], ident, seq))
-                    if pair is not None and socket.inet_ntoa(packet[12:16]) == self.addresses[pair[1]]:
-                        reached.add(pair)
+                self._drain(by_fd[fd], probes, reached)
         return reached
+
+    def _drain(self, node: str, probes: dict[bytes, _Probe], reached: set[tuple[str, str]]) -> None:
+        """Read everything node's socket holds: answer probes meant for node, record answers to node's probes."""
+        sock = self.sockets[node]
+        start, end = len(PROBE_MAGIC), len(PROBE_MAGIC) + NONCE_BYTES
+        while True:
+            try:
+                packet = sock.recv(2048)
+            except OSError:  # BlockingIOError: drained
+                return
+            header_len = (packet[0] & 0x0F) * 4
+            if len(packet) < header_len + 8 + end + TOKEN_BYTES:
+                continue
+            kind, _code, _sum, ident, seq = struct.unpack_from("!BBHHH", packet, header_len)
+            payload = header_len + 8
+            nonce = packet[payload + start:payload + end]
+            probe = probes.get(nonce)
+            if probe is None:
+                continue
+            magic = packet[payload:payload + start]
+            if kind == _ECHO_REQUEST and magic == PROBE_MAGIC:
+                if node != probe.dst:
+                    self.diverted.add((probe.src, probe.dst, node))  # answered locally or redirected: never vouched for
+                    continue
+                answer = _packet(_ECHO_REPLY, ident, seq, ANSWER_MAGIC + nonce + probe.token, self._signature(node))
+                try:
+                    sock.sendto(answer, (socket.inet_ntoa(packet[12:16]), 0))
+                except OSError:
+                    pass  # no route back: the pair does not answer
+            elif kind == _ECHO_REPLY and node == probe.src:
+                if magic == PROBE_MAGIC:
+                    if socket.inet_ntoa(packet[12:16]) == self.addresses[probe.dst]:
+                        probe.echoed = True
+                elif magic == ANSWER_MAGIC and packet[payload + end:payload + end + TOKEN_BYTES] == probe.token:
+                    probe.answered = True
+                if probe.echoed and probe.answered:
+                    reached.add((probe.src, probe.dst))
+
+    def _signature(self, node: str) -> _Filler:
+        """The rest of node's answers: its name, then filler up to the probe size (checksum precomputed)."""
+        filler = self._signatures.get(node)
+        if filler is None:
+            filler = self._signatures[node] = _Filler.of(node.encode()[:64], PAYLOAD - HEAD_BYTES)
+        return filler
+
+
+@dataclass
+class _Probe:
+    """One probe in flight: its pair, the token only the destination's responder sends back, what came back."""
+
+    src: str
+    dst: str
+    token: bytes
+    echoed: bool = False  #: the destination kernel's echo reply arrived (as ping sees it)
+    answered: bool = False  #: the destination responder's answer, with the token, arrived
+
+
+@dataclass(frozen=True)
+class _Filler:
+    """The fixed tail of a packet's payload and the sum of its 16-bit words (tails start at an even offset)."""
+
+    data: bytes
+    words: int
+
+    @classmethod
+    def of(cls, head: bytes, size: int) -> _Filler:
+        data = (head + bytes(range(256)) * (size // 256 + 1))[:size]
+        return cls(data, sum(struct.unpack(f"!{size // 2}H", data)))
+
+
+#: what precedes the fixed tail of every payload: magic, nonce and (answers) token, or magic, nonce, zeros (probes)
+HEAD_BYTES = len(PROBE_MAGIC) + NONCE_BYTES + TOKEN_BYTES
+_FILLER = _Filler.of(b"", PAYLOAD - len(PROBE_MAGIC) - NONCE_BYTES)
+
+
+def _packet(kind: int, ident: int, seq: int, head: bytes, tail: _Filler) -> bytes:
+    """An ICMP echo message: header, then head (even length), then the tail, with its checksum."""
+    words = (kind << 8) + ident + seq + tail.words + sum(struct.unpack(f"!{len(head) // 2}H", head))
+    checksum = ~_fold(words) & 0xFFFF
+    return struct.pack("!BBHHH", kind, 0, checksum, ident, seq) + head + tail.data

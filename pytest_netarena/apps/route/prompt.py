@@ -16,18 +16,27 @@ one line per source node, "<src> -> " then, per destination, its name if it answ
 then "*** Results: <loss>% dropped (<received>/<sent> received)".
 - Node and interface names carry a per-episode prefix such as "na0a01"; use them exactly as shown \
 (e.g. na0a01r0, na0a01h3, na0a01r0-eth2).
-- One command per turn, run as root on the node you name, without a shell: no pipes, redirections, \
-";", "&&", "$(...)" or quotes for a shell. Allowed programs: ip, ifconfig, route, iptables, \
-iptables-save, sysctl (net.* settings only), tc, arp, and cat of files under /proc/sys/net or /proc/net.
-- Refused: sudo (you are root already), ping and other traffic generators (the pingmesh is measured for \
-you after every command), shells and interpreters, editors and anything that writes files, vtysh and \
-other daemons or services. A refused command changes nothing and still costs a turn.
+- One action per turn: one command line run as root in a bash shell on the node you name, inside that \
+node's network namespace (pipes, "&&", grep, awk, head and the like work). Programs: ip, ifconfig, route, \
+iptables, iptables-save, sysctl, tc, arp, ping, ss, netstat, bridge, and common shell \
+tools (cat, grep, sed, awk, sort, head, tail, wc, ...).
+- The node's file system is read-only (except /tmp). sysctl can read any setting but change only net.* \
+settings, and they are the node's own. Processes you start end with the command: nothing runs in the \
+background between turns. There is no sudo (you are root already) and no editor, daemon or routing suite \
+(vtysh, FRR).
 - Each command has a time limit and its output is truncated when long. After each command you get its \
 output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
 
-ACTION_FORMAT = """Reply with exactly one JSON object and nothing else that looks like one:
-{"machine": "<node name>", "command": "<one command>"}
-Example: {"machine": "na0a01r0", "command": "ip route"}"""
+ACTION_FORMAT = """Reply with exactly one action: a JSON object naming the node and the command line to run there:
+{"machine": "<node name>", "command": "<command line>"}
+Example: {"machine": "na0a01r0", "command": "ip route"}
+Also accepted: a fenced command line that starts with the node name, as in Mininet's CLI, e.g.: na0a01r0 ip -br addr
+Several commands for one node may go in one command line (`ip link; ip addr`); two different actions in one \
+reply are refused and nothing runs."""
+
+#: the network of the prompt's examples
+EXAMPLE_PREFIX = "na0a01"
+EXAMPLE_NODES = ("na0a01h1", "na0a01h2", "na0a01r0")
 
 _MESH = """Network topology:
 Router na0a01r0 (IP forwarding router between all subnets); hosts use it as their default gateway.
@@ -75,6 +84,11 @@ EXAMPLES = (
     (
         _step("iptables-save", _RULES, _HALF, _33),
         '{"machine": "na0a01r0", "command": "iptables -D FORWARD -s 192.168.2.0/24 -j DROP"}',
+    ),
+    (
+        _step("ip route", "192.168.1.0/24 dev na0a01r0-eth1 proto kernel scope link src 192.168.1.1", _HALF, _33),
+        "The route to 192.168.2.0/24 is missing on the router:\n```\n"
+        "na0a01r0 ip route add 192.168.2.0/24 dev na0a01r0-eth2\n```",
     ),
 )
 

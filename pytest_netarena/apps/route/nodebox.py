@@ -1,0 +1,91 @@
+"""The agent's commands on a node: a bash command line run in a fresh sealed box inside the node's network namespace.
+
+The box (pytest_netarena.sandbox) joins the node's network namespace and nothing else of it: `/`
+is a read-only view of the networking tools and a shell, `/proc/sys` is read-only except the
+node's own `net` tree, the only capabilities are NET_ADMIN and NET_RAW, `/tmp`, the home folder
+and `/run` (where iptables keeps its lock) are private tmpfs, and every process the command starts
+dies with it. So the command may be any shell command line: containment comes from the box, not
+from reading the command.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from ... import sandbox
+from ...core.process import Finished, run_bounded
+from ...sandbox import views
+from .network import COMMAND_TIMEOUT_S, OUTPUT_LIMIT, CommandResult
+
+#: networking programs on top of the shell tools (missing ones are left out of the box)
+NET_TOOLS = (
+    "ip", "ifconfig", "route", "iptables", "iptables-save", "iptables-legacy", "iptables-legacy-save",
+    "iptables-nft", "iptables-nft-save", "ip6tables", "ip6tables-save", "sysctl", "tc", "arp", "ping",
+    "ping6", "ss", "netstat", "bridge", "nstat", "mkfifo",
+)
+CAPS = ("CAP_NET_ADMIN", "CAP_NET_RAW")
+
+
+def programs() -> dict[str, str]:
+    """{name: host file} of everything a node box holds."""
+    return views.programs((*NET_TOOLS, *views.SHELL_TOOLS))
+
+
+def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
+    return sandbox.Limits(wall_s=timeout_s, cpu_s=max(1, int(timeout_s) + 1), memory_bytes=256 << 20, processes=32,
+                          file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1, tmp_bytes=8 << 20)
+
+
+def _run_boxed(spec: sandbox.BoxSpec, argv: list[str]) -> Finished:
+    """sandbox.run, but the thread that starts bwrap inside the namespace lives until the box ends.
+
+    bwrap's --die-with-parent is a parent-death signal, and Linux sends it when the parent *thread*
+    exits: started from a short-lived thread, a box was sometimes SIGKILLed in the middle of its command.
+    """
+    assert spec.network is not None
+    full, fds = sandbox.command(spec, argv)
+    limits = spec.limits
+    try:
+        return spec.network.call(lambda: run_bounded(full, limits.wall_s, env={"PATH": views.HOST_PATH},
+                                                     limit=limits.output_bytes, pass_fds=fds))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+class NodeBoxes:
+    """One box spec per node (its namespace held open by file descriptor); each command gets a fresh box."""
+
+    def __init__(self, pids: Mapping[str, int], sandboxed: bool = True) -> None:
+        self.sandboxed = sandboxed
+        self._programs = programs()
+        self.namespaces = {node: sandbox.NetNamespace.of_process(pid) for node, pid in pids.items()}
+
+    def spec(self, node: str, timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.BoxSpec:
+        return sandbox.BoxSpec(programs=self._programs, network=self.namespaces[node], caps=CAPS,
+                               writable_net_sysctl=True, env={"LC_ALL": "C"}, limits=limits(timeout_s),
+                               hostname=node)
+
+    def run(self, node: str, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> CommandResult:
+        """Run `bash -c command` on node (in a box unless --unsandboxed) with a timeout and an output cap."""
+        spec = self.spec(node, timeout_s)
+        argv = ["bash", "-c", command]
+        try:
+            finished = _run_boxed(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
+        except OSError as error:
+            return CommandResult(tuple(argv), 127, f"cannot run the command: {error}")
+        text = finished.text
+        truncated = finished.truncated or len(text) > OUTPUT_LIMIT
+        code = finished.returncode
+        if truncated:
+            text = text[:OUTPUT_LIMIT] + f"\n[output truncated to {OUTPUT_LIMIT} characters; the command was stopped there]"
+            code = None if finished.truncated else code
+        elif finished.timed_out:
+            text += f"\n[command killed after {timeout_s:g} s timeout]"
+        return CommandResult(tuple(argv), code, text, truncated)
+
+    def close(self) -> None:
+        for namespace in self.namespaces.values():
+            namespace.close()
+        self.namespaces = {}

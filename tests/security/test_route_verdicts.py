@@ -1,0 +1,122 @@
+"""Attacks on the route verdict: making the pingmesh green while the fault stays (addresses faked on lo, DNAT
+to a local address, impersonating a gateway on a neighbour). Each trick fools a plain ping, as the test shows;
+the verdict must still say not correct (root, Mininet)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pytest_netarena.apps.route import APP
+from pytest_netarena.apps.route.agents import action
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Query
+
+from .conftest import box_reason
+
+FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
+GATEWAY_2_GONE = {"type": "remove_ip", "method": "flush", "subnet": 2}
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "route attacks need root (Mininet)"
+    from pytest_netarena.apps.route.capabilities import backend_missing
+
+    return backend_missing() or box_reason()
+
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = APP.make_environment(RunOptions())
+    yield environment
+    environment.close()
+
+
+def reset(env, fault: dict) -> None:
+    category = fault["type"]
+    env.reset(Query("route", 1, category, 0, 0, {"subnets": 2, "hosts": 2, "faults": [fault]}))
+
+
+def on(env, node: str, command: str) -> str:
+    outcome = env.step(action(node, command))
+    assert not outcome.refused and "[exit status" not in outcome.output, outcome.output
+    return outcome.output
+
+
+def other_subnet(env, node: str) -> list[str]:
+    topo = env.topology
+    subnet = topo.subnet_of(node)
+    return [topo.address[host] for host in topo.host_names if topo.subnet_of(host) != subnet]
+
+
+def assert_not_fooled(env) -> tuple[str, str]:
+    """The verdict stays 'not correct'; returns the router's forwarding flag and subnet 2's router addresses."""
+    topo = env.topology
+    diverted = {(src, dst) for src, dst, _ in env.prober.diverted}  # seen by the last step's pingmesh
+    judgement = env.judge()
+    diverted |= {(src, dst) for src, dst, _ in env.prober.diverted}  # and by the judge's
+    assert diverted, "no probe was answered locally: the trick did not take effect and the test proves nothing"
+    assert not judgement.correct and "unreachable" in judgement.details
+    assert diverted <= set(env.mesh.unreachable)
+    forwarding = env.network.run(topo.router, ["sysctl", "-n", "net.ipv4.ip_forward"]).output.strip()
+    addresses = env.network.run(topo.router, ["ip", "-o", "addr", "show", "dev", topo.router_intf(2)]).output
+    return forwarding, addresses
+
+
+def test_peer_addresses_on_the_hosts_lo_do_not_count(env) -> None:
+    reset(env, FORWARD_OFF)
+    topo = env.topology
+    for host in topo.host_names:
+        on(env, host, " && ".join(f"ip addr add {address}/32 dev lo" for address in other_subnet(env, host)))
+    h1, far = topo.host_names[0], other_subnet(env, topo.host_names[0])[0]
+    assert " 1 received" in on(env, h1, f"ping -c1 -W1 {far}")  # a plain ping is fooled ...
+    forwarding, _ = assert_not_fooled(env)  # ... the verdict is not
+    assert forwarding == "0"
+
+
+def test_host_addresses_on_the_routers_lo_do_not_count(env) -> None:
+    reset(env, FORWARD_OFF)
+    topo = env.topology
+    # subnet 2's hosts answered by the router itself (subnet 1's stay real, or no answer could return)
+    far_hosts = other_subnet(env, topo.host_names[0])
+    on(env, topo.router, " && ".join(f"ip addr add {address}/32 dev lo" for address in far_hosts))
+    assert " 1 received" in on(env, topo.host_names[0], f"ping -c1 -W1 {far_hosts[0]}")
+    forwarding, _ = assert_not_fooled(env)
+    assert forwarding == "0"
+
+
+@pytest.mark.parametrize("where", ["router", "hosts"])
+def test_dnat_to_a_local_address_does_not_count(env, where: str) -> None:
+    reset(env, FORWARD_OFF)
+    topo = env.topology
+    if where == "router":
+        on(env, topo.router, "iptables -t nat -A PREROUTING -d 192.168.2.0/24 -j DNAT --to-destination 192.168.2.1 && "
+                             "iptables -t nat -A PREROUTING -s 192.168.2.0/24 -d 192.168.1.0/24 -j DNAT "
+                             "--to-destination 192.168.1.1")
+    else:
+        for host in topo.host_names:
+            own = topo.address[host]
+            network = "192.168.2.0/24" if topo.subnet_of(host) == 1 else "192.168.1.0/24"
+            on(env, host, f"iptables -t nat -A OUTPUT -d {network} -j DNAT --to-destination {own}")
+    h1, far = topo.host_names[0], other_subnet(env, topo.host_names[0])[0]
+    assert " 1 received" in on(env, h1, f"ping -c1 -W1 {far}")
+    forwarding, _ = assert_not_fooled(env)
+    assert forwarding == "0"
+
+
+def test_a_neighbour_impersonating_the_lost_gateway_does_not_count(env) -> None:
+    reset(env, GATEWAY_2_GONE)
+    topo = env.topology
+    impostor, victim = topo.host(2, 1), topo.host(2, 2)
+    # the impostor answers ARP for the gateway (a local address on lo) and pings for every other address
+    others = [topo.gateway(2), *(topo.address[node] for node in topo.nodes if topo.subnet_of(node) != 2)]
+    on(env, impostor, " && ".join(f"ip addr add {address}/32 dev lo" for address in dict.fromkeys(others))
+       + " && sysctl -w net.ipv4.conf.all.proxy_arp=1")
+    assert " 1 received" in on(env, victim, f"ip neigh flush all && ping -c1 -W1 {topo.address[topo.router]}")
+    _, addresses = assert_not_fooled(env)
+    assert f"{topo.gateway(2)}/" not in addresses  # the fault stays
