@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -157,10 +158,15 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
 def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Finished:
     """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start."""
     full, fds = command(spec, argv, where)
-    try:
-        spawn = spec.network.call if spec.network is not None else None
+
+    def bounded() -> Finished:
         return run_bounded(full, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
-                           pass_fds=fds, spawn=spawn)
+                           pass_fds=fds)
+
+    try:
+        # --die-with-parent is a parent-death signal, sent when the *thread* that started bwrap ends: the
+        # thread that enters the namespace must be the one that waits for the box
+        return spec.network.call(bounded) if spec.network is not None else bounded()
     finally:
         for fd in fds:
             os.close(fd)
@@ -169,19 +175,35 @@ def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Fin
 def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> subprocess.Popen:
     """Start a long-lived box whose stdin and stdout are pipes to the caller (stderr discarded).
 
-    The wall-clock limit does not apply: the caller bounds every exchange itself.
+    The wall-clock limit does not apply: the caller bounds every exchange itself. A launcher thread
+    starts the box and stays until it ends (a parent-death signal follows the starting thread, so
+    the box must not outlive it, whichever thread called spawn).
     """
     full, fds = command(spec, argv, where)
+    handed: queue.Queue = queue.Queue(maxsize=1)
 
-    def popen() -> subprocess.Popen:
-        return subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                env={"PATH": views.HOST_PATH}, start_new_session=True, pass_fds=fds)
+    def launch() -> None:
+        try:
+            if spec.network is not None:
+                spec.network.enter_current_thread()
+            process = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, env={"PATH": views.HOST_PATH},
+                                       start_new_session=True, pass_fds=fds)
+        except BaseException as error:  # noqa: BLE001  (re-raised in the caller's thread)
+            handed.put(error)
+            return
+        handed.put(process)
+        process.wait()
 
     try:
-        return spec.network.call(popen) if spec.network is not None else popen()
+        threading.Thread(target=launch, name="netarena-box-launcher", daemon=True).start()
+        started = handed.get()
     finally:
         for fd in fds:
             os.close(fd)
+    if isinstance(started, BaseException):
+        raise started
+    return started
 
 
 def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:

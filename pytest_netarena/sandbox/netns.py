@@ -92,17 +92,19 @@ class NetNamespace:
 
     def call(self, function: Callable[[], T]) -> T:
         """function(), run in a thread inside this namespace (processes it starts live there)."""
-        fd = self.fd
-        if fd < 0:
-            raise OSError("the network namespace was closed")
-
         def inside() -> T:
-            if _libc().setns(fd, CLONE_NEWNET) != 0:
-                error = ctypes.get_errno()
-                raise OSError(error, f"cannot enter the network namespace: {os.strerror(error)}")
+            self.enter_current_thread()
             return function()
 
         return _in_thread(inside)
+
+    def enter_current_thread(self) -> None:
+        """Move the calling thread into this namespace (only for a thread made for that purpose)."""
+        if self.fd < 0:
+            raise OSError("the network namespace was closed")
+        if _libc().setns(self.fd, CLONE_NEWNET) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"cannot enter the network namespace: {os.strerror(error)}")
 
     def socket(self, family: int, kind: int, proto: int = 0) -> socket.socket:
         """A socket created inside this namespace (it stays there for its whole life)."""

@@ -6,7 +6,10 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
+
+import pytest
 from pathlib import Path
 
 from pytest_netarena import sandbox
@@ -166,3 +169,29 @@ def test_a_hanging_command_is_killed_at_the_wall_clock_limit() -> None:
     spec = sandbox.BoxSpec(programs=SHELL.programs, limits=sandbox.Limits(wall_s=0.5))
     result = sandbox.run(spec, ["bash", "-c", "echo begin; exec sleep 30"])
     assert result.timed_out and result.text.startswith("begin")
+
+
+@needs_boxes
+@pytest.mark.parametrize("in_namespace", [False, True])
+def test_a_spawned_box_outlives_the_thread_that_started_it(in_namespace: bool) -> None:
+    """bwrap's --die-with-parent follows the starting *thread*: a box started from a short-lived thread
+    (an episode thread, a worker pool thread, a namespace-entering thread) must not die with it."""
+    namespace = sandbox.NetNamespace.create() if in_namespace else None
+    spec = sandbox.BoxSpec(programs=SHELL.programs, network=namespace)
+    started: dict = {}
+
+    def start() -> None:  # the thread ends only once the box is surely running (bwrap armed its signal)
+        box = sandbox.spawn(spec, ["bash", "-c", "echo ready; read x; echo got $x"])
+        started.update(box=box, first=box.stdout.readline())
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    try:
+        assert started["first"] == b"ready\n"
+        time.sleep(0.2)  # were the box tied to the ended thread, it would be killed by now
+        out, _ = started["box"].communicate(b"hello\n", timeout=20)
+        assert out == b"got hello\n"
+    finally:
+        if namespace is not None:
+            namespace.close()

@@ -10,11 +10,9 @@ from reading the command.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from ... import sandbox
-from ...core.process import Finished, run_bounded
 from ...sandbox import views
 from .network import COMMAND_TIMEOUT_S, OUTPUT_LIMIT, CommandResult
 
@@ -37,23 +35,6 @@ def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
                           file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1, tmp_bytes=8 << 20)
 
 
-def _run_boxed(spec: sandbox.BoxSpec, argv: list[str]) -> Finished:
-    """sandbox.run, but the thread that starts bwrap inside the namespace lives until the box ends.
-
-    bwrap's --die-with-parent is a parent-death signal, and Linux sends it when the parent *thread*
-    exits: started from a short-lived thread, a box was sometimes SIGKILLed in the middle of its command.
-    """
-    assert spec.network is not None
-    full, fds = sandbox.command(spec, argv)
-    limits = spec.limits
-    try:
-        return spec.network.call(lambda: run_bounded(full, limits.wall_s, env={"PATH": views.HOST_PATH},
-                                                     limit=limits.output_bytes, pass_fds=fds))
-    finally:
-        for fd in fds:
-            os.close(fd)
-
-
 class NodeBoxes:
     """One box spec per node (its namespace held open by file descriptor); each command gets a fresh box."""
 
@@ -72,7 +53,7 @@ class NodeBoxes:
         spec = self.spec(node, timeout_s)
         argv = ["bash", "-c", command]
         try:
-            finished = _run_boxed(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
+            finished = sandbox.run(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
         except OSError as error:
             return CommandResult(tuple(argv), 127, f"cannot run the command: {error}")
         text = finished.text
