@@ -146,17 +146,33 @@ def same_graph(expected: Any, actual: Any) -> bool:
     """networkx's is_isomorphic of undirected copies, nodes matching when their attributes are equal."""
     import networkx as nx
 
-    a, b = nx.Graph(expected), nx.Graph(actual)
-    if a.number_of_nodes() != b.number_of_nodes() or a.number_of_edges() != b.number_of_edges():
+    a = expected if isinstance(expected, nx.Graph) else nx.Graph(expected)
+    b = actual if isinstance(actual, nx.Graph) else nx.Graph(actual)
+    if len(a) != len(b):
         return False
-    keys_a = {node: _frozen(attrs) for node, attrs in a.nodes(data=True)}
-    keys_b = {node: _frozen(attrs) for node, attrs in b.nodes(data=True)}
+    edges_a, edges_b = _undirected(a), _undirected(b)
+    if len(edges_a) != len(edges_b):
+        return False
+    keys_a = {node: _node_key(attrs) for node, attrs in a.nodes(data=True)}
+    keys_b = {node: _node_key(attrs) for node, attrs in b.nodes(data=True)}
     if Counter(keys_a.values()) != Counter(keys_b.values()):
         return False  # no bijection keeps attributes
     by_key = {key: node for node, key in keys_b.items()}
     if len(by_key) == len(keys_b):  # attributes identify nodes: the only candidate mapping
-        return all(b.has_edge(by_key[keys_a[u]], by_key[keys_a[v]]) for u, v in a.edges())
-    return nx.is_isomorphic(a, b, node_match=_attributes_equal)
+        return {frozenset(by_key[keys_a[end]] for end in edge) for edge in edges_a} == edges_b
+    return nx.is_isomorphic(nx.Graph(a), nx.Graph(b), node_match=_attributes_equal)
+
+
+def _undirected(graph: nx.Graph) -> set[frozenset[Any]]:
+    """The edges of nx.Graph(graph): direction and parallel edges dropped, a self-loop kept."""
+    return {frozenset((u, v)) for u, v in graph.edges()}
+
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def _node_key(attrs: dict[str, Any]) -> Any:
+    return frozenset((key, value if type(value) in _PLAIN else _frozen(value)) for key, value in attrs.items())
 
 
 def _attributes_equal(first: dict[str, Any], second: dict[str, Any]) -> bool:
