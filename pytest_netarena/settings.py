@@ -104,6 +104,8 @@ def _check_paths(option: Callable[[str], Any]) -> None:
         value = option(name)
         if value in (None, ""):
             continue
+        if name == "corpus":
+            value = _foreign_corpus(str(value))[1]
         path = Path(value)
         if not path.exists():
             raise UsageError(f"--{name} {value}: no such {wanted}")
@@ -241,7 +243,7 @@ def build_settings(
         trials=trials,
         agent_timeout_s=timeout,
         reports_dir=reports_dir,
-        corpus=_corpus(corpus_path, worker),
+        corpus=_corpus(corpus_path, worker, run_options),
         search=search,
         save_corpus=option("save-corpus"),
         run_budget=Budget(_number(option, "max-tokens", int), _number(option, "max-cost-usd", float)),
@@ -253,13 +255,28 @@ def build_settings(
     )
 
 
-def _corpus(path: str | None, worker: dict[str, Any] | None) -> list[Query] | None:
+#: --corpus FORMAT:FILE: question files of other benchmarks, read by their app into queries
+FOREIGN_CORPORA = ("netarena-malt",)
+
+
+def _foreign_corpus(spec: str) -> tuple[str, str]:
+    """(format or "", file) of a --corpus value."""
+    head, _, rest = spec.partition(":")
+    return (head, rest) if head in FOREIGN_CORPORA and rest else ("", spec)
+
+
+def _corpus(path: str | None, worker: dict[str, Any] | None, options: RunOptions) -> list[Query] | None:
     """--corpus: read here, or, on an xdist worker, as the controller read it (no shared disk needed)."""
     if worker is not None and worker.get("netarena_corpus") is not None:
         return [Query.from_dict(data) for data in worker["netarena_corpus"]]
     if not path:
         return None
+    kind, file = _foreign_corpus(path)
     try:
+        if kind == "netarena-malt":
+            from .apps.malt.app import netarena_corpus
+
+            return netarena_corpus(file, options)
         return load_corpus(Path(path))
     except UsageError as error:
         raise UsageError(f"--corpus: {error}") from None

@@ -19,9 +19,9 @@ from .expert import ExpertAgent
 
 
 @cache
-def _ops_source() -> str:
-    """ops.py without its docstrings (shorter transcripts; the code is the same)."""
-    tree = ast.parse(Path(__file__).with_name("ops.py").read_text(encoding="utf-8"))
+def _ops_source(module: str = "ops.py") -> str:
+    """ops.py (compat_ops.py under NetArena's rules) without its docstrings (shorter transcripts; the code is the same)."""
+    tree = ast.parse(Path(__file__).with_name(module).read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -40,6 +40,17 @@ def process_graph(graph_data):
     if changed:
         answer["updated_graph"] = graph_data
     return answer
+'''
+
+# NetArena's answer object: updated_graph always (without it NetArena counts the answer unsafe)
+_NETARENA_ORACLE_MAIN = '''
+
+PROGRAM = json.loads({program!r})
+
+
+def process_graph(graph_data):
+    kind, data, changed = run_program(graph_data, PROGRAM)
+    return {{"type": kind, "data": data, "updated_graph": graph_data}}
 '''
 
 # plausible shortcuts that break the datacenter's constraints
@@ -62,7 +73,10 @@ def process_graph(graph_data):
 
 
 def oracle_code(query: Query) -> str:
-    return _ops_source() + _ORACLE_MAIN.format(program=json.dumps(query.params["program"]))
+    program = json.dumps(query.params["program"])
+    if query.params.get("rules") == "netarena":  # NetArena's ground truth, answered in its format
+        return _ops_source("compat_ops.py") + _NETARENA_ORACLE_MAIN.format(program=program)
+    return _ops_source() + _ORACLE_MAIN.format(program=program)
 
 
 def reckless_code(query: Query) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,10 @@ from ...core.types import Query
 if TYPE_CHECKING:
     from ...agents.base import Agent
     from .queries import TopologyIndex
+
+#: the levels a run has when none are given (the plugin's --levels default)
+DEFAULT_LEVELS = (1, 2, 3)
+
 
 def check_topology(spec: str) -> None:
     """A --malt-topology value loads (cached: the run's queries reuse it)."""
@@ -30,6 +35,22 @@ TOPOLOGY_OPTION = OptionSpec(
 )
 
 
+def check_netarena_data(root: str) -> None:
+    """A --netarena-data folder holds NetArena's MALT topology."""
+    from .netarena_data import data_dir
+
+    data_dir(root)
+
+
+NETARENA_DATA_OPTION = OptionSpec(
+    "netarena-data",
+    "a NetArena checkout: MALT runs on its real topology (app-malt/data/malt-graph.textproto.txt, read in NetArena's "
+    "conventions under --compat netarena); it replaces --malt-topology",
+    default=None,
+    check=check_netarena_data,
+)
+
+
 @lru_cache(maxsize=4)
 def _index(spec: str | None) -> TopologyIndex:
     from .queries import TopologyIndex
@@ -38,20 +59,65 @@ def _index(spec: str | None) -> TopologyIndex:
     return TopologyIndex(load_topology(spec))
 
 
+@lru_cache(maxsize=2)
+def _netarena_index(root: str, compat: bool) -> TopologyIndex:
+    from .netarena_data import load_graph, topology_path
+    from .queries import TopologyIndex
+    from .topology import load_textproto
+
+    return TopologyIndex(load_graph(root) if compat else load_textproto(topology_path(root)))
+
+
+def topology_index(options: RunOptions) -> TopologyIndex:
+    """The run's topology: --netarena-data's real one, else --malt-topology's."""
+    root = options.get(NETARENA_DATA_OPTION.name)
+    if root:
+        return _netarena_index(str(root), options.netarena_compat)
+    return _index(options.get(TOPOLOGY_OPTION.name))
+
+
+def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
+    """--corpus netarena-malt:FILE: NetArena's MALT questions read into queries (names checked against the
+    run's topology); the lines it cannot read are listed in the run header."""
+    from ...errors import UsageError
+    from .netarena_data import READINGS, read_questions
+
+    if not options.netarena_compat:
+        raise UsageError("--corpus netarena-malt:FILE runs NetArena's questions under its rules: add --compat netarena")
+    reading = read_questions(path, set(topology_index(options).graph))
+    READINGS.append((path, reading))
+    return reading.queries
+
+
 class MaltApp(App):
     name = "malt"
-    options = (TOPOLOGY_OPTION,)
+    options = (TOPOLOGY_OPTION, NETARENA_DATA_OPTION)
     builtin_agent_names = ("oracle", "reckless", "expert", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            from .compat import CATEGORIES as NETARENA_CATEGORIES
+
+            return NETARENA_CATEGORIES
         from .queries import CATEGORIES
 
         return CATEGORIES
 
+    def generate(self, options: RunOptions) -> list[Query]:
+        if options.netarena_compat and options.levels == DEFAULT_LEVELS:
+            from .compat import DEFAULT_LEVELS as NETARENA_LEVELS
+
+            options = replace(options, levels=NETARENA_LEVELS)  # NetArena's default run: levels 1 and 2
+        return super().generate(options)
+
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
+        index = topology_index(options)
+        if options.netarena_compat:
+            from .compat import draw as netarena_draw
+
+            return netarena_draw(category, chooser, index.by_kind)
         from .queries import draw
 
-        index = _index(options.get(TOPOLOGY_OPTION.name))
         return draw(category, chooser, index.graph, index)
 
     def make_environment(self, options: RunOptions) -> Environment:
@@ -64,8 +130,15 @@ class MaltApp(App):
                 support().require("the MALT app (answer code runs in a sealed box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
-        return MaltEnvironment(_index(options.get(TOPOLOGY_OPTION.name)).graph, boxed=options.sandboxed,
-                               last_wins=options.strategy == "cot")
+        environment = MaltEnvironment
+        if options.netarena_compat:
+            from .compat_env import NetArenaMaltEnvironment as environment
+        return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.strategy == "cot")
+
+    def header_notes(self) -> list[str]:
+        from .netarena_data import READINGS
+
+        return [line for path, reading in READINGS for line in reading.summary(path).splitlines()]
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -225,6 +225,10 @@ class Reading:
         return "\n".join(lines)
 
 
+#: the question files this process read for --corpus netarena-malt:FILE, for the run header
+READINGS: list[tuple[str, Reading]] = []
+
+
 def _messages(line: str) -> tuple[str, str, str]:
     data = json.loads(line)
     parts: dict[str, str] = {}
@@ -280,12 +284,3 @@ def read_questions(path: str | Path, names: Container[str] | None = None,
         counts[category.name] = index + 1
         queries.append(Query("malt", category.level, category.name, index, number, params))
     return Reading(queries, skipped)
-
-
-def corpus_reader(graph_for: Callable[[], nx.DiGraph] | None = None) -> Callable[[Path], Reading]:
-    """A reader for `--corpus netarena-malt:FILE` that checks names against a topology when given one."""
-
-    def read(path: Path) -> Reading:
-        return read_questions(path, set(graph_for()) if graph_for else None)
-
-    return read

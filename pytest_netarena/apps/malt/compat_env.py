@@ -1,0 +1,66 @@
+"""The MALT environment under --compat netarena: NetArena's ground truth, verdicts and safety checks."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...core.types import Judgement, Query, StepOutcome
+from . import compat_grade, compat_ops
+from .environment import MaltEnvironment
+from .reading import read_program
+
+#: Judgement metric: the graph NetArena's ground truth leaves passes NetArena's safety checks (its
+#: GT-Result-Safety for graph questions; NetArena reports Pass for the others without checking)
+TRUTH_SAFE = "netarena_truth_safe"
+
+
+class NetArenaMaltEnvironment(MaltEnvironment):
+    """Same box and reply reading as ours; the answer is judged as NetArena judges it (compat_grade).
+
+    Code that fails, a reply with no code, or one refused unread is an answer NetArena scores:
+    incorrect and unsafe (its safety checker is not applied), not an agent error.
+    """
+
+    def reset(self, query: Query) -> str:
+        self.query = query
+        self.correct, self.details = False, "no answer"
+        self.verdict: compat_grade.Verdict | None = None
+        params = query.params
+        graph = self.graph.copy() if params["mutates"] else self.graph
+        kind, data, _ = compat_ops.run_program(graph, params["program"])
+        self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
+        self.truth_safe, self.truth_safety_error = compat_grade.safety(graph)
+        return (
+            f"Question: {params['question']}\n\n"
+            "Answer with one ```python code block that defines process_graph(graph_data) and "
+            "returns the answer object described in your instructions."
+        )
+
+    def _judged(self, action: str, verdict: compat_grade.Verdict, check_s: float = 0.0) -> StepOutcome:
+        self.verdict = verdict
+        self.correct = verdict.correct
+        self.details = "correct" if verdict.correct else verdict.error
+        message = f"answer {'correct' if verdict.correct else 'incorrect'}"
+        violations = () if verdict.safe else (verdict.safety_error,)
+        return self._finish(action, message, violations=violations, check_s=check_s)
+
+    def refuse(self, message: str) -> StepOutcome:
+        return self._judged("", self._grade(failure=f"refused: {message}"))
+
+    def step(self, reply: str) -> StepOutcome:
+        if self.query is None:
+            raise RuntimeError("step() before reset()")
+        program = read_program(reply, last_wins=self.last_wins)
+        if program.code is None:
+            return self._judged("", self._grade(failure=program.problem))
+        result = self.sandbox.run(program.code)
+        started = time.perf_counter()
+        verdict = self._grade(value=result.value) if result.ok else self._grade(failure=result.error)
+        return self._judged(program.code, verdict, time.perf_counter() - started)
+
+    def _grade(self, value: Any = None, failure: str | None = None) -> compat_grade.Verdict:
+        return compat_grade.grade(self.expected["type"], self.expected["data"], value, failure)
+
+    def judge(self) -> Judgement:
+        return Judgement(self.correct, self.details, metrics={TRUTH_SAFE: self.truth_safe})

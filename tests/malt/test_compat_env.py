@@ -1,0 +1,111 @@
+"""The MALT app under --compat netarena: its categories, default levels and query space, and replies in
+NetArena's documented answer format judged through the real box by NetArena's rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_netarena.apps.malt import APP, compat
+from pytest_netarena.apps.malt.app import check_netarena_data
+from pytest_netarena.apps.malt.compat_env import TRUTH_SAFE, NetArenaMaltEnvironment
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Query
+from pytest_netarena.errors import UsageError
+
+SMALL = "synthetic:600"
+COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena")
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = APP.make_environment(COMPAT)
+    assert isinstance(environment, NetArenaMaltEnvironment)
+    yield environment
+    environment.close()
+
+
+def query(program: list[dict], question: str = "a question") -> Query:
+    category = compat.CATEGORIES[0]
+    params = compat.params(program, question, category)
+    return Query("malt", category.level, category.name, 0, 0, params)
+
+
+def answer(env, program: list[dict], reply: str):
+    env.reset(query(program))
+    outcome = env.step(reply)
+    return outcome, env.judge()
+
+
+def test_netarena_query_space_and_default_levels():
+    assert list(APP.categories(COMPAT)) == list(compat.CATEGORIES)
+    queries = APP.generate(COMPAT)
+    assert {q.level for q in queries} == {1, 2} and len(queries) == 7  # NetArena's default run
+    assert all(q.params["rules"] == "netarena" for q in queries)
+    explicit = APP.generate(RunOptions(seed=5, queries=1, levels=(3,), extra={"malt_topology": SMALL}, profile="netarena"))
+    assert {q.category for q in explicit} == {"add+list", "add+rank", "add+count"}
+    ours = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}))
+    assert {q.level for q in ours} == {1, 2, 3} and "rules" not in ours[0].params
+
+
+def test_netarena_data_option_names_a_checkout(tmp_path):
+    with pytest.raises(UsageError, match="NetArena checkout"):
+        check_netarena_data(str(tmp_path))
+
+
+REMOVE = [{"op": "remove", "name": "ju1.a1.m1.s2c1"}]
+NETARENA_STYLE = """Answer:
+```python
+def process_graph(graph_data):
+    graph_copy = copy.deepcopy(graph_data)
+    graph_copy.remove_node('ju1.a1.m1.s2c1')
+    return_object = {'type': 'graph', 'data': graph_copy,
+                     'updated_graph': nx.readwrite.json_graph.node_link_data(graph_copy)}
+    return return_object
+```"""
+
+
+def test_netarena_style_answer_is_correct_and_unsafe_like_its_ground_truth(env):
+    outcome, judgement = answer(env, REMOVE, NETARENA_STYLE.replace("def process_graph", "import copy\nimport networkx as nx\n\ndef process_graph"))
+    assert judgement.correct, judgement.details
+    ports = sum(1 for p in env.graph.successors("ju1.a1.m1.s2c1") if p != "ju1.a1.m1.s2c1")
+    assert ports >= 2 and outcome.violations[0].startswith(f"Found {ports} isolated nodes")
+    assert judgement.metrics == {TRUTH_SAFE: False}
+
+
+def test_our_rule_answer_is_incorrect_but_safe(env):
+    reply = """```python
+def process_graph(graph_data):
+    sw = 'ju1.a1.m1.s2c1'
+    graph_data.remove_nodes_from([sw] + [p for p in graph_data.successors(sw) if p != sw])
+    return {'type': 'graph', 'data': None, 'updated_graph': graph_data}
+```"""
+    outcome, judgement = answer(env, REMOVE, reply)
+    assert not judgement.correct and judgement.details == "Two graphs are not identical."
+    assert outcome.violations == ()
+
+
+@pytest.mark.parametrize("reply", [
+    "```python\ndef process_graph(graph_data):\n    return 1 / 0\n```",
+    "I would remove the switch.",
+    "```python\ndef process_graph(graph_data):\n    return {'type': 'list', 'data': []}\n```",
+])
+def test_failures_are_scored_fail_fail_not_agent_errors(env, reply):
+    outcome, judgement = answer(env, [{"op": "list", "parent": "ju1.a1.m1"}], reply)
+    assert not judgement.correct
+    assert outcome.violations and outcome.agent_error is None and outcome.done
+
+
+def test_refused_reply_is_scored_fail_fail(env):
+    env.reset(query([{"op": "list", "parent": "ju1.a1.m1"}]))
+    outcome = env.refuse("hostile bytes")
+    assert outcome.violations and outcome.agent_error is None and not env.judge().correct
+
+
+def test_count_must_be_an_exact_string(env):
+    program = [{"op": "remove", "name": "ju1.a1.m1.s2c1.p1"}, {"op": "count", "parent": "ju1.a1.m1.s2c1", "kind": "EK_PORT"}]
+    template = ("```python\ndef process_graph(graph_data):\n    graph_data.remove_node('ju1.a1.m1.s2c1.p1')\n"
+                "    return {{'type': 'text', 'data': {data}, 'updated_graph': graph_data}}\n```")
+    left = sum(1 for p in env.graph.successors("ju1.a1.m1.s2c1") if p != "ju1.a1.m1.s2c1") - 1
+    forms = (str(left), f"'{left}'", f"{left}.0", f"'{left}.0'", str(left + 1))
+    results = [answer(env, program, template.format(data=data))[1].correct for data in forms]
+    assert results == [True, True, False, False, False]
