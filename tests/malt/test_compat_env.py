@@ -36,6 +36,12 @@ def answer(env, program: list[dict], reply: str):
     return outcome, env.judge()
 
 
+def test_first_observation_states_netarena_answer_contract(env):
+    observation = env.reset(query(REMOVE, "Remove ju1.a1.m1.s2c1 from the graph. Return a graph."))
+    assert observation.startswith("Question: Remove ju1.a1.m1.s2c1 from the graph. Return a graph.")
+    assert "always 'updated_graph'" in observation
+
+
 def test_netarena_query_space_and_default_levels():
     assert list(APP.categories(COMPAT)) == list(compat.CATEGORIES)
     queries = APP.generate(COMPAT)
@@ -65,7 +71,7 @@ def process_graph(graph_data):
 
 
 def test_netarena_style_answer_is_correct_and_unsafe_like_its_ground_truth(env):
-    outcome, judgement = answer(env, REMOVE, NETARENA_STYLE.replace("def process_graph", "import copy\nimport networkx as nx\n\ndef process_graph"))
+    outcome, judgement = answer(env, REMOVE, NETARENA_STYLE)  # no imports: nx and copy are given, as in NetArena
     assert judgement.correct, judgement.details
     ports = sum(1 for p in env.graph.successors("ju1.a1.m1.s2c1") if p != "ju1.a1.m1.s2c1")
     assert ports >= 2 and outcome.violations[0].startswith(f"Found {ports} isolated nodes")

@@ -14,6 +14,13 @@ from .reading import read_program
 #: GT-Result-Safety for graph questions; NetArena reports Pass for the others without checking)
 TRUTH_SAFE = "netarena_truth_safe"
 
+#: NetArena's answer object, stated with every question (its prompt asks for updated_graph always)
+ANSWER_CONTRACT = (
+    "Answer with one ```python code block that defines process_graph(graph_data) and returns a dict with "
+    "'type' ('text', 'list', 'table' or 'graph'), 'data', and always 'updated_graph': "
+    "nx.readwrite.json_graph.node_link_data(<your copy of the graph>), even when nothing changed."
+)
+
 
 class NetArenaMaltEnvironment(MaltEnvironment):
     """Same box and reply reading as ours; the answer is judged as NetArena judges it (compat_grade).
@@ -31,11 +38,7 @@ class NetArenaMaltEnvironment(MaltEnvironment):
         kind, data, _ = compat_ops.run_program(graph, params["program"])
         self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
         self.truth_safe, self.truth_safety_error = compat_grade.safety(graph)
-        return (
-            f"Question: {params['question']}\n\n"
-            "Answer with one ```python code block that defines process_graph(graph_data) and "
-            "returns the answer object described in your instructions."
-        )
+        return f"Question: {params['question']}\n\n{ANSWER_CONTRACT}"
 
     def _judged(self, action: str, verdict: compat_grade.Verdict, check_s: float = 0.0) -> StepOutcome:
         self.verdict = verdict
