@@ -46,6 +46,15 @@ def test_real_topology_in_netarena_conventions(real):
     assert compat_grade.safety(real) == (True, "")
 
 
+def test_our_topology_in_netarena_conventions_equals_its_loader(real, real_topology_path):
+    from pytest_netarena.apps.malt.topology import load_textproto
+
+    converted = netarena_data.in_netarena_conventions(load_textproto(real_topology_path))
+    assert dict(converted.nodes(data=True)) == dict(real.nodes(data=True))
+    assert list(converted.nodes) == list(real.nodes)
+    assert {(u, v): d for u, v, d in converted.edges(data=True)} == {(u, v): d for u, v, d in real.edges(data=True)}
+
+
 def test_data_dir_accepts_the_checkout_app_folder_or_data_folder(checkout, tmp_path):
     data = checkout / "app-malt" / "data"
     for given in (checkout, checkout / "app-malt", data):

@@ -68,11 +68,22 @@ def _netarena_index(root: str, compat: bool) -> TopologyIndex:
     return TopologyIndex(load_graph(root) if compat else load_textproto(topology_path(root)))
 
 
+@lru_cache(maxsize=4)
+def _index_in_netarena_conventions(spec: str | None) -> TopologyIndex:
+    from .netarena_data import in_netarena_conventions
+    from .queries import TopologyIndex
+
+    return TopologyIndex(in_netarena_conventions(_index(spec).graph))
+
+
 def topology_index(options: RunOptions) -> TopologyIndex:
-    """The run's topology: --netarena-data's real one, else --malt-topology's."""
+    """The run's topology: --netarena-data's real one, else --malt-topology's (in NetArena's
+    conventions under --compat netarena)."""
     root = options.get(NETARENA_DATA_OPTION.name)
     if root:
         return _netarena_index(str(root), options.netarena_compat)
+    if options.netarena_compat:
+        return _index_in_netarena_conventions(options.get(TOPOLOGY_OPTION.name))
     return _index(options.get(TOPOLOGY_OPTION.name))
 
 

@@ -76,6 +76,20 @@ def netarena_graph(entities: Iterable[Any], relationships: Iterable[Any]) -> nx.
     return graph
 
 
+def in_netarena_conventions(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy of one of our graphs as NetArena's loader would give it: numbers as floats, a merged
+    switch's kinds in MALT's file order (packet switch, chassis, control point)."""
+    converted = graph.copy()
+    for _, attrs in converted.nodes(data=True):
+        kinds = attrs.get("type")
+        if isinstance(kinds, list) and s.PACKET_SWITCH in kinds:
+            attrs["type"] = [s.PACKET_SWITCH] + [kind for kind in kinds if kind != s.PACKET_SWITCH]
+        for key, value in attrs.items():
+            if key not in ("name", "type"):
+                attrs[key] = _as_float(value)
+    return converted
+
+
 @lru_cache(maxsize=2)
 def load_graph(root: str) -> nx.DiGraph:
     """NetArena's real MALT topology from a checkout (shared: copy before changing it)."""
