@@ -53,6 +53,20 @@ def test_netarena_query_space_and_default_levels():
     assert {q.level for q in ours} == {1, 2, 3} and "rules" not in ours[0].params
 
 
+def test_queries_of_the_other_rules_are_refused(env):
+    from pytest_netarena.errors import InfraError
+
+    ours = APP.generate(RunOptions(seed=5, queries=1, levels=(1,), extra={"malt_topology": SMALL}))[0]
+    with pytest.raises(InfraError, match="without --compat"):
+        env.reset(ours)
+    default_env = APP.make_environment(RunOptions(extra={"malt_topology": SMALL}))
+    try:
+        with pytest.raises(InfraError, match="with --compat netarena"):
+            default_env.reset(query(REMOVE))
+    finally:
+        default_env.close()
+
+
 def test_netarena_data_option_names_a_checkout(tmp_path):
     with pytest.raises(UsageError, match="NetArena checkout"):
         check_netarena_data(str(tmp_path))

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...core.types import Judgement, Query, StepOutcome
 from . import compat_grade, compat_ops
+from .compat import RULES
 from .environment import MaltEnvironment
 from .reading import read_program
 
@@ -29,7 +30,10 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     incorrect and unsafe (its safety checker is not applied), not an agent error.
     """
 
+    rules = RULES
+
     def reset(self, query: Query) -> str:
+        self.check_rules(query)
         self.query = query
         self.correct, self.details = False, "no answer"
         self.verdict: compat_grade.Verdict | None = None

@@ -56,7 +56,19 @@ class MaltEnvironment(Environment):
             self._base = canon.from_networkx(self.graph)
         return self._base
 
+    #: the rules a query's params must be drawn under ("" ours, "netarena" NetArena's: compat.RULES)
+    rules = ""
+
+    def check_rules(self, query: Query) -> None:
+        """A query (e.g. from a corpus) drawn under other rules than this run's cannot be judged here."""
+        if query.params.get("rules", "") != self.rules:
+            from ...errors import InfraError
+
+            wanted = "with --compat netarena" if query.params.get("rules") == "netarena" else "without --compat"
+            raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")
+
     def reset(self, query: Query) -> str:
+        self.check_rules(query)
         self.query = query
         self.correct, self.details = False, "no answer"
         params = query.params
