@@ -114,11 +114,19 @@ class MaltApp(App):
 
         return CATEGORIES
 
-    def generate(self, options: RunOptions) -> list[Query]:
-        if options.netarena_compat and options.levels == DEFAULT_LEVELS:
+    def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
+        """The levels a run has when it names none: NetArena's 1 and 2 under --compat netarena."""
+        if options.netarena_compat:
             from .compat import DEFAULT_LEVELS as NETARENA_LEVELS
 
-            options = replace(options, levels=NETARENA_LEVELS)  # NetArena's default run: levels 1 and 2
+            return NETARENA_LEVELS
+        return None
+
+    def generate(self, options: RunOptions) -> list[Query]:
+        # the plugin cannot yet say whether --levels was given: its default (all levels) stands for "none named"
+        default = self.default_levels(options)
+        if default is not None and options.levels == DEFAULT_LEVELS:
+            options = replace(options, levels=default)
         return super().generate(options)
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
