@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.space import Category
 from ...core.types import Query
 from ...errors import UsageError
 from . import compat
