@@ -44,10 +44,11 @@ NO_AGENT_MESSAGE = (
 )
 
 # (option, help, default); each is also the ini key netarena_<option>; CLI values win over ini values.
+LEVELS_UNSET = "default"  #: the ini default of --levels: every level, or an app's own default (MALT compat)
 _OPTIONS = (
     ("seed", "run seed (default: random, printed in the header)", None),
     ("queries", "queries per category (default 3)", "3"),
-    ("levels", "levels to run, e.g. 1,2 (default 1,2,3)", "1,2,3"),
+    ("levels", "levels to run, e.g. 1,2 (default 1,2,3; MALT under --compat netarena: 1,2)", LEVELS_UNSET),
     ("max-steps", "agent turns per episode (default: the app's own)", None),
     ("strategy", f"prompt strategy: {', '.join(STRATEGIES)} (default zero-shot)", "zero-shot"),
     ("trials", "runs of every query per agent (default 1)", "1"),
@@ -713,6 +714,7 @@ def _run_info(config: pytest.Config) -> dict[str, Any]:
         "options": {
             "queries": options.queries,
             "levels": list(options.levels),
+            **({} if options.levels_given else {"levels_given": False}),
             "max_steps": options.max_steps,
             "strategy": options.strategy,
             "trials": settings.trials,

@@ -50,6 +50,11 @@ class Settings:
         return self.reports_dir / self.run_id
 
 
+def _levels_text(value: Any) -> str:
+    """--levels as given; "default" (or nothing) means every level."""
+    return "1,2,3" if value in (None, "default") else str(value)
+
+
 def parse_levels(text: str) -> tuple[int, ...]:
     try:
         levels = tuple(sorted({int(part) for part in str(text).replace(" ", "").split(",") if part}))
@@ -196,7 +201,8 @@ def build_settings(
     run_options = RunOptions(
         seed=seed,
         queries=positive_int("--queries", stored.get("queries") or option("queries")),
-        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else option("levels")),
+        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else _levels_text(option("levels"))),
+        levels_given=stored.get("levels_given", True) if "levels" in stored else option("levels") not in (None, "default"),
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
         strategy=strategy,
         extra=extra,

@@ -53,6 +53,7 @@ class RunOptions:
     seed: int = 0
     queries: int = 3  #: queries per category
     levels: tuple[int, ...] = (1, 2, 3)
+    levels_given: bool = True  #: False when the run named no levels: an app may then apply its own default
     max_steps: int | None = None  #: None: the app's default
     strategy: str = "zero-shot"
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name

@@ -132,7 +132,7 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     profile = "netarena" if compat == "netarena" else "default"
     options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, profile=profile)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
-    options.levels = levels
+    options.levels, options.levels_given = levels, _levels(config) is not None
     categories = [c for c in app.categories(options) if c.level in levels]
     if not categories:
         raise UsageError(f"the {app.name} app has no query at levels {list(levels)}")
@@ -176,9 +176,9 @@ def _verdict(passed: bool) -> str:
 def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any]:
     """The same verdicts under NetArena's per-query field names, so its tooling reads our records."""
     query = result.query
-    return {
-        "Query": result.first_observation,
-        "Label": f"{query.app}, level-{query.level}, {query.category}",
+    fields = {
+        "Query": query.params.get("question") or result.first_observation,
+        "Label": query.params.get("label") or f"{query.app}, level-{query.level}, {query.category}",
         "Result-Correctness": _verdict(result.correct),
         "Result-Safety": _verdict(result.safe),
         "Result-Latency": round(result.agent_s, 3),
@@ -186,6 +186,9 @@ def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any
         "error_detail": json.loads(json.dumps(query.params, default=str)),
         "agent_info": {"name": role, "url": url},
     }
+    if "netarena_truth_safe" in result.metrics:  # MALT under --compat netarena: is NetArena's own answer safe?
+        fields["GT-Result-Safety"] = _verdict(result.metrics["netarena_truth_safe"])
+    return fields
 
 
 def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pytest_netarena.core.types import Query
 from pytest_netarena.errors import UsageError
 
 SMALL = "synthetic:600"
-COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena")
+COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena", levels_given=False)
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,8 @@ def test_netarena_query_space_and_default_levels():
     assert {q.category for q in explicit} == {"add+list", "add+rank", "add+count"}
     ours = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}))
     assert {q.level for q in ours} == {1, 2, 3} and "rules" not in ours[0].params
+    named = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena"))
+    assert {q.level for q in named} == {1, 2, 3}  # --levels 1,2,3 named explicitly is honoured under compat too
 
 
 def test_queries_of_the_other_rules_are_refused(env):

@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from ...agents.base import Agent
     from .queries import TopologyIndex
 
-#: the levels a run has when none are given (the plugin's --levels default)
-DEFAULT_LEVELS = (1, 2, 3)
-
 
 def check_topology(spec: str) -> None:
     """A --malt-topology value loads (cached: the run's queries reuse it)."""
@@ -123,9 +120,8 @@ class MaltApp(App):
         return None
 
     def generate(self, options: RunOptions) -> list[Query]:
-        # the plugin cannot yet say whether --levels was given: its default (all levels) stands for "none named"
         default = self.default_levels(options)
-        if default is not None and options.levels == DEFAULT_LEVELS:
+        if default is not None and not options.levels_given:
             options = replace(options, levels=default)
         return super().generate(options)
 
