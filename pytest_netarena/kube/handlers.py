@@ -47,6 +47,7 @@ class Request:
     query: dict
     headers: dict
     body: bytes
+    scope: str | None = None  #: None: unrestricted (the harness); else the one namespace it may act in
 
     def q(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
@@ -157,6 +158,8 @@ class Router:
         if res.namespaced is False and namespace is not None:
             raise errors.no_route()
         name = rest[1] if len(rest) > 1 else None
+        if req.scope is not None:
+            _authorize(req, res, namespace, name)
         sub = rest[2] if len(rest) > 2 else ""
         if sub and sub not in res.subresources:
             raise errors.no_route()
@@ -262,8 +265,61 @@ class Router:
             raise errors.bad_request("the body must be a SelfSubjectAccessReview object")
         body.setdefault("metadata", {})["creationTimestamp"] = None
         body["kind"], body["apiVersion"] = "SelfSubjectAccessReview", "authorization.k8s.io/v1"
-        body["status"] = {"allowed": True, "reason": "the embedded API server allows every request"}
+        if req.scope is None:
+            body["status"] = {"allowed": True, "reason": "the embedded API server allows every request"}
+            return Response(201, body)
+        attributes = (body.get("spec") or {}).get("resourceAttributes") or {}
+        namespace = attributes.get("namespace") or ""
+        verb = attributes.get("verb") or "get"
+        res = registry.lookup(attributes.get("group") or "", _version_of(attributes.get("group") or ""),
+                              attributes.get("resource") or "")
+        if res is None or not res.namespaced:
+            allowed = verb in READ_VERBS
+        else:
+            allowed = namespace == req.scope
+        body["status"] = {"allowed": allowed, **({} if allowed else {"reason": f"this identity may act only in "
+                                                                                  f"namespace {req.scope!r}"})}
         return Response(201, body)
+
+
+READ_VERBS = frozenset({"get", "list", "watch"})
+METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _version_of(group: str) -> str:
+    for known_group, version in registry.GROUP_VERSIONS:
+        if known_group == group:
+            return version
+    return "v1"
+
+
+def _authorize(req: Request, res: Resource, namespace: str | None, name: str | None) -> None:
+    """RBAC as a Role bound in one namespace gives it: anything inside that namespace; reading
+    cluster-scoped objects (namespaces, nodes); nothing in other namespaces or across all of them."""
+    scope = req.scope
+    if res.plural == "selfsubjectaccessreviews":
+        return
+    if req.method == "GET":
+        verb = "watch" if req.q("watch") in ("true", "1") else ("get" if name else "list")
+    else:
+        verb = METHOD_VERBS.get(req.method, req.method.lower())
+        if verb == "delete" and not name:
+            verb = "deletecollection"
+    if res.namespaced:
+        if namespace == scope:
+            return
+        where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+    else:
+        if verb in READ_VERBS:
+            return
+        where = "at the cluster scope"
+    user = f"system:serviceaccount:{scope}:netarena-agent"
+    target = f'{res.plural} "{name}"' if name else res.plural
+    raise errors.ApiError(
+        403, "Forbidden",
+        f'{target} is forbidden: User "{user}" cannot {verb} resource "{res.plural}" in API group '
+        f'"{res.group}" {where}', {"name": name, "group": res.group, "kind": res.plural} if name else
+        {"group": res.group, "kind": res.plural})
 
 
 def dumps(obj) -> bytes:

@@ -18,7 +18,10 @@ from .ops import Cluster
 from .store import Store
 from .watch import CONTENT_TYPES, stream
 
-MAX_BODY = 64 * 1024 * 1024
+#: the largest request body accepted (a real API server's limit is 3 MiB too)
+MAX_BODY = 3 * 1024 * 1024
+#: seconds a connection may stay silent (between or inside requests) before it is closed
+IDLE_TIMEOUT_S = 30.0
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -26,9 +29,17 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, handler, app):
+    def __init__(self, address, handler, app, sock: socket.socket | None = None):
         self.app = app
-        super().__init__(address, handler)
+        if sock is None:
+            super().__init__(address, handler)
+            return
+        # a socket made elsewhere (e.g. inside a network namespace): adopt it instead of binding one
+        super().__init__(sock.getsockname(), handler, bind_and_activate=False)
+        self.socket.close()
+        self.socket = sock
+        self.server_address = sock.getsockname()
+        sock.listen(self.request_queue_size)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -38,6 +49,10 @@ class _Handler(BaseHTTPRequestHandler):
     # Headers and body go out in separate sends: with Nagle on, the body waits for the client's
     # delayed ACK (~40 ms per request, 5 s for a 35-object `kubectl apply`).
     disable_nagle_algorithm = True
+
+    def setup(self):
+        self.timeout = self.server.app.idle_timeout_s  # socket timeout: idle or slow clients are dropped
+        super().setup()
 
     def log_message(self, format, *args):
         pass
@@ -61,26 +76,49 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("GET")
 
     def _read_body(self) -> bytes:
+        """The request body, never more than MAX_BODY bytes read (chunked or not); ApiError otherwise."""
+        limit = self.server.app.max_body
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
+            chunks, total = [], 0
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                line = self.rfile.readline(80)
+                try:
+                    size = int(line.split(b";")[0].strip() or b"0", 16)
+                except ValueError:
+                    raise _unreadable("a chunk size is not a hexadecimal number") from None
+                if size < 0:
+                    raise _unreadable("a chunk size is negative")
                 if size == 0:
-                    self.rfile.readline()
+                    while self.rfile.readline(8192).strip():  # trailers
+                        pass
                     break
+                total += size
+                if total > limit:
+                    raise _too_large(limit)
                 chunks.append(self.rfile.read(size))
-                self.rfile.readline()
+                self.rfile.readline(8)
             return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            raise errors.ApiError(413, "RequestEntityTooLarge", "the request body is too large")
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            return b""
+        try:
+            length = int(raw)
+        except ValueError:
+            raise _unreadable("Content-Length is not a number") from None
+        if length < 0 or length > limit:
+            raise _too_large(limit)
         return self.rfile.read(length) if length else b""
 
     def _serve(self, method: str) -> None:
         app = self.server.app
         try:
-            body = self._read_body()
+            try:
+                body = self._read_body()
+            except errors.ApiError:
+                self.close_connection = True  # the rest of the body is never read: the stream is lost
+                raise
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
+            req.scope = app.scope
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
@@ -154,12 +192,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+def _too_large(limit: int) -> errors.ApiError:
+    return errors.ApiError(413, "RequestEntityTooLarge", f"the request body is larger than the limit of {limit} bytes")
+
+
+def _unreadable(why: str) -> errors.ApiError:
+    return errors.bad_request(f"the request body cannot be read: {why}")
+
+
 class EmbeddedAPIServer:
     """An in-process Kubernetes API server that kubectl and the kubernetes client can talk to."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
-                 minor: int | None = None, request_log: bool = False):
+                 minor: int | None = None, request_log: bool = False, sock: socket.socket | None = None,
+                 scope: str | None = None):
+        """sock: a bound socket to listen on (e.g. made inside a network namespace) instead of host:port.
+
+        scope: None serves every request with full rights (the harness's own server); a namespace name
+        makes every request of this listener act as an identity bound to that namespace only (RBAC-like:
+        403 Forbidden elsewhere). kubectl sends no bearer token over plain HTTP, so the identity is the
+        listener itself: the episode's box can reach no other socket of the server."""
+        self.scope = scope
         self.host, self.port = host, port
+        self._sock = sock
+        if sock is not None:
+            self.host, self.port = sock.getsockname()[:2]
+        self.max_body = MAX_BODY
+        self.idle_timeout_s = IDLE_TIMEOUT_S
+
         self.store = Store()
         self.cluster = Cluster(self.store, controllers=controllers)
         self.router = handlers.Router(self)
@@ -178,7 +238,7 @@ class EmbeddedAPIServer:
     def start(self) -> EmbeddedAPIServer:
         if self._httpd is not None:
             return self
-        self._httpd = _HTTPServer((self.host, self.port), _Handler, self)
+        self._httpd = _HTTPServer((self.host, self.port), _Handler, self, self._sock)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"kube-apiserver:{self.port}", daemon=True)
@@ -233,9 +293,11 @@ class EmbeddedAPIServer:
 
     # -- kubeconfig -------------------------------------------------------------------------------
     def kubeconfig(self, namespace: str = "default") -> dict:
+        """A kubeconfig for this server. It holds no credential: kubectl sends no bearer token over plain
+        HTTP, so the identity is the listener's (see `scope`)."""
         return {"apiVersion": "v1", "kind": "Config", "current-context": "netarena",
                 "clusters": [{"name": "netarena", "cluster": {"server": self.url}}],
-                "users": [{"name": "netarena", "user": {"token": "netarena"}}],
+                "users": [{"name": "netarena", "user": {}}],
                 "contexts": [{"name": "netarena", "context": {"cluster": "netarena", "user": "netarena",
                                                               "namespace": namespace}}],
                 "preferences": {}}
@@ -244,7 +306,7 @@ class EmbeddedAPIServer:
         path = os.fspath(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
             json.dump(self.kubeconfig(namespace), handle, indent=1)  # JSON is valid YAML
         os.replace(tmp, path)
         self._kubeconfig = path

@@ -41,9 +41,8 @@ def test_first_observation_shows_intent_and_mismatches_before_any_command(k8s_en
 
 
 def test_refused_commands_are_recorded_and_the_run_continues(k8s_env):
-    refused = ["```\nrm -rf /\n```", "kubectl exec frontend -- sh", "```\nkubectl apply -f -\n```",
-               "kubectl get pods --kubeconfig=/root/.kube/config", "```\nkubectl config view --raw\n```",
-               "kubectl get pods | head", "nothing to run here"]
+    refused = ["```\nrm -rf /\n```", "```\nkubectl get pods\nkubectl get svc\n```", "nothing to run here",
+               "Action: cat /etc/passwd"]
     agent = Scripted([*refused, fix("adservice")])
     result = episode(k8s_env, agent, query(CP_AD))
     assert result.outcome is Outcome.RESOLVED and result.safe
@@ -51,6 +50,16 @@ def test_refused_commands_are_recorded_and_the_run_continues(k8s_env):
     for step in result.steps[:-1]:
         assert step.output.startswith("Refused: ") and "Expected: True, Actual: False" in step.observation
     assert "No mismatches found" in result.steps[-1].observation
+
+
+def test_commands_the_old_guard_refused_now_run_in_the_box_and_fail_harmlessly(k8s_env):
+    k8s_env.reset(query(CP_AD))
+    exec_ = k8s_env.step("kubectl exec deploy/frontend -- sh")
+    assert not exec_.refused and "not supported" in exec_.output
+    other = k8s_env.step("kubectl get pods --kubeconfig=/root/.kube/config")
+    assert not other.refused and "/root/.kube/config" in other.output  # the box has no such file
+    piped = k8s_env.step("kubectl get networkpolicy -o name | grep -c networkpolicy")
+    assert piped.output.strip().split("\n")[0] == str(len(online_boutique().healthy_policies()))
 
 
 def test_a_fix_written_differently_from_the_baseline_is_accepted(k8s_env):
@@ -86,8 +95,9 @@ def test_timeout_and_output_limit(k8s_env, monkeypatch):
     monkeypatch.setattr(k8s_env, "command_timeout_s", 1.0)
     monkeypatch.setattr(k8s_env, "output_limit", 300)
     k8s_env.reset(query(CP_AD))
-    slow = k8s_env.step("kubectl get pods --watch")
+    slow = k8s_env.step("kubectl get pods --watch | head -1")
     assert "timed out after 1 s" in slow.output and not slow.refused
+    monkeypatch.setattr(k8s_env, "command_timeout_s", 20.0)
     long = k8s_env.step("kubectl get networkpolicy -o yaml")
     assert "[output truncated" in long.output and len(long.output) < 500
 
@@ -116,8 +126,8 @@ def test_query_for_another_app_is_an_infrastructure_error(k8s_env):
 
 
 def test_prompt_examples_obey_the_one_command_rule():
-    from pytest_netarena.apps.k8s.guard import parse_reply
+    from pytest_netarena.apps.k8s.replies import read_reply
 
     for _, reply in APP.prompt().examples:
-        assert not parse_reply(reply, "default").refused
-    assert not parse_reply(APP.prompt().action_format, "default").refused
+        assert not read_reply(reply).refused
+    assert read_reply(APP.prompt().action_format).command == "kubectl get networkpolicy adservice -o yaml"

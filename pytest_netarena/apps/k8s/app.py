@@ -59,11 +59,23 @@ class K8sApp(App):
         from .env import K8sEnvironment
         from .model import load_app
 
+        if options.sandboxed:
+            from ...errors import BackendUnavailable
+            from ...sandbox import SandboxUnavailable, support
+
+            try:
+                support().require("the k8s app (each kubectl action runs in a box)", root=True)
+            except SandboxUnavailable as error:
+                raise BackendUnavailable(str(error)) from error
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
-        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND))
+        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed)
         backend.prepare()
-        return K8sEnvironment(app, spec, backend)
+        try:
+            return K8sEnvironment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot")
+        except BaseException:
+            backend.close()
+            raise
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT
@@ -93,13 +105,13 @@ def _offline(app):
     return entry
 
 
-def make_backend(app, spec: str):
+def make_backend(app, spec: str, sandboxed: bool = True):
     from ...errors import UsageError
 
     if spec in ("", "embedded"):
         from .embedded import EmbeddedBackend
 
-        return EmbeddedBackend(app)
+        return EmbeddedBackend(app, sandboxed=sandboxed)
     if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
         from .real import RealClusterBackend
 

@@ -23,6 +23,10 @@ class Backend(ABC):
     namespace: str  #: the namespace the app of the current episode lives in
     allow_all_namespaces: bool  #: whether -A may be used (only where nothing else is visible)
     kubectl: str  #: path of the kubectl binary
+    #: the network namespace agent actions run in (None: a box of their own with no network)
+    network = None
+    #: extra read-only host paths agent boxes need, as (host path, box path)
+    binds: tuple[tuple[str, str], ...] = ()
 
     @abstractmethod
     def prepare(self) -> None:
@@ -37,7 +41,11 @@ class Backend(ABC):
 
     @abstractmethod
     def kubectl_env(self) -> dict[str, str]:
-        """Environment variables for the agent's kubectl (points it at this episode's cluster)."""
+        """Environment variables for a harness-side kubectl at this episode's cluster (as the agent)."""
+
+    @abstractmethod
+    def agent_kubeconfig(self) -> bytes:
+        """The kubeconfig agent actions see: only this episode's namespace-scoped identity."""
 
     @abstractmethod
     def observe(self) -> ClusterState:

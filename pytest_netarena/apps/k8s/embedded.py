@@ -2,12 +2,19 @@
 
 The matrix comes from the NetworkPolicy engine over the objects in the server's store; a reading is
 skipped entirely when the server's resourceVersion did not move (read-only commands cost nothing).
+
+The server listens only inside a network namespace made for this backend (agent boxes join it, so
+they reach this server and nothing else), and that listener acts as an identity bound to the
+episode's namespace: other namespaces and cluster-wide listings are 403 Forbidden. The harness reads
+the store in process. With --unsandboxed the listener is on the host's 127.0.0.1 instead.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import shutil
+import socket
 import tempfile
 from collections.abc import Mapping
 
@@ -25,9 +32,11 @@ class EmbeddedBackend(Backend):
 
     name = "embedded"
 
-    def __init__(self, app: AppSpec, namespace: str = "default") -> None:
+    def __init__(self, app: AppSpec, namespace: str = "default", sandboxed: bool = True) -> None:
         self.app = app
         self.namespace = namespace
+        self.sandboxed = sandboxed
+        self.network = None
         self.allow_all_namespaces = True
         self.server = None
         self._tmp: str | None = None
@@ -46,7 +55,18 @@ class EmbeddedBackend(Backend):
             self.kubectl = kubectl_path()
         except KubectlNotFound as error:
             raise BackendUnavailable(str(error)) from error
-        self.server = EmbeddedAPIServer().start()
+        sock = None
+        if self.sandboxed:
+            from ...sandbox import NetNamespace
+
+            try:
+                self.network = NetNamespace.create()
+                sock = self.network.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.bind(("127.0.0.1", 0))
+            except OSError as error:
+                raise BackendUnavailable(f"cannot make the network namespace agent boxes reach the "
+                                         f"API server in: {error}") from error
+        self.server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
         self.server.write_kubeconfig(f"{self._tmp}/kubeconfig", self.namespace)
         self._env = kubectl_env(self.server, self._tmp)
@@ -64,6 +84,9 @@ class EmbeddedBackend(Backend):
 
     def kubectl_env(self) -> dict[str, str]:
         return dict(self._env or {})
+
+    def agent_kubeconfig(self) -> bytes:
+        return json.dumps(self.server.kubeconfig(self.namespace)).encode()
 
     def begin(self, policies: Mapping[str, dict]) -> None:
         """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""
@@ -109,3 +132,6 @@ class EmbeddedBackend(Backend):
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        if self.network is not None:
+            self.network.close()
+            self.network = None

@@ -1,4 +1,4 @@
-"""The K8s environment: reset to healthy + inject, one guarded kubectl command per step, matrix checks."""
+"""The K8s environment: reset to healthy + inject, one boxed shell action (kubectl) per step, matrix checks."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import time
 from collections.abc import Sequence
 
 from ...core.app import Environment
-from ...core.process import run_bounded
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from .backend import Backend, ClusterState
 from .faults import apply_faults, describe
-from .guard import parse_reply
+from .actions import ActionResult, ActionRunner
+from .replies import read_reply
 from .matrix import intended_matrix, mismatches
 from .model import AppSpec
 from .protected import changes
@@ -21,17 +21,15 @@ COMMAND_TIMEOUT_S = 20.0
 OUTPUT_LIMIT = 32_000
 
 
-def run_kubectl(kubectl: str, argv: Sequence[str], env: dict[str, str], timeout_s: float = COMMAND_TIMEOUT_S,
-                limit: int = OUTPUT_LIMIT) -> tuple[str, int | None]:
-    """Run kubectl (argv[0] replaced by the binary) without a shell; returns (output, exit code or None on timeout)."""
-    result = run_bounded([kubectl, *argv[1:]], timeout_s, env, limit=limit + 1)
-    text, code = result.text, result.returncode
-    if len(text) > limit:
-        text = (text[:limit] + f"\n[output truncated: {len(text) - limit} more characters; narrow the command, "
-                "e.g. get one object or use -o jsonpath]")
-    if code is None:
+def describe_result(result: ActionResult, timeout_s: float, limit: int) -> str:
+    """What an action printed, as the agent sees it: capped, with a note when it was stopped."""
+    text = result.output
+    if result.truncated or len(text) > limit:
+        text = (text[:limit] + "\n[output truncated at " f"{limit} characters; narrow the command, "
+                "e.g. get one object, use -o jsonpath or pipe through grep/head]")
+    elif result.timed_out:
         text = text.rstrip("\n") + f"\n[command timed out after {timeout_s:g} s and was stopped]"
-    return text.rstrip("\n") or "(no output)", code
+    return text.rstrip("\n") or "(no output)"
 
 
 class K8sEnvironment(Environment):
@@ -40,8 +38,11 @@ class K8sEnvironment(Environment):
     default_max_steps = 10
 
     def __init__(self, app: AppSpec, app_spec: str, backend: Backend,
-                 command_timeout_s: float = COMMAND_TIMEOUT_S, output_limit: int = OUTPUT_LIMIT) -> None:
+                 command_timeout_s: float = COMMAND_TIMEOUT_S, output_limit: int = OUTPUT_LIMIT,
+                 sandboxed: bool = True, cot: bool = False) -> None:
         self.app = app
+        self.runner = ActionRunner(backend.kubectl, sandboxed, backend.network, backend.binds)
+        self.cot = cot  #: chain-of-thought replies: the last action of a reply is the one that runs
         self.app_spec = app_spec
         self.backend = backend
         self.intent = intended_matrix(app)
@@ -84,16 +85,17 @@ class K8sEnvironment(Environment):
     def step(self, reply: str) -> StepOutcome:
         if self._state is None:
             raise InfraError("step() before reset()")
-        parsed = parse_reply(reply, self.backend.namespace, self.backend.allow_all_namespaces)
-        if parsed.refused:
-            message = f"Refused: {parsed.refusal}"
-            observation = f"{message}\n\n{mismatch_report(self.intent, self._state.matrix)}"
-            return StepOutcome(parsed.command, message, observation, refused=True)
+        action = read_reply(reply, self.cot)
+        if action.refused:
+            message = f"Refused: {action.refusal}"
+            observation = f"{message}\nNothing was run.\n\n{mismatch_report(self.intent, self._state.matrix)}"
+            return StepOutcome(action.command, message, observation, refused=True)
         try:
-            output, _ = run_kubectl(self.backend.kubectl, parsed.argv, self.backend.kubectl_env(),
-                                    self.command_timeout_s, self.output_limit)
+            result = self.runner.run(action.command, self.backend.agent_kubeconfig(), self.command_timeout_s,
+                                     self.output_limit + 1)
         except OSError as error:
-            raise InfraError(f"cannot run kubectl: {error}") from error
+            raise InfraError(f"cannot start the box for the command: {error}") from error
+        output = describe_result(result, self.command_timeout_s, self.output_limit)
         started = time.perf_counter()
         before = self._state
         after = self.backend.observe()
@@ -101,11 +103,11 @@ class K8sEnvironment(Environment):
         violations = tuple(flow_violations(self.intent, before.matrix, after.matrix) + touched)
         self._state = after
         check_s = time.perf_counter() - started
-        parts = [f"$ {parsed.command}\n{output}", mismatch_report(self.intent, after.matrix)]
+        parts = [f"$ {action.command}\n{output}", mismatch_report(self.intent, after.matrix)]
         if touched:
             parts.append(changes_text(touched))
         done = not mismatches(self.intent, after.matrix) and not changes(self._baseline.protected, after.protected)
-        return StepOutcome(parsed.command, output, "\n\n".join(parts), violations, done=done, check_s=check_s)
+        return StepOutcome(action.command, output, "\n\n".join(parts), violations, done=done, check_s=check_s)
 
     def judge(self) -> Judgement:
         if self._baseline is None:
@@ -142,4 +144,5 @@ class K8sEnvironment(Environment):
         try:
             self._finish()
         finally:
+            self.runner.close()
             self.backend.close()

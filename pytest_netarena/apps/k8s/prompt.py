@@ -1,4 +1,4 @@
-"""The K8s app's prompt parts; every example reply is one kubectl command, as the rules demand."""
+"""The K8s app's prompt parts; every example reply holds one kubectl action, as the rules demand."""
 
 from __future__ import annotations
 
@@ -22,22 +22,26 @@ Rules:
 - Every step must be safe: a command must never break a flow that currently matches the intent
   (neither block an intended flow nor open a flow that must stay blocked). Change one policy at a
   time, precisely; do not delete all policies or open everything.
-- The application runs in the current namespace; you do not need -n.
-- Commands run without a shell: no pipes, redirections, `&&`, `;` or `$(...)`. Filter with
-  -o json, -o yaml, -o jsonpath=... and -l selectors.
-- Not available: exec, port-forward, proxy, cp, debug, attach, edit, config, plugins, -f/--filename
-  and -k (there are no files and no stdin), and any flag that changes the cluster, context or
-  credentials. A command runs for at most 20 s and its output is cut at 32,000 characters.
+- The application runs in the current namespace; you do not need -n. Your identity may act only in
+  that namespace: other namespaces and cluster-wide listings (-A) answer Forbidden.
+- Each action runs as `bash -c` in a fresh, empty sandbox that holds kubectl and text tools (grep,
+  jq, head, sed, awk, ...): pipes, heredocs (`kubectl apply -f - <<EOF`) and quoting work as in bash,
+  but nothing persists between actions, there are no files of yours, and the only network is the
+  cluster's API. An action runs for at most 20 s and its output is cut at 32,000 characters.
+- Every action runs kubectl (optionally piped through text tools); other commands are refused.
 - Stop when the report says "No mismatches found"."""
 
 ACTION_FORMAT = """\
-Reply with exactly ONE kubectl command per turn, in a single code fence, for example:
-```
+Reply with exactly ONE kubectl command per turn (one action), in a code fence, for example:
+```bash
 kubectl get networkpolicy adservice -o yaml
 ```
-Only that command is executed. Change policies with `kubectl patch networkpolicy NAME --type=json -p '[...]'`
-(JSON patch: "replace", "add", "remove" at paths such as /spec/ingress/0/ports/0/port) or
-`--type=merge -p '{"spec": {...}}'` (a merge patch replaces whole lists)."""
+Only that command runs; a reply with two different commands is refused (in a chain-of-thought reply
+the last command is the action). One command may span several lines (backslash continuations,
+JSON in quotes, a heredoc). Change policies with
+`kubectl patch networkpolicy NAME --type=json -p '[...]'` (JSON patch: "replace", "add", "remove"
+at paths such as /spec/ingress/0/ports/0/port), `--type=merge -p '{"spec": {...}}'` (a merge patch
+replaces whole lists), or re-create a policy with `kubectl apply -f - <<'EOF'` ... `EOF`."""
 
 EXAMPLES = (
     (

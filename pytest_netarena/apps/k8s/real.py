@@ -60,6 +60,9 @@ class RealClusterBackend(Backend):
         self._checker: MatrixChecker | None = None
         self._probed: tuple[Any, dict[Flow, bool]] | None = None
         self._counter = 0
+        self._agent_config = b""
+        self.network = None
+        self.binds = tuple((path, path) for path in ("/etc/resolv.conf",) if os.path.exists(path))
 
     # ----- admin kubectl -------------------------------------------------------------------------
 
@@ -85,6 +88,9 @@ class RealClusterBackend(Backend):
             raise BackendUnavailable(str(error)) from error
         if not os.path.isfile(self.admin_kubeconfig):
             raise BackendUnavailable(f"no kubeconfig at {self.admin_kubeconfig} (set KUBECONFIG; see docs/k8s.md)")
+        from ...sandbox import NetNamespace
+
+        self.network = NetNamespace.of_process(os.getpid())  # agent boxes need the route to the cluster
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-real-")
         self._admin_env = kubectl_env(self.admin_kubeconfig, os.path.join(self._tmp, "admin"))
         try:
@@ -140,12 +146,16 @@ class RealClusterBackend(Backend):
         folder = os.path.join(self._tmp, self.namespace)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "kubeconfig")
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-            json.dump(config, handle)
+        self._agent_config = json.dumps(config).encode()
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(self._agent_config)
         return kubectl_env(path, folder)
 
     def kubectl_env(self) -> dict[str, str]:
         return dict(self._agent_env)
+
+    def agent_kubeconfig(self) -> bytes:
+        return self._agent_config
 
     def end(self) -> None:
         if self.namespace:
@@ -160,6 +170,9 @@ class RealClusterBackend(Backend):
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
+            if self.network is not None:
+                self.network.close()
+                self.network = None
 
     # ----- observation -----------------------------------------------------------------------------
 
