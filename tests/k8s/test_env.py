@@ -131,3 +131,55 @@ def test_prompt_examples_obey_the_one_command_rule():
     for _, reply in APP.prompt().examples:
         assert not read_reply(reply).refused
     assert read_reply(APP.prompt().action_format).command == "kubectl get networkpolicy adservice -o yaml"
+
+
+RECREATED = """kubectl {verb} -f - <<'EOF'
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: adservice
+spec:
+  podSelector:
+    matchExpressions: [{{key: app, operator: In, values: [adservice]}}]
+  policyTypes: [Ingress, Egress]
+  ingress:
+  - from:
+    - podSelector: {{matchLabels: {{app: frontend}}}}
+    ports:
+    - {{port: 9555, protocol: TCP}}
+  egress:
+  - {{}}
+EOF"""
+
+
+def test_a_deleted_policy_can_be_recreated_and_is_judged_by_intent(k8s_env):
+    healthy = online_boutique().healthy_policies()["adservice"]["spec"]
+    for verb in ("apply", "create"):
+        result = episode(k8s_env, Scripted(["```bash\nkubectl delete networkpolicy adservice\n```",
+                                            f"```bash\n{RECREATED.format(verb=verb)}\n```"]), query(CP_AD))
+        assert not any(step.refused for step in result.steps)
+        assert "No mismatches found" in result.steps[-1].observation, result.steps[-1].observation
+        assert k8s_env.judge().correct
+        stored = k8s_env.backend.server.get_object("NetworkPolicy", "default", "adservice")["spec"]
+        assert stored != healthy  # written differently (set-based selector), judged by what it admits
+
+
+def test_the_prompt_rules_match_the_environment(k8s_env):
+    rules = APP.prompt().rules
+    k8s_env.reset(query(CP_AD))
+    assert "20 s" in rules and k8s_env.command_timeout_s == 20.0
+    assert "32,000 characters" in rules and k8s_env.output_limit == 32_000
+    # "other commands are refused"
+    assert "other commands are refused" in rules and k8s_env.step("```bash\nls /\n```").refused
+    # "other namespaces and cluster-wide listings (-A) answer Forbidden"
+    assert "Forbidden" in k8s_env.step("kubectl get pods -A").output
+    assert "Forbidden" in k8s_env.step("kubectl get pods -n kube-system").output
+    # "pipes, heredocs ... work as in bash"
+    count = k8s_env.step("kubectl get networkpolicy -o name | wc -l").output.strip()
+    assert count == str(len(online_boutique().healthy_policies()))
+    heredoc = k8s_env.step("kubectl create -f - --dry-run=client -o name <<'EOF'\n"
+                           '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}\nEOF')
+    assert heredoc.output.strip() == "configmap/x"
+    # "nothing persists between actions"
+    k8s_env.step("kubectl version --client > /tmp/kept; kubectl version --client > ~/kept")
+    assert "No such file" in k8s_env.step("kubectl version --client >/dev/null; cat /tmp/kept ~/kept").output

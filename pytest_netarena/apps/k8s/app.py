@@ -39,7 +39,7 @@ class K8sApp(App):
                    "kubeconfig[:CONTEXT] (a real cluster from $KUBECONFIG whose CNI enforces "
                    "NetworkPolicy; see docs/k8s.md)", DEFAULT_BACKEND, check=check_backend),
     )
-    builtin_agent_names = ("oracle", "expert", "reckless")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         from .faults import categories
@@ -85,8 +85,10 @@ class K8sApp(App):
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from . import agents
 
+        from .chatty import ChattyAgent
+
         factory = {"oracle": agents.OracleAgent, "expert": agents.ExpertAgent,
-                   "reckless": agents.RecklessAgent}.get(name)
+                   "reckless": agents.RecklessAgent, "chatty": ChattyAgent}.get(name)
         if factory is None:
             return None
         return factory(query, env)
