@@ -95,7 +95,7 @@ def test_timeout_and_output_limit(k8s_env, monkeypatch):
     monkeypatch.setattr(k8s_env, "command_timeout_s", 1.0)
     monkeypatch.setattr(k8s_env, "output_limit", 300)
     k8s_env.reset(query(CP_AD))
-    slow = k8s_env.step("kubectl get pods --watch | head -1")
+    slow = k8s_env.step("kubectl get pods --watch-only")  # prints nothing and never ends
     assert "timed out after 1 s" in slow.output and not slow.refused
     monkeypatch.setattr(k8s_env, "command_timeout_s", 20.0)
     long = k8s_env.step("kubectl get networkpolicy -o yaml")
