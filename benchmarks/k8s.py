@@ -1,6 +1,10 @@
-"""K8s suite speed: episode set-up, per-step check, oracle episodes per minute (Online Boutique and synthetic:200).
+"""K8s suite speed: episode set-up, per-step check, oracle episodes per minute (Online Boutique and synthetic:200),
+and the cost of the sealed box per agent step (with and without it).
 
     python benchmarks/k8s.py [--apps online-boutique synthetic:200] [--episodes 30] [--workers 2]
+    python benchmarks/k8s.py --box-only [--steps 60]
+
+Target (issue 10): the box adds under 20 ms median per k8s step on this machine.
 
 Targets (issue 4): set-up < 100 ms; per-step check < 10 ms on Online Boutique (NetArena: 92 kubectl
 exec probes plus a 4 s sleep per step). Episodes per minute use one embedded server per worker
@@ -101,12 +105,67 @@ def measure_throughput(spec: str, episodes: int, workers: int) -> None:
           f"(wall {wall:.1f} s incl. start-up; {episode_wall:.2f} s per episode: kubectl processes and API-server work)")
 
 
+BOX_STEP = "```bash\nkubectl get networkpolicy adservice -o name\n```"
+
+
+def _step_times(sandboxed: bool, steps: int, extra_env: dict[str, str] | None = None) -> list[float]:
+    """Wall time of whole environment steps (read the reply, run the action, check) for one read-only command."""
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.apps.k8s import actions
+    from pytest_netarena.core.app import RunOptions
+
+    options, queries = _queries("online-boutique", 1, seed=3)
+    env = APP.make_environment(RunOptions(seed=3, queries=1, sandboxed=sandboxed))
+    saved = dict(actions.KUBECTL_ENV)
+    if extra_env is not None:
+        actions.KUBECTL_ENV.clear()
+        actions.KUBECTL_ENV.update(extra_env)
+    try:
+        env.reset(queries[0])
+        env.step(BOX_STEP)  # first use: the program view is made and cached
+        samples = []
+        for _ in range(steps):
+            started = time.perf_counter()
+            outcome = env.step(BOX_STEP)
+            samples.append(time.perf_counter() - started)
+            if outcome.output.strip() != "networkpolicy.networking.k8s.io/adservice":
+                raise SystemExit(f"unexpected output {outcome.output!r} (sandboxed={sandboxed}, env={extra_env})")
+        return samples
+    finally:
+        actions.KUBECTL_ENV.clear()
+        actions.KUBECTL_ENV.update(saved)
+        env.close()
+
+
+def measure_box(steps: int) -> None:
+    from pytest_netarena.apps.k8s import actions
+
+    gc_on = {key: value for key, value in actions.KUBECTL_ENV.items() if key != "GOGC"}
+    boxed = _step_times(True, steps)
+    unboxed = _step_times(False, steps)
+    boxed_gc = _step_times(True, steps, gc_on)
+    unboxed_gc = _step_times(False, steps, gc_on)
+    median = statistics.median
+    print(f"[box] per k8s step (`kubectl get networkpolicy adservice -o name`, whole env.step, {steps} steps each):")
+    print(f"  sealed box, GOGC=off:  {_median_ms(boxed)}")
+    print(f"  no box,     GOGC=off:  {_median_ms(unboxed)}")
+    print(f"  box overhead (median): {(median(boxed) - median(unboxed)) * 1000:.1f} ms "
+          f"(ratio {median(boxed) / median(unboxed):.2f}x; target < 20 ms)")
+    print(f"  sealed box, Go GC on:  {_median_ms(boxed_gc)}")
+    print(f"  no box,     Go GC on:  {_median_ms(unboxed_gc)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", nargs="+", default=["online-boutique", "synthetic:200"])
     parser.add_argument("--episodes", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=60, help="steps per variant of the box measurement")
+    parser.add_argument("--box-only", action="store_true", help="only the box's cost per step")
     args = parser.parse_args()
+    measure_box(args.steps)
+    if args.box_only:
+        return
     for spec in args.apps:
         measure_steps(spec, args.episodes)
         measure_throughput(spec, args.episodes, args.workers)
