@@ -17,12 +17,12 @@ def decode_json(raw: bytes):
 
 
 def decode_yaml(raw: bytes):
-    import yaml
+    from .safeyaml import load_all
 
     try:
-        docs = [d for d in yaml.safe_load_all(raw) if d is not None]
-    except yaml.YAMLError as error:
-        raise errors.bad_request(f"error converting YAML to JSON: {error}".replace("\n", " ")) from None
+        docs = load_all(raw)
+    except ValueError as error:
+        raise errors.bad_request(f"error converting YAML to JSON: {error}") from None
     if len(docs) != 1:
         raise errors.bad_request("the request body must contain exactly one YAML document")
     return json.loads(json.dumps(docs[0], default=str))

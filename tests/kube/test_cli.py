@@ -30,3 +30,47 @@ def test_kube_serve_runs_until_sigterm(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8))
+
+
+def serve(*args, stdin: bytes = b""):
+    return subprocess.run([sys.executable, "-m", "pytest_netarena.cli", "kube", "serve", "--port", "0", *args],
+                          input=stdin, capture_output=True, timeout=60,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+
+def test_hostile_or_unbounded_input_is_exit_2_with_a_message(tmp_path):
+    cases = {
+        "alias bomb": (BOMB.encode(), "aliases repeated"),
+        "deep nesting": (b"[" * 20000 + b"]" * 20000, "nested too deeply"),
+        "recursive alias": (b"kind: ConfigMap\ndata: &x [*x]\n", "recursive alias"),
+        "not yaml": (b"kind: [unclosed\n", "cannot be read"),
+        "not an object": (b"- 1\n- 2\n", "Kubernetes object"),
+    }
+    for name, (content, message) in cases.items():
+        result = serve("--load", "-", stdin=content)
+        assert result.returncode == 2, (name, result.stderr)
+        assert message in result.stderr.decode(), (name, result.stderr)
+    huge = tmp_path / "zero"
+    with open(huge, "wb") as handle:
+        handle.truncate(64 << 20)  # sparse: reading it whole would take 64 MiB
+    result = serve("--load", str(huge))
+    assert result.returncode == 2 and b"larger than" in result.stderr
+    missing = serve("--load", str(tmp_path / "missing.yaml"))
+    assert missing.returncode == 2 and b"cannot read" in missing.stderr
+
+
+def test_server_side_yaml_bodies_are_bounded_too():
+    from pytest_netarena.kube import errors
+    from pytest_netarena.kube.bodies import decode_yaml
+
+    for body in (BOMB.encode(), b"[" * 20000 + b"]" * 20000, b"a: &x [*x]\n"):
+        try:
+            decode_yaml(body)
+        except errors.ApiError as error:
+            assert error.code == 400
+        else:
+            raise AssertionError(f"accepted {body[:40]!r}")
