@@ -183,3 +183,25 @@ def test_the_prompt_rules_match_the_environment(k8s_env):
     # "nothing persists between actions"
     k8s_env.step("kubectl version --client > /tmp/kept; kubectl version --client > ~/kept")
     assert "No such file" in k8s_env.step("kubectl version --client >/dev/null; cat /tmp/kept ~/kept").output
+
+
+def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch):
+    import pytest
+
+    from pytest_netarena import sandbox
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.errors import BackendUnavailable
+
+    monkeypatch.setattr(sandbox, "support", lambda: sandbox.Support("", "", "bubblewrap (bwrap) is not installed"))
+    with pytest.raises(BackendUnavailable, match="bubblewrap .bwrap. is not installed.*--unsandboxed"):
+        APP.make_environment(RunOptions())
+    env = APP.make_environment(RunOptions(sandboxed=False))
+    try:
+        assert not env.runner.sandboxed and env.backend.network is None
+        result = episode(env, Scripted([fix("adservice")]), query(CP_AD))
+        assert result.outcome is Outcome.RESOLVED
+        piped = env.step("kubectl get networkpolicy adservice -o name | tr a-z A-Z")
+        assert piped.output.strip() == "NETWORKPOLICY.NETWORKING.K8S.IO/ADSERVICE"
+        assert "Forbidden" in env.step("kubectl get secrets -n kube-system").output  # the listener still scopes
+    finally:
+        env.close()
