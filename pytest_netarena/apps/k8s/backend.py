@@ -21,7 +21,6 @@ class ClusterState:
 class Backend(ABC):
     name: str
     namespace: str  #: the namespace the app of the current episode lives in
-    allow_all_namespaces: bool  #: whether -A may be used (only where nothing else is visible)
     kubectl: str  #: path of the kubectl binary
     #: the network namespace agent actions run in (None: a box of their own with no network)
     network = None

@@ -37,7 +37,6 @@ class EmbeddedBackend(Backend):
         self.namespace = namespace
         self.sandboxed = sandboxed
         self.network = None
-        self.allow_all_namespaces = True
         self.server = None
         self._tmp: str | None = None
         self._env: dict[str, str] | None = None

@@ -38,7 +38,6 @@ KIND_NAMES = {"Deployment", "ReplicaSet", "Pod", "Service"}
 
 class RealClusterBackend(Backend):
     name = "kubeconfig"
-    allow_all_namespaces = False
 
     def __init__(self, app: AppSpec, context: str | None = None, kubeconfig: str | None = None,
                  scoped: bool = True, prober: str = "probe", image: str = AGNHOST_IMAGE,
