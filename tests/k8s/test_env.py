@@ -205,3 +205,17 @@ def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch):
         assert "Forbidden" in env.step("kubectl get secrets -n kube-system").output  # the listener still scopes
     finally:
         env.close()
+
+
+def test_kubectl_in_the_box_handles_a_large_application():
+    # regression: with GOGC=off this ran out of the box's address space (fatal error: out of memory)
+    from pytest_netarena.core.app import RunOptions
+
+    options = RunOptions(queries=1, extra={"k8s_app": "synthetic:200"})
+    env = APP.make_environment(options)
+    try:
+        env.reset(APP.generate(options)[0])
+        sized = env.step("kubectl get pods,services,deployments,replicasets,networkpolicies -o yaml | wc -c")
+        assert int(sized.output.strip()) > 1_000_000, sized.output[:500]
+    finally:
+        env.close()
