@@ -103,6 +103,9 @@ ACCEPTED = [
     # the same command twice is one action
     (f"```\n{GET}\n```\nThat is:\n```\n{GET}\n```", GET),
     (f"```\n{GET}\n", GET),  # a reply cut off inside its fence
+    (f"```shell-session\n$ {GET}\n```", GET),
+    ("```bash\nkubectl get networkpolicy \\\n  adservice -o yaml\n```", "kubectl get networkpolicy \\\n  adservice -o yaml"),
+    ("Thought: list them.\nAction: shell\nAction Input: kubectl get networkpolicy", "kubectl get networkpolicy"),
     (f"```bash\nNS=default kubectl get networkpolicy -n $NS\n```", "NS=default kubectl get networkpolicy -n $NS"),
 ]
 
