@@ -28,6 +28,8 @@ POLICY_NAMES = "kubectl get networkpolicy -o jsonpath='{.items[*].metadata.name}
 
 def _split_observation(observation: str) -> tuple[str, list[str]]:
     """(command output, report lines) of an observation."""
+    if observation.startswith("[Step "):  # the step budget line the episode puts in front
+        observation = observation.split("\n", 1)[1] if "\n" in observation else ""
     head, sep, report = observation.rpartition("Connectivity check:")
     if not sep:
         return observation, []
