@@ -29,8 +29,9 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, handler, app, sock: socket.socket | None = None):
+    def __init__(self, address, handler, app, sock: socket.socket | None = None, scope: str | None = None):
         self.app = app
+        self.scope = scope  #: None: full rights; else the one namespace requests on this listener act in
         if sock is None:
             super().__init__(address, handler)
             return
@@ -118,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # the rest of the body is never read: the stream is lost
                 raise
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
-            req.scope = app.scope
+            req.scope = self.server.scope
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
@@ -226,6 +227,7 @@ class EmbeddedAPIServer:
         self._minor = minor
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._extra: list[tuple[_HTTPServer, threading.Thread]] = []
         self._kubeconfig: str | None = None
         self._tmpdir: str | None = None
         self.stopping = False
@@ -238,16 +240,32 @@ class EmbeddedAPIServer:
     def start(self) -> EmbeddedAPIServer:
         if self._httpd is not None:
             return self
-        self._httpd = _HTTPServer((self.host, self.port), _Handler, self, self._sock)
+        self._httpd = _HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"kube-apiserver:{self.port}", daemon=True)
         self._thread.start()
         return self
 
+    def listen(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None,
+               scope: str | None = None) -> str:
+        """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
+        scoped inside a network namespace); returns its URL. Stopped with the server."""
+        httpd = _HTTPServer((host, port), _Handler, self, sock, scope)
+        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                  name=f"kube-apiserver:{httpd.server_address[1]}", daemon=True)
+        thread.start()
+        self._extra.append((httpd, thread))
+        return f"http://{httpd.server_address[0]}:{httpd.server_address[1]}"
+
     def stop(self) -> None:
         self.stopping = True
         self.store.close()
+        for httpd, thread in self._extra:
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join(timeout=5)
+        self._extra = []
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

@@ -148,6 +148,9 @@ def test_other_namespaces_and_cluster_wide_secrets_are_forbidden(k8s):
         output = act(k8s, script).output
         assert "CANARY-cluster-secret" not in output and "Q0FOQVJZLWNsdXN0ZXItc2VjcmV0" not in output
         assert "Forbidden" in output or "forbidden" in output, output
+    # the harness's own unscoped listener is on the host's loopback, out of the box's reach
+    harness = act(k8s, f"kubectl --server={k8s.backend.harness_url} get secrets -n kube-system -o yaml").output
+    assert "CANARY-cluster-secret" not in harness and "refused" in harness
 
 
 def test_proc_shows_only_the_box(k8s, canary):

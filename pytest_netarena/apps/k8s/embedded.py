@@ -6,13 +6,15 @@ skipped entirely when the server's resourceVersion did not move (read-only comma
 The server listens only inside a network namespace made for this backend (agent boxes join it, so
 they reach this server and nothing else), and that listener acts as an identity bound to the
 episode's namespace: other namespaces and cluster-wide listings are 403 Forbidden. The harness reads
-the store in process. With --unsandboxed the listener is on the host's 127.0.0.1 instead.
+the store in process; its own tools (kubectl_env()) use a second, unscoped listener on the host's
+127.0.0.1, which no box can reach. With --unsandboxed the one listener is scoped, on the host's 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -67,8 +69,14 @@ class EmbeddedBackend(Backend):
                                          f"API server in: {error}") from error
         self.server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
-        self.server.write_kubeconfig(f"{self._tmp}/kubeconfig", self.namespace)
-        self._env = kubectl_env(self.server, self._tmp)
+        # the harness's own listener (tools, tests): unscoped, on the host's loopback, which no box reaches
+        self.harness_url = self.server.listen() if self.sandboxed else self.server.url
+        config = self.server.kubeconfig(self.namespace)
+        config["clusters"][0]["cluster"]["server"] = self.harness_url
+        path = f"{self._tmp}/kubeconfig"
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+            json.dump(config, handle)
+        self._env = kubectl_env(path, self._tmp)
         # One controller run for the whole app: O(N), not one reconcile per object.
         self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
         self.server.snapshot()
