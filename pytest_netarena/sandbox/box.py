@@ -49,7 +49,7 @@ class BoxSpec:
     """What one box may see and do."""
 
     programs: Mapping[str, str] = field(default_factory=dict)  #: name in /usr/bin -> host file
-    binds: tuple[tuple[str, str], ...] = ()  #: extra read-only (host path, box path)
+    binds: tuple[tuple[str, str], ...] = ()  #: extra read-only (host path, box path); not under /tmp, /run or the home folder (their tmpfs mounts come later and would hide it)
     files: Mapping[str, bytes] = field(default_factory=dict)  #: box path -> read-only content
     network: NetNamespace | None = None  #: join this namespace; None: an empty one of its own
     caps: tuple[str, ...] = ()  #: e.g. ("NET_ADMIN", "NET_RAW"); only root-made boxes keep any

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .matrix import Matrix
 from .protected import Fingerprints
@@ -45,6 +46,10 @@ class Backend(ABC):
     @abstractmethod
     def agent_kubeconfig(self) -> bytes:
         """The kubeconfig agent actions see: only this episode's namespace-scoped identity."""
+
+    def policy_checker(self) -> Any:
+        """The MatrixChecker of the latest reading (observe() first), or None when the backend only probes."""
+        return getattr(self, "_checker", None)
 
     @abstractmethod
     def observe(self) -> ClusterState:

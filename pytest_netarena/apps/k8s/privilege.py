@@ -38,7 +38,7 @@ def judge_privilege(backend: Any, app: AppSpec) -> tuple[dict[str, bool], str]:
     """(metrics, detail) for a Judgement, from the backend's latest reading (observe() first).
 
     A backend that measures by probing alone keeps no engine model: then nothing is recorded."""
-    checker = getattr(backend, "_checker", None)
+    checker = backend.policy_checker()
     found = excess(checker, app) if isinstance(checker, MatrixChecker) else None
     if found is None:
         return {}, ""

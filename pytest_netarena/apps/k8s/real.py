@@ -191,8 +191,9 @@ class RealClusterBackend(Backend):
         protected = self._cache.fingerprints(protected_items)
         pods, services = grouped.get("Pod", []), grouped.get("Service", [])
         policies = grouped.get("NetworkPolicy", [])
+        # the engine model is kept in sync in probe mode too: least privilege is judged on it
+        self._checker.sync(pods, services, policies, [namespace] if namespace else [])
         if self.prober == "engine":
-            self._checker.sync(pods, services, policies, [namespace] if namespace else [])
             return ClusterState(self._checker.matrix(), protected)
         key = (tuple(sorted((p["metadata"]["name"], p["metadata"].get("resourceVersion")) for p in policies)),
                tuple(sorted(protected.items())))
