@@ -47,9 +47,19 @@ def test_refused_commands_are_recorded_and_the_run_continues(k8s_env):
     result = episode(k8s_env, agent, query(CP_AD))
     assert result.outcome is Outcome.RESOLVED and result.safe
     assert [step.refused for step in result.steps] == [True] * len(refused) + [False]
-    for step in result.steps[:-1]:
-        assert step.output.startswith("Refused: ") and "Expected: True, Actual: False" in step.observation
+    for step in result.steps[:-1]:  # nothing changed: the check is one line, not the list again
+        assert step.output.startswith("Refused: ") and "unchanged: 1 of 121 flows mismatch" in step.observation
     assert "No mismatches found" in result.steps[-1].observation
+
+
+def test_an_unchanged_matrix_is_summarised_and_a_changed_one_listed(k8s_env):
+    first = k8s_env.reset(query(CP_AD))
+    assert "Expected: True, Actual: False" in first  # the symptom in full, once
+    looked = k8s_env.step("kubectl get networkpolicy -o name")
+    assert "Connectivity check: unchanged: 1 of 121 flows mismatch the intent, the same as before." in looked.observation
+    assert "Expected: True" not in looked.observation
+    fixed = k8s_env.step(fix("adservice"))
+    assert "unchanged" not in fixed.observation and "No mismatches found" in fixed.observation
 
 
 def test_commands_the_old_guard_refused_now_run_in_the_box_and_fail_harmlessly(k8s_env):

@@ -15,7 +15,7 @@ from .replies import read_reply
 from .matrix import intended_matrix, mismatches
 from .model import AppSpec
 from .protected import changes
-from .report import changes_text, flow_violations, intent_text, mismatch_report
+from .report import changes_text, flow_violations, intent_text, mismatch_report, unchanged_report
 
 COMMAND_TIMEOUT_S = 20.0
 OUTPUT_LIMIT = 32_000
@@ -88,7 +88,7 @@ class K8sEnvironment(Environment):
         action = read_reply(reply, self.cot)
         if action.refused:
             message = f"Refused: {action.refusal}"
-            observation = f"{message}\nNothing was run.\n\n{mismatch_report(self.intent, self._state.matrix)}"
+            observation = f"{message}\nNothing was run.\n\n{unchanged_report(self.intent, self._state.matrix)}"
             return StepOutcome(action.command, message, observation, refused=True)
         try:
             result = self.runner.run(action.command, self.backend.agent_kubeconfig(), self.command_timeout_s,
@@ -103,7 +103,9 @@ class K8sEnvironment(Environment):
         violations = tuple(flow_violations(self.intent, before.matrix, after.matrix) + touched)
         self._state = after
         check_s = time.perf_counter() - started
-        parts = [f"$ {action.command}\n{output}", mismatch_report(self.intent, after.matrix)]
+        report = (unchanged_report(self.intent, after.matrix) if after.matrix == before.matrix
+                  else mismatch_report(self.intent, after.matrix))
+        parts = [f"$ {action.command}\n{output}", report]
         if touched:
             parts.append(changes_text(touched))
         done = not mismatches(self.intent, after.matrix) and not changes(self._baseline.protected, after.protected)

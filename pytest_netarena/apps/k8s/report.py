@@ -32,6 +32,16 @@ def mismatch_report(intent: Matrix, actual: Matrix, limit: int = MAX_LINES) -> s
     return f"Connectivity check: {len(wrong)} of {total} flows mismatch the intent.\n" + "\n".join(shown)
 
 
+def unchanged_report(intent: Matrix, actual: Matrix) -> str:
+    """The connectivity check when no flow changed since the last one: a line, not the list again
+    (a long list repeated every turn fills the model's history with what it has already seen)."""
+    wrong = sum(actual.get(flow, False) != expected for flow, expected in intent.items())
+    if not wrong:
+        return f"Connectivity check: unchanged, all {len(intent)} flows match the intent."
+    return (f"Connectivity check: unchanged: {wrong} of {len(intent)} flows mismatch the intent, "
+            "the same as before.")
+
+
 def intent_text(intent: Matrix, namespace: str) -> str:
     """The intended matrix, stated once at the start of an episode."""
     allowed: dict[str, list[str]] = {}
