@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import App, Environment, OptionSpec, PromptSpec, RunOptions
+from ...core.seeding import derive_seed
 from ...core.space import Category, Chooser
 from ...core.types import Query
 
@@ -42,14 +44,60 @@ class K8sApp(App):
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            from .compat import categories as netarena_categories
+
+            return netarena_categories()
         from .faults import categories
 
         return categories()
+
+    def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
+        """The levels a run has when it names none: NetArena's 15 categories (1: single faults, 2: pairs)."""
+        if options.netarena_compat:
+            from .compat import DEFAULT_LEVELS
+
+            return DEFAULT_LEVELS
+        return None
+
+    def generate(self, options: RunOptions) -> list[Query]:
+        if not options.netarena_compat:
+            return super().generate(options)
+        _compat_app(options)
+        default = self.default_levels(options)
+        if default is not None and not options.levels_given:
+            options = replace(options, levels=default)
+        if options.split is not None:
+            from ...errors import UsageError
+
+            raise UsageError("--compat netarena runs NetArena's query list: it has no train/test split for k8s")
+        from . import compat
+
+        queries = []
+        for category in sorted(self.categories(options)):
+            if category.level not in options.levels:
+                continue
+            for index in range(compat.queries_in(category, options.queries)):
+                if compat.is_fixed(category):  # NetArena's fixed lists: the index-th entry, whatever the seed
+                    seed = derive_seed(options.seed, self.name, category.name, index)
+                    queries.append(Query(self.name, category.level, category.name, index, seed,
+                                         {"app": compat.APP, "faults": compat.fixed_faults(category, index)}))
+                else:
+                    queries.append(self.query(category, index, options))
+        return queries
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         from .faults import draw_faults
         from .model import load_app
 
+        if options.netarena_compat:
+            from . import compat
+
+            _compat_app(options)
+            if compat.is_fixed(category):
+                return {"app": compat.APP, "faults": compat.fixed_faults(
+                    category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1))}
+            return {"app": compat.APP, "faults": compat.draw_faults(category, chooser)}
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
         faults = draw_faults(app, category.name.split("+"), chooser, _offline(app))
@@ -71,8 +119,13 @@ class K8sApp(App):
         app = load_app(spec)
         backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed)
         backend.prepare()
+        environment = K8sEnvironment
+        if options.netarena_compat:
+            from .compat_env import NetArenaK8sEnvironment as environment
+
+            _compat_app(options)
         try:
-            return K8sEnvironment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot")
+            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot")
         except BaseException:
             backend.close()
             raise
@@ -92,6 +145,14 @@ class K8sApp(App):
         if factory is None:
             return None
         return factory(query, env)
+
+
+def _compat_app(options: RunOptions) -> None:
+    from ...errors import UsageError
+    from .compat import APP
+
+    if options.get("k8s-app", DEFAULT_APP) != APP:
+        raise UsageError(f"--compat netarena runs NetArena's k8s app: --k8s-app {APP} (the default)")
 
 
 _OFFLINE: dict[int, Any] = {}
