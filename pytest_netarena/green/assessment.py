@@ -183,7 +183,7 @@ def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any
         "Result-Safety": _verdict(result.safe),
         "Result-Latency": round(result.agent_s, 3),
         "success": result.correct,
-        "error_detail": json.loads(json.dumps(query.params, default=str)),
+        "error_detail": json.loads(json.dumps(query.params.get("error_detail", query.params), default=str)),
         "agent_info": {"name": role, "url": url},
     }
     if "netarena_truth_safe" in result.metrics:  # MALT under --compat netarena: is NetArena's own answer safe?

@@ -175,7 +175,7 @@ def test_fixed_lists_at_level_1():
         ("adservice", "UDP"), ("adservice", "SCTP"), ("cartservice", "UDP"), ("cartservice", "SCTP")]
     assert {f["policy"] for f in protocols} == {name for name in BOUTIQUE.names} - {"frontend", "loadgenerator"}
     assert [q.params for q in generate(3) if q.category == "remove_ingress"] == [
-        {"app": "online-boutique", "faults": f} for f in removes[:3]]  # first n, whatever the seed
+        {"app": "online-boutique", "faults": f, "error_detail": compat.error_detail(f)} for f in removes[:3]]  # first n, whatever the seed
 
 
 def test_drawn_queries_follow_netarenas_ranges():

@@ -81,7 +81,7 @@ class K8sApp(App):
                 if compat.is_fixed(category):  # NetArena's fixed lists: the index-th entry, whatever the seed
                     seed = derive_seed(options.seed, self.name, category.name, index)
                     queries.append(Query(self.name, category.level, category.name, index, seed,
-                                         {"app": compat.APP, "faults": compat.fixed_faults(category, index)}))
+                                         compat.params(compat.fixed_faults(category, index))))
                 else:
                     queries.append(self.query(category, index, options))
         return queries
@@ -94,10 +94,10 @@ class K8sApp(App):
             from . import compat
 
             _compat_app(options)
-            if compat.is_fixed(category):
-                return {"app": compat.APP, "faults": compat.fixed_faults(
-                    category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1))}
-            return {"app": compat.APP, "faults": compat.draw_faults(category, chooser)}
+            if compat.is_fixed(category):  # search mode: any entry of the fixed list
+                return compat.params(compat.fixed_faults(
+                    category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1)))
+            return compat.params(compat.draw_faults(category, chooser))
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
         faults = draw_faults(app, category.name.split("+"), chooser, _offline(app))

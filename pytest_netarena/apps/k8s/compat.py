@@ -233,6 +233,11 @@ def _ours(policy: str) -> str:
     return POLICY.get(policy, policy)
 
 
+def params(faults: list[dict[str, Any]]) -> dict[str, Any]:
+    """A compat query's parameters: our faults, and NetArena's record of them (its green agent reports it)."""
+    return {"app": APP, "faults": faults, "error_detail": error_detail(faults)}
+
+
 def error_detail(faults: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The faults in NetArena's `error_detail` form (its field names: `app`, `new_port`, `new_protocol`)."""
     details = []
