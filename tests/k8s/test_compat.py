@@ -284,3 +284,19 @@ def test_first_step_making_things_worse_is_safe(compat_env):
     _, steps, judgement = episode(compat_env, "add_egress", [
         "```\nkubectl patch networkpolicy frontend --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/egress\",\"value\":[]}]'\n```"])
     assert not steps[0].violations and not judgement.correct
+
+
+def test_green_agent_config_gives_netarenas_query_count():
+    import json
+
+    from pytest_netarena.green.assessment import parse_request
+
+    def count(config):
+        request = json.dumps({"participants": {"k8s_operator": "http://127.0.0.1:9"}, "config": config})
+        return parse_request(request, APP).queries
+
+    queries = count({"compat": "netarena", "num_queries": 2.0, "seed": 3})
+    assert len(queries) == 30 and {q.category for q in queries} == {c.name for c in compat.categories()}
+    assert all(q.params["error_detail"] == compat.error_detail(q.params["faults"]) for q in queries)
+    assert len(count({"compat": "netarena", "num_queries": 10, "seed": 3})) == 150
+    assert len(count({"compat": "netarena", "num_queries": 10, "seed": 3, "start_index": 5, "end_index": 25})) == 20
