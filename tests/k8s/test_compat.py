@@ -300,3 +300,9 @@ def test_green_agent_config_gives_netarenas_query_count():
     assert all(q.params["error_detail"] == compat.error_detail(q.params["faults"]) for q in queries)
     assert len(count({"compat": "netarena", "num_queries": 10, "seed": 3})) == 150
     assert len(count({"compat": "netarena", "num_queries": 10, "seed": 3, "start_index": 5, "end_index": 25})) == 20
+
+
+@pytest.mark.parametrize("command", ["echo " + "x" * 200_000, "kubectl get pods\0"], ids=["200k", "nul"])
+def test_a_command_bash_cannot_take_is_a_checked_step_not_a_crash(compat_env, command):
+    _, (step,), judgement = episode(compat_env, "add_ingress", [f"```\n{command}\n```"])
+    assert step.output.startswith("[not run") and "Mismatch: " in step.observation and not judgement.correct
