@@ -184,6 +184,8 @@ def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any
         "Result-Latency": round(result.agent_s, 3),
         "success": result.correct,
         "error_detail": json.loads(json.dumps(query.params.get("error_detail", query.params), default=str)),
+        "results": [{"llm_command": step.action, "output": step.output, "mismatch_summary": step.observation}
+                    for step in result.steps],
         "agent_info": {"name": role, "url": url},
     }
     if "netarena_truth_safe" in result.metrics:  # MALT under --compat netarena: is NetArena's own answer safe?
