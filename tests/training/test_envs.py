@@ -127,8 +127,8 @@ def test_refused_reply_costs_the_refusal_penalty_and_changes_nothing(gym) -> Non
         env.close()
     assert info["refused"] and reward == -0.25 and not terminated and not truncated
     assert info["correct"] is None and info["safe"]
-    # the mismatch report the agent sees is unchanged by a refused reply
-    assert first.split("\n", 1)[1].split("\n\n")[-1] in observation
+    # a refused reply changes nothing, and the observation says so
+    assert "Connectivity check: unchanged" in observation and "Nothing was run." in observation
 
 
 def test_truncation_at_the_step_budget_judges_the_final_state(gym) -> None:
