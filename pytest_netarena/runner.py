@@ -29,7 +29,7 @@ def play(
         level=query.level,
         category=query.category,
         # NetArena never tells the model its budget nor which step it is on
-        system_prompt=build_system_prompt(app.prompt(), options.strategy,
+        system_prompt=build_system_prompt(app.prompt_for(options), options.strategy,
                                           None if options.netarena_compat else max_steps),
         strategy=options.strategy,
         max_steps=max_steps,

@@ -127,6 +127,11 @@ class App(ABC):
     def prompt(self) -> PromptSpec:
         """The app's prompt parts."""
 
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        """The prompt parts of a run: an app whose rules profiles differ in what an agent must know
+        (e.g. NetArena's reply format) overrides this."""
+        return self.prompt()
+
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         """A built-in agent that needs app knowledge (oracle, expert, reckless), or None."""
         return None

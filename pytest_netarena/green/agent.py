@@ -27,7 +27,7 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
     max_steps = assessment.max_steps or env.default_max_steps
     strategy = assessment.options.strategy
     task = Task(app=app.name, query_id=query.id, level=query.level, category=query.category,
-                system_prompt=build_system_prompt(app.prompt(), strategy,
+                system_prompt=build_system_prompt(app.prompt_for(assessment.options), strategy,
                                                   None if assessment.options.netarena_compat else max_steps),
                 strategy=strategy, max_steps=max_steps)
     agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,

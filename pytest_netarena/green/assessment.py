@@ -193,6 +193,15 @@ def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any
     return fields
 
 
+def iterations(result: EpisodeResult) -> int:
+    """NetArena's `iterations`: the steps taken; for route under its rules, 11 on a failure (its count)."""
+    if result.query.app == "route" and result.query.params.get("rules") == "netarena":
+        from ..apps.route.compat import reported_iterations
+
+        return reported_iterations(len(result.steps), result.correct)
+    return len(result.steps)
+
+
 def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[str, Any]:
     """The per-query DataPart: verdicts, cost in steps, time and tokens, a compact transcript, and
     NetArena's field names beside ours."""
@@ -206,7 +215,7 @@ def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[
         "outcome": result.outcome.value,
         "correct": result.correct,
         "safe": result.safe,
-        "iterations": len(result.steps),
+        "iterations": iterations(result),
         "latency_s": round(result.agent_s, 3),
         "wall_s": round(result.wall_s, 3),
         "details": result.details,
@@ -235,7 +244,7 @@ def summary_record(app: str, results: list[EpisodeResult]) -> dict[str, Any]:
     if app == "malt":
         summary["avg_latency_s"] = mean([r.agent_s for r in scored])
     else:
-        summary["avg_iterations"] = mean([float(len(r.steps)) for r in scored])
+        summary["avg_iterations"] = mean([float(iterations(r)) for r in scored])
     outcomes = [r.outcome.value for r in results]
     summary.update({"num_queries": len(results), "scored": n, "infra_errors": outcomes.count("infra_error"),
                     "agent_errors": outcomes.count("agent_error"), "resolved": outcomes.count("resolved"),

@@ -101,7 +101,7 @@ class NetArenaEnv(gymnasium.Env):
     def system_prompt(self) -> str:
         """The system prompt a benchmark run gives a model agent (app rules, action format, step budget)."""
         budget = None if self.run_options.netarena_compat else self.max_steps  # NetArena never states it
-        return build_system_prompt(self.app.prompt(), self.run_options.strategy, budget)
+        return build_system_prompt(self.app.prompt_for(self.run_options), self.run_options.strategy, budget)
 
     # ---- Gymnasium API ------------------------------------------------------------------------------
 

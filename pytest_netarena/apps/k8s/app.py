@@ -135,6 +135,13 @@ class K8sApp(App):
 
         return PROMPT
 
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        if options.netarena_compat:
+            from .compat_prompt import netarena_prompt
+
+            return netarena_prompt()
+        return self.prompt()
+
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from . import agents
 

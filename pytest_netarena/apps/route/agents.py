@@ -27,9 +27,10 @@ def action(machine: str, command: str) -> str:
 class OracleAgent:
     """Knows the hidden faults (the query params) and replays their repair plan."""
 
-    def __init__(self, env: RouteEnvironment, faults: list[dict[str, Any]]) -> None:
+    def __init__(self, env: RouteEnvironment, faults: list[dict[str, Any]], planner=repair_plan) -> None:
         self.env = env
         self.faults = faults
+        self.planner = planner  #: faults, topology -> repair commands (NetArena's faults need their own)
         self.plan: deque[str] | None = None
 
     def reset(self, task: Task) -> None:
@@ -38,7 +39,7 @@ class OracleAgent:
     def act(self, observation: str) -> Reply:
         topo = self.env.topology
         if self.plan is None:
-            self.plan = deque(command.text for command in repair_plan(self.faults, topo))
+            self.plan = deque(command.text for command in self.planner(self.faults, topo))
         command = self.plan.popleft() if self.plan else IDLE_COMMAND
         return Reply(action(topo.router, command))
 

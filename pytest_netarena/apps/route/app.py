@@ -53,6 +53,10 @@ class RouteApp(App):
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            from .compat import categories as netarena_categories
+
+            return netarena_categories()
         return [
             Category(level, "+".join(kinds)) for level, groups in fault_space.LEVELS.items() for kinds in groups
         ]
@@ -81,6 +85,10 @@ class RouteApp(App):
     def header(self, options: RunOptions) -> str:
         """One line for the run header: the network size policy and any excluded fault methods."""
         size = options.get("route-size")
+        if not size and options.netarena_compat:
+            from .compat import DEFAULT_SIZE
+
+            size = "{}x{}".format(*DEFAULT_SIZE)
         sizes = f"size {size}" if size else f"sizes {SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} from the seed"
         excluded = self.excluded_methods()
         notes = "; ".join(f"{method} excluded: {reason}" for method, reason in excluded.items())
@@ -88,6 +96,15 @@ class RouteApp(App):
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         size = options.get("route-size")
+        if options.netarena_compat:
+            from . import compat
+
+            subnets, hosts = parse_size(size) if size else compat.DEFAULT_SIZE
+            missing = self.missing_features()
+            faults = [compat.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
+            details = [compat.netarena_detail(fault) for fault in faults]
+            return {"subnets": subnets, "hosts": hosts, "faults": faults, "rules": "netarena",
+                    "error_detail": details[0] if len(details) == 1 else details}
         if size:
             subnets, hosts = parse_size(size)
         else:
@@ -110,6 +127,10 @@ class RouteApp(App):
                 support().require("the route app (agent commands on Mininet nodes)", root=True)
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from None
+        if options.netarena_compat:
+            from .compat_env import NetArenaRouteEnvironment
+
+            return NetArenaRouteEnvironment(options)
         from .environment import RouteEnvironment
 
         return RouteEnvironment(options)
@@ -119,10 +140,21 @@ class RouteApp(App):
 
         return route_prompt()
 
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        if options.netarena_compat:
+            from .compat_prompt import netarena_prompt
+
+            return netarena_prompt()
+        return self.prompt()
+
     def builtin_agent(self, name: str, query: Query, env: Any) -> Agent | None:
         from . import agents
 
         if name == "oracle":
+            if query.params.get("rules") == "netarena":
+                from .compat import repair_plan
+
+                return agents.OracleAgent(env, list(query.params["faults"]), repair_plan)
             return agents.OracleAgent(env, list(query.params["faults"]))
         if name == "expert":
             return agents.ExpertAgent()

@@ -68,6 +68,27 @@ class RouteEnvironment(Environment):
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def reset(self, query: Query) -> str:
+        if query.params.get("rules"):
+            raise InfraError(f"{query.id} was drawn under NetArena's rules: run it with --compat netarena")
+        topo = self._start(query)
+        network, params = self.network, query.params
+        assert network is not None and self.prober is not None
+        self.injected = []
+        for command in fault_space.injection_plan(params["faults"], topo):
+            result = network.run(topo.router, list(command.argv))
+            if not result.ok and not command.may_fail:
+                self.teardown()
+                raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
+            self.injected.append(command.text)
+        self.mesh = self.prober.measure()
+        if self.mesh.complete:
+            self.teardown()
+            labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])
+            raise InfraError(f"the injected faults broke nothing: {labels}")
+        return f"Network topology:\n{topo.describe()}\n\nPingall result:\n{self.mesh.render()}"
+
+    def _start(self, query: Query) -> Topology:
+        """Tear down the previous network, build the query's healthy one and check it is fully reachable."""
         self.teardown()
         self.query = query
         params = query.params
@@ -95,19 +116,7 @@ class RouteEnvironment(Environment):
             unreachable = healthy.unreachable
             self.teardown()
             raise InfraError(f"the healthy network is not fully reachable ({len(unreachable)} pairs unreachable)")
-        self.injected = []
-        for command in fault_space.injection_plan(params["faults"], topo):
-            result = network.run(topo.router, list(command.argv))
-            if not result.ok and not command.may_fail:
-                self.teardown()
-                raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
-            self.injected.append(command.text)
-        self.mesh = self.prober.measure()
-        if self.mesh.complete:
-            self.teardown()
-            labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])
-            raise InfraError(f"the injected faults broke nothing: {labels}")
-        return f"Network topology:\n{topo.describe()}\n\nPingall result:\n{self.mesh.render()}"
+        return topo
 
     def teardown(self) -> None:
         """Tear down the current network (if any); nothing of it is left behind."""
