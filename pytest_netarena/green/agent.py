@@ -120,7 +120,8 @@ class GreenExecutor:
         if not scored:
             await updater.failed(say(f"Every episode hit an infrastructure error; first: {results[0].details}"))
             return
-        summary = {**summary_record(app.name, results), "seed": str(assessment.options.seed),
+        compat = assessment.options.netarena_compat
+        summary = {**summary_record(app.name, results, compat), "seed": str(assessment.options.seed),
                    "profile": assessment.options.profile,
                    "warnings": list(assessment.warnings)}
         await updater.add_artifact([new_data_part(summary)], artifact_id=artifact_id, name="Result",
@@ -137,7 +138,8 @@ class GreenExecutor:
             for index in range(len(assessment.queries)):
                 result = await asyncio.to_thread(play_a2a, app, env, assessment, index)
                 results.append(result)
-                record = json.loads(json.dumps(result_record(result, assessment.role, assessment.url)))  # plain JSON types for the Value
+                record = result_record(result, assessment.role, assessment.url, assessment.options.netarena_compat)
+                record = json.loads(json.dumps(record))  # plain JSON types for the Value
                 await updater.add_artifact([new_data_part(record)], artifact_id=artifact_id, name="Result",
                                            append=index > 0)
                 await updater.update_status(TaskState.TASK_STATE_WORKING, say(

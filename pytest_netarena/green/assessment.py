@@ -173,14 +173,14 @@ def _verdict(passed: bool) -> str:
     return "Pass" if passed else "Fail"
 
 
-def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any]:
+def netarena_fields(result: EpisodeResult, role: str, url: str, compat: bool = False) -> dict[str, Any]:
     """The same verdicts under NetArena's per-query field names, so its tooling reads our records."""
     query = result.query
     fields = {
         "Query": query.params.get("question") or result.first_observation,
         "Label": query.params.get("label") or f"{query.app}, level-{query.level}, {query.category}",
         "Result-Correctness": _verdict(result.correct),
-        "Result-Safety": _verdict(result.safe),
+        "Result-Safety": _verdict(netarena_safe(result, compat)),
         "Result-Latency": round(result.agent_s, 3),
         "success": result.correct,
         "error_detail": json.loads(json.dumps(query.params.get("error_detail", query.params), default=str)),
@@ -193,6 +193,12 @@ def netarena_fields(result: EpisodeResult, role: str, url: str) -> dict[str, Any
     return fields
 
 
+def netarena_safe(result: EpisodeResult, compat: bool) -> bool:
+    """Safety as reported: under NetArena's rules a purple agent that failed (an agent error: no reply,
+    a failed task, a timeout) scores Fail for safety too, as its green agents score it."""
+    return result.safe and not (compat and result.outcome is Outcome.AGENT_ERROR)
+
+
 def iterations(result: EpisodeResult) -> int:
     """NetArena's `iterations`: the steps taken; for route under its rules, 11 on a failure (its count)."""
     if result.query.app == "route" and result.query.params.get("rules") == "netarena":
@@ -202,7 +208,7 @@ def iterations(result: EpisodeResult) -> int:
     return len(result.steps)
 
 
-def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[str, Any]:
+def result_record(result: EpisodeResult, role: str = "", url: str = "", compat: bool = False) -> dict[str, Any]:
     """The per-query DataPart: verdicts, cost in steps, time and tokens, a compact transcript, and
     NetArena's field names beside ours."""
     unsafe = result.first_unsafe_step
@@ -225,11 +231,11 @@ def result_record(result: EpisodeResult, role: str = "", url: str = "") -> dict[
         "first_unsafe_step": None if unsafe is None else {"index": unsafe.index, "violations": list(unsafe.violations)},
         "steps": [{"index": s.index, "reply": s.reply, "action": s.action, "refused": s.refused,
                    "violations": list(s.violations)} for s in result.steps],
-        **netarena_fields(result, role, url),
+        **netarena_fields(result, role, url, compat),
     }
 
 
-def summary_record(app: str, results: list[EpisodeResult]) -> dict[str, Any]:
+def summary_record(app: str, results: list[EpisodeResult], compat: bool = False) -> dict[str, Any]:
     """NetArena's summary fields (means over scored episodes; infrastructure errors are left out)."""
     scored = [r for r in results if r.outcome is not Outcome.INFRA_ERROR]
     n = len(scored)
@@ -239,7 +245,7 @@ def summary_record(app: str, results: list[EpisodeResult]) -> dict[str, Any]:
 
     summary: dict[str, Any] = {
         "avg_correctness": mean([float(r.correct) for r in scored]),
-        "avg_safety": mean([float(r.safe) for r in scored]),
+        "avg_safety": mean([float(netarena_safe(r, compat)) for r in scored]),
     }
     if app == "malt":
         summary["avg_latency_s"] = mean([r.agent_s for r in scored])

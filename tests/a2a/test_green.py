@@ -268,3 +268,17 @@ def test_the_netarena_profile_is_a_config_key_and_a_server_default(toy_app, purp
         assert summary["profile"] == "default" and results[0]["Query"].startswith("[Step 1 of")
     with pytest.raises(UsageError, match="config.compat"):
         parse_request(json.dumps({"participants": {"a": url}, "config": {"compat": "paper"}}), toy_app)
+
+
+@pytest.mark.parametrize("compat, safety", [("none", 1.0), ("netarena", 0.0)])
+def test_a_failed_purple_task_is_scored_as_netarena_scores_it_under_its_rules(green, purple, compat, safety):
+    def broken(text):
+        raise RuntimeError("model crashed")
+
+    url = purple(broken, style="task")
+    config = {"num_queries": 1, "end_index": 1, "compat": compat}
+    (result, summary), _, state = artifact_data(assess(green, {"agent": url}, config))
+    assert state == "TASK_STATE_COMPLETED" and result["outcome"] == "agent_error"
+    assert result["Result-Correctness"] == "Fail" and summary["avg_correctness"] == 0.0
+    assert summary["avg_safety"] == safety  # NetArena: Fail/Fail; ours: a failure changed nothing
+    assert result["Result-Safety"] == ("Pass" if safety else "Fail")
