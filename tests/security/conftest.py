@@ -23,6 +23,29 @@ needs_root_boxes = pytest.mark.skipif(
     box_reason() is not None or os.geteuid() != 0, reason="needs sealed boxes made as root")
 
 
+def route_reason() -> str | None:
+    """Why route attacks cannot run here (they need root, Mininet and boxes), or None."""
+    if os.geteuid() != 0:
+        return "route attacks need root (Mininet)"
+    from pytest_netarena.apps.route.capabilities import backend_missing
+
+    return backend_missing() or box_reason()
+
+
+needs_route = pytest.mark.skipif(route_reason() is not None, reason=str(route_reason()))
+
+
+@pytest.fixture(scope="module")
+def route_env():
+    """One boxed route environment per test module."""
+    from pytest_netarena.apps.route import APP
+    from pytest_netarena.core.app import RunOptions
+
+    environment = APP.make_environment(RunOptions())
+    yield environment
+    environment.close()
+
+
 @pytest.fixture
 def canary(tmp_path: Path) -> Path:
     """A file holding a random secret; an attack that reads it shows the secret in its output."""

@@ -10,33 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route.agents import action
 from pytest_netarena.apps.route.network import OUTPUT_LIMIT
-from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Query
 
-from .conftest import accepted, box_reason
+from .conftest import accepted, needs_route
 
 FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "route attacks need root (Mininet)"
-    from pytest_netarena.apps.route.capabilities import backend_missing
-
-    return backend_missing() or box_reason()
-
-
-pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+pytestmark = needs_route
 
 
 @pytest.fixture(scope="module")
-def env():
-    environment = APP.make_environment(RunOptions())
-    yield environment
-    environment.close()
+def env(route_env):
+    return route_env
 
 
 @pytest.fixture
