@@ -8,7 +8,6 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import compat
 from .env import K8sEnvironment, describe_result
-from .faults import apply_faults
 from .replies import MAX_ACTION_BYTES
 
 
@@ -28,22 +27,7 @@ class NetArenaK8sEnvironment(K8sEnvironment):
         self._checked = False
 
     def reset(self, query: Query) -> str:
-        if query.params.get("app", self.app_spec) != self.app_spec:
-            raise InfraError(f"query {query.id} is for app {query.params.get('app')!r}, "
-                             f"this environment runs {self.app_spec!r}")
-        self._finish()
-        self.query = query
-        policies = apply_faults(self.app.healthy_view(), query.params["faults"])
-        self._in_episode = True
-        try:
-            self.backend.begin(policies)
-            state = self.backend.observe()
-        except InfraError:
-            self._finish()
-            raise
-        except Exception as error:
-            self._finish()
-            raise InfraError(f"cannot set up {query.id}: {type(error).__name__}: {error}") from error
+        state = self._start(query)
         # NetArena runs a fault that breaks nothing too: the first check then finds no mismatch
         self._baseline = self._state = state
         self._previous, self._checked = None, False

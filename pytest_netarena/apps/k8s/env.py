@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 from ...core.app import Environment
 from ...core.types import Judgement, Query, StepOutcome
@@ -57,23 +56,8 @@ class K8sEnvironment(Environment):
     # ----- episode -----------------------------------------------------------------------------
 
     def reset(self, query: Query) -> str:
-        if query.params.get("app", self.app_spec) != self.app_spec:
-            raise InfraError(f"query {query.id} is for app {query.params.get('app')!r}, "
-                             f"this environment runs {self.app_spec!r}")
-        self._finish()
-        self.query = query
+        state = self._start(query)
         faults = query.params["faults"]
-        policies = apply_faults(self.app.healthy_view(), faults)  # copies only the faulted policies
-        self._in_episode = True
-        try:
-            self.backend.begin(policies)
-            state = self.backend.observe()
-        except InfraError:
-            self._finish()
-            raise
-        except Exception as error:
-            self._finish()
-            raise InfraError(f"cannot set up {query.id}: {type(error).__name__}: {error}") from error
         if not mismatches(self.intent, state.matrix):
             raise InfraError(f"the faults of {query.id} ({', '.join(map(describe, faults))}) broke nothing")
         self._baseline = self._state = state
@@ -133,6 +117,25 @@ class K8sEnvironment(Environment):
     def current_state(self) -> ClusterState:
         """The latest reading (for built-in agents that know the ground truth, and for tests)."""
         return self.backend.observe()
+
+    def _start(self, query: Query) -> ClusterState:
+        """Begin an episode of query on the backend: the healthy app with its faults; the first reading."""
+        if query.params.get("app", self.app_spec) != self.app_spec:
+            raise InfraError(f"query {query.id} is for app {query.params.get('app')!r}, "
+                             f"this environment runs {self.app_spec!r}")
+        self._finish()
+        self.query = query
+        policies = apply_faults(self.app.healthy_view(), query.params["faults"])  # copies only the faulted policies
+        self._in_episode = True
+        try:
+            self.backend.begin(policies)
+            return self.backend.observe()
+        except InfraError:
+            self._finish()
+            raise
+        except Exception as error:
+            self._finish()
+            raise InfraError(f"cannot set up {query.id}: {type(error).__name__}: {error}") from error
 
     def _finish(self) -> None:
         if self._in_episode:
