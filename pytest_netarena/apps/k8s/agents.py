@@ -23,6 +23,15 @@ def json_patch_command(kind: str, name: str, operations: list[dict[str, Any]]) -
     return f"kubectl patch {kind} {name} --type=json -p {shlex.quote(json.dumps(operations, separators=(',', ':')))}"
 
 
+def repair_order(faults: list[dict[str, Any]]) -> list[str]:
+    """The faulted policies, each once, those with ingress faults first (see OracleAgent for why)."""
+    order: list[str] = []
+    for fault in sorted(faults, key=lambda f: f["type"] == ADD_EGRESS):
+        if fault["policy"] not in order:
+            order.append(fault["policy"])
+    return order
+
+
 class OracleAgent:
     """Knows the hidden faults: restores each faulted policy's healthy spec, ingress faults first.
 
@@ -32,10 +41,7 @@ class OracleAgent:
     def __init__(self, query: Query, env: Any) -> None:
         faults = query.params["faults"]
         healthy = env.app.healthy_view()
-        order: list[str] = []
-        for fault in sorted(faults, key=lambda f: f["type"] == ADD_EGRESS):
-            if fault["policy"] not in order:
-                order.append(fault["policy"])
+        order = repair_order(faults)
         self.commands = [
             (json_patch_command("networkpolicy", name,
                                 [{"op": "replace", "path": "/spec", "value": healthy[name]["spec"]}]),

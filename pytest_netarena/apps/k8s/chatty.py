@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from ...core.types import Query, Reply, Task
-from .faults import ADD_EGRESS, describe
+from .agents import repair_order
+from .faults import describe
 
 
 def _json_patch(name: str, spec: dict) -> str:
@@ -54,10 +55,7 @@ class ChattyAgent:
     def __init__(self, query: Query, env: Any) -> None:
         faults = query.params["faults"]
         healthy = env.app.healthy_view()
-        order: list[str] = []
-        for fault in sorted(faults, key=lambda f: f["type"] == ADD_EGRESS):
-            if fault["policy"] not in order:
-                order.append(fault["policy"])
+        order = repair_order(faults)
         self.replies = ["Let me list the policies before changing anything.\n```bash\n"
                         "# names only, to keep the output short\n"
                         "kubectl get networkpolicy -o json | jq -r '.items[].metadata.name' | head -50\n```"]

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...core.space import Category, Chooser
 from . import schema as s
+from .queries import CATEGORIES as OUR_CATEGORIES
 from .compat_ops import MUTATIONS, NEW_PORT_CAPACITY, run_program, switch_port_name
 
 __all__ = ["NEW_PORT_CAPACITY", "run_program", "switch_port_name"]
@@ -33,18 +34,8 @@ DEFAULT_LEVELS = (1, 2)
 #: marks params drawn or read under NetArena's rules
 RULES = "netarena"
 
-CATEGORIES: tuple[Category, ...] = (
-    Category(1, "add"),
-    Category(1, "rank"),
-    Category(1, "remove"),
-    Category(1, "list"),
-    Category(2, "remove+list"),
-    Category(2, "remove+rank"),
-    Category(2, "remove+count"),
-    Category(3, "add+list"),
-    Category(3, "add+rank"),
-    Category(3, "add+count"),
-)
+#: its 10 active query types: ours without the for-loop and if/else control sequences it disabled
+CATEGORIES: tuple[Category, ...] = tuple(c for c in OUR_CATEGORIES if c.name not in ("for+rank", "if+count"))
 
 _LABEL = re.compile(r"capacity planning, level-(\d), ([a-z]+(?:-[a-z]+)?)")
 
