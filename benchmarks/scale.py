@@ -41,22 +41,35 @@ def write_corpus(path: Path, episodes: int) -> None:
     save_corpus(path, app.generate(RunOptions(seed=1, queries=per_category))[:episodes])
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+def machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (every process, boxed ones included)."""
+    with open("/proc/stat") as handle:
+        fields = [int(value) for value in handle.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # minus idle and iowait
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports: Path) -> tuple[float, float, str]:
+def harness_cpu() -> float:
+    """Busy CPU of the machine minus this process (the stub server): boxed kubectl processes are not
+    our waited-for children (bubblewrap's init reaps them), so RUSAGE_CHILDREN would miss them."""
+    return machine_busy() - own_cpu()
+
+
+def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports: Path) -> tuple[float, float, float, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "OPENAI_API_KEY": "stub", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     argv = [sys.executable, "-m", "pytest", "suites/k8s", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
             "--agent=openai:gpt-4o", f"--llm-api-base={server_url}/v1", f"--corpus={corpus}", f"--max-steps={steps}",
             f"--reports-dir={reports}", "--no-plots", *parallel]
-    cpu, started = children_cpu(), time.perf_counter()
+    cpu, started = harness_cpu(), time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
+    wall, cpu = time.perf_counter() - started, harness_cpu() - cpu
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
-    return wall, cpu, last
+    return started, wall, cpu, last
 
 
 def kubectl_cpu_ms(calls: int = 20) -> float:
@@ -69,11 +82,15 @@ def kubectl_cpu_ms(calls: int = 20) -> float:
     env = app.make_environment(options)
     try:
         env.reset(app.generate(options)[0])
-        before = children_cpu()
+        def children() -> float:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return usage.ru_utime + usage.ru_stime
+
+        before = children()
         for _ in range(calls):
             subprocess.run([env.backend.kubectl, "get", "networkpolicy"], env=env.backend.kubectl_env(),
                            capture_output=True, check=False)
-        return 1000 * (children_cpu() - before) / calls
+        return 1000 * (children() - before) / calls
     finally:
         env.close()
 
@@ -91,7 +108,7 @@ def main() -> None:
 
     print(f"{os.cpu_count()} cores; stub model answers after {args.delay:g} s; {args.steps} steps per episode")
     print(f"{'episodes':>8} {'conc':>4} {'how':<22} {'wall s':>7} {'ideal':>6} {'x':>5} {'sched':>6} {'x':>5}"
-          f" {'cpu s':>6} {'cpu/step ms':>11}  pytest")
+          f" {'cpu s':>6} {'cpu/step ms':>11} {'first s':>7} {'tail s':>6}  pytest")
     measured: dict[tuple[int, str], list[tuple[int, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, \
             OpenAIStubServer(lambda request: StubReply("kubectl get networkpolicy", delay_s=args.delay)) as server:
@@ -108,12 +125,19 @@ def main() -> None:
                 ways.append((f"-n {concurrency}", ["-n", str(concurrency)]))
             for label, parallel in ways:
                 requests = len(server.requests)
-                wall, cpu, last = run(server.url, corpus, args.steps, parallel, Path(tmp) / "reports")
-                steps = len(server.requests) - requests
+                started, wall, cpu, last = run(server.url, corpus, args.steps, parallel, Path(tmp) / "reports")
+                served = server.requests[requests:]
+                steps = len(served)
+                # when the first model request came (start-up: interpreters, plugin, first environments)
+                # and how long the run went on after the last reply (the last steps, reports, shutting down)
+                origin = time.time() - time.perf_counter() + started
+                first = min(r.received_at for r in served) - origin if served else float("nan")
+                tail = wall - (max(r.received_at for r in served) - origin + args.delay) if served else float("nan")
                 ideal = episodes * args.steps * args.delay / concurrency
                 schedulable = math.ceil(episodes / concurrency) * args.steps * args.delay
                 print(f"{episodes:>8} {concurrency:>4} {label:<22} {wall:>7.1f} {ideal:>6.1f} {wall / ideal:>5.2f}"
                       f" {schedulable:>6.1f} {wall / schedulable:>5.2f} {cpu:>6.1f} {1000 * cpu / max(1, steps):>11.1f}"
+                      f" {first:>7.1f} {tail:>6.1f}"
                       f"  {last}", flush=True)
                 measured.setdefault((concurrency, label), []).append((steps, cpu))
     # CPU per step without the start-up: two runs at the same concurrency and of different sizes

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .agents.litellm_agent import uses_litellm
 from .agents.prompting import STRATEGIES
 from .agents.spec import ACCEPTED_FORMS, AgentSpec
 from .apps import available_apps, get_app, load_errors, register_app
@@ -55,6 +56,8 @@ _OPTIONS = (
     ("reports-dir", "where run folders are written (default reports/)", "reports"),
     ("agent-timeout", "seconds an agent may take per reply (default 300)", "300"),
     ("llm-api-base", "base URL of an OpenAI-compatible endpoint for model agents", None),
+    ("llm-client", "how model agents reach their provider: auto (default: openai: models over plain HTTP, "
+     "the others through litellm) or litellm (always litellm)", None),
     ("temperature", "sampling temperature for model agents (default 0)", "0"),
     ("adversarial-examples", "examples per adversarial search (default: the --hypothesis-profile's if it is "
      "netarena-dev|ci|search, else 20)", None),
@@ -161,7 +164,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
     runs_episodes = worker is not None or config.getoption("dist", "no") in ("no", None)
-    if runs_episodes and any(agent.kind == "litellm" for agent in settings.agents):
+    if runs_episodes and any(agent.kind == "litellm" and uses_litellm(agent.target, agent.settings.get("client"))
+                             for agent in settings.agents):
         _import_model_client_now()
     if worker is None:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")

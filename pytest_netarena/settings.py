@@ -123,6 +123,9 @@ def _check_paths(option: Callable[[str], Any]) -> None:
     value = option("save-corpus")
     if value not in (None, "") and Path(value).is_dir():
         raise UsageError(f"--save-corpus {value}: is a folder; give the corpus file to write")
+    value = option("llm-client")
+    if value not in (None, "", "auto", "litellm"):
+        raise UsageError(f"--llm-client takes auto or litellm; got {value!r}")
     value = option("llm-api-base")
     if value not in (None, ""):
         url = urlsplit(str(value))
@@ -217,6 +220,7 @@ def build_settings(
         "seed": seed,
         "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
         "api_base": option("llm-api-base"),
+        "client": option("llm-client"),
         "record_dir": option("record"),
         "replay_dir": option("replay"),
     }

@@ -1,4 +1,8 @@
-"""The model-backed agent: any litellm model, with retries, token and cost accounting and a bounded context."""
+"""The model-backed agent: any litellm model, with retries, token and cost accounting and a bounded context.
+
+`openai/` models go straight to their OpenAI-compatible endpoint (agents/openai_http.py) unless the
+`client` setting is "litellm": litellm's import alone costs about 2 s of CPU per process.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ SETTING_ALIASES = {
     "llm_max_history_chars": "max_history_chars",
     "llm_max_tokens": "max_tokens",
     "llm_deadline_s": "deadline_s",
+    "llm_client": "client",
     "timeout": "request_timeout_s",
     "record": "record_dir",
     "replay": "replay_dir",
@@ -33,8 +38,11 @@ DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current cha
 _DEFAULTS: dict[str, Any] = {
     "api_base": None, "api_key": None, "temperature": 0.0, "seed": None, "max_retries": 4, "backoff_s": 1.0,
     "request_timeout_s": 120.0, "deadline_s": 270.0, "max_history_chars": DEFAULT_MAX_HISTORY_CHARS,
-    "max_tokens": None, "record_dir": None, "replay_dir": None,
+    "max_tokens": None, "record_dir": None, "replay_dir": None, "client": "auto",
 }
+#: how a model is reached: "auto" (openai/ models over plain HTTP, the others through litellm),
+#: "litellm" (always litellm) or "http" (plain HTTP; openai/ models only)
+CLIENTS = ("auto", "litellm", "http")
 MAX_BACKOFF_S = 60.0
 #: HTTP statuses worth retrying: request timeout, conflict, too early, rate limit
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
@@ -59,8 +67,19 @@ def import_litellm() -> Any:
     return _litellm_module
 
 
+def uses_litellm(model: str, client: str | None) -> bool:
+    """Whether this model, with this `client` setting, is reached through litellm."""
+    from .openai_http import provider_model
+
+    return client == "litellm" or (client in (None, "auto") and provider_model(model) is None)
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether a failed completion is worth retrying (rate limits, 5xx, timeouts, dropped connections)."""
+    from .openai_http import ModelRequestError
+
+    if isinstance(error, ModelRequestError):
+        return error.transient
     litellm = import_litellm()
     text = str(error).lower()
     if any(marker in text for marker in _CONFIG_MARKERS):
@@ -75,6 +94,8 @@ def is_transient(error: BaseException) -> bool:
 
 def _retry_after_s(error: BaseException) -> float | None:
     """The provider's Retry-After in seconds, when it sent one."""
+    if getattr(error, "retry_after_s", None) is not None:  # openai_http.ModelRequestError
+        return error.retry_after_s  # type: ignore[attr-defined]
     # litellm keeps the provider's headers apart; its own error.response is rebuilt without them
     response = getattr(error, "response", None)
     for headers in (getattr(error, "litellm_response_headers", None), getattr(response, "headers", None)):
@@ -118,13 +139,14 @@ class LiteLLMAgent:
         max_tokens: int | None = None,
         record_dir: str | None = None,
         replay_dir: str | None = None,
+        client: str = "auto",
         **settings: Any,
     ) -> None:
         given = {
             "api_base": api_base, "api_key": api_key, "temperature": temperature, "seed": seed,
             "max_retries": max_retries, "backoff_s": backoff_s, "request_timeout_s": request_timeout_s,
             "deadline_s": deadline_s, "max_history_chars": max_history_chars, "max_tokens": max_tokens,
-            "record_dir": record_dir, "replay_dir": replay_dir,
+            "record_dir": record_dir, "replay_dir": replay_dir, "client": client,
         }
         for name, value in settings.items():
             if name not in SETTING_ALIASES:
@@ -152,6 +174,11 @@ class LiteLLMAgent:
             self.replay = Recording(values["replay_dir"]) if values["replay_dir"] else None
         except (TypeError, ValueError) as error:
             raise UsageError(f"bad setting for model agent {model!r}: {error}") from error
+        if values["client"] not in CLIENTS:
+            raise UsageError(f"the model client is one of {', '.join(CLIENTS)}; got {values['client']!r}")
+        if values["client"] == "http" and not model.startswith("openai/"):
+            raise UsageError(f"client 'http' speaks to OpenAI-compatible endpoints: {model!r} is not an openai/ model")
+        self.litellm = uses_litellm(model, values["client"])  #: False: plain HTTP to an OpenAI-compatible endpoint
         self.system_prompt = ""
         self.history: list[dict[str, str]] = []  #: system, first observation, recent turns
         self.dropped_messages = 0  #: turns removed from the middle of the history so far
@@ -176,8 +203,7 @@ class LiteLLMAgent:
             if self.replay is not None:  # answered from the recording: no litellm, no network
                 reply = self.replay.load(self._request(messages))
             else:
-                response = self._complete(messages)
-                reply = Reply(_reply_text(response), self._usage(response))
+                reply = self._complete(messages)
         except BaseException:
             self.dropped_messages = dropped_before  # nothing is committed when the call fails
             raise
@@ -219,16 +245,28 @@ class LiteLLMAgent:
             request["api_key"] = self.api_key
         return request
 
-    def _complete(self, messages: list[dict[str, str]]) -> Any:
-        litellm = import_litellm()
+    def _complete(self, messages: list[dict[str, str]]) -> Reply:
         request = self._request(messages)
+        if self.litellm:
+            litellm = import_litellm()
+
+            def send() -> Reply:
+                response = litellm.completion(**request)
+                return Reply(_reply_text(response), self._usage(response))
+        else:
+            from . import openai_http
+
+            def send() -> Reply:
+                text, tokens_in, tokens_out, cost = openai_http.complete(self.model, request)
+                return Reply(text, Usage(tokens_in, tokens_out, cost))
+
         started = time.monotonic()
         for attempt in range(self.max_retries + 1):
             remaining = self.deadline_s - (time.monotonic() - started)
             request["timeout"] = max(0.1, min(self.request_timeout_s, remaining))
             self.attempts += 1
             try:
-                return litellm.completion(**request)
+                return send()
             except Exception as error:  # every provider failure is infrastructure, never the agent's
                 if not is_transient(error):
                     raise InfraError(

@@ -37,12 +37,21 @@ def serve():
         server.stop()
 
 
+@pytest.fixture(params=["litellm", "http"])
+def client(request):
+    """Each behaviour is checked through both ways to a model: litellm and plain HTTP (openai/ models)."""
+    if request.param == "litellm":
+        request.getfixturevalue("litellm")
+    return request.param
+
+
 @pytest.fixture
-def agent_for(litellm):
-    """A LiteLLMAgent pointed at a stub server, with tiny backoff; reset with TASK."""
+def agent_for(client):
+    """A LiteLLMAgent pointed at a stub server, with tiny backoff, through each client; reset with TASK."""
 
     def make(server: OpenAIStubServer, model: str = "openai/gpt-4o", **settings) -> LiteLLMAgent:
         settings.setdefault("backoff_s", 0.01)
+        settings.setdefault("client", client)
         agent = LiteLLMAgent(model, api_base=server.url + "/v1", api_key="test", **settings)
         agent.reset(TASK)
         return agent

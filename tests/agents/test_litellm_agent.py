@@ -115,10 +115,10 @@ def test_configuration_errors_fail_at_once_with_the_provider_message(serve, agen
     assert len(server.requests) == 1
 
 
-def test_missing_api_key_is_a_configuration_error(serve, litellm, monkeypatch):
+def test_missing_api_key_is_a_configuration_error(serve, client, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = serve(["never"])
-    agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", backoff_s=5.0)
+    agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", backoff_s=5.0, client=client)
     agent.reset(TASK)
     with pytest.raises(InfraError, match="not retried"):
         agent.act("x")

@@ -229,3 +229,26 @@ def test_kubectl_in_the_box_handles_a_large_application():
         assert int(sized.output.strip()) > 1_000_000, sized.output[:500]
     finally:
         env.close()
+
+
+def test_environments_of_a_process_share_one_discovery_cache_until_the_last_closes():
+    import os
+
+    from pytest_netarena.core.app import RunOptions
+
+    first, second = (APP.make_environment(RunOptions()) for _ in range(2))
+    try:
+        for env in (first, second):
+            env.reset(query(CP_AD))
+            server = env.step("kubectl config view -o jsonpath='{.clusters[0].cluster.server}'").output
+            assert server.strip() == "http://127.0.0.1:6443", "one address inside every environment's namespace"
+        cache = first.runner._cache
+        assert cache is not None and cache == second.runner._cache and os.path.isdir(cache)
+        first.close()
+        assert os.path.isdir(cache), "the second environment still uses it"
+        assert "adservice" in second.step("kubectl get networkpolicy adservice -o name").output
+        assert second.step("kubectl get pods -n kube-system").output.count("Forbidden") == 1, "still its own scope"
+    finally:
+        first.close()
+        second.close()
+    assert not os.path.exists(os.path.dirname(cache))

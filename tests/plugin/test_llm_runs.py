@@ -35,9 +35,12 @@ def episodes(pytester: pytest.Pytester, reports: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.Pytester, model_server) -> None:
+@pytest.mark.parametrize("client", ["auto", "litellm"])
+def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.Pytester, model_server,
+                                                               client: str) -> None:
     recorded = llm_toy.runpytest_subprocess(
         "--agent=openai:gpt-4o", f"--llm-api-base={model_server.url}/v1", "--record=recording", "--seed=8",
+        f"--llm-client={client}",
         "--queries=1", "--reports-dir=first", "--strategy=react",
     )
     recorded.assert_outcomes(passed=2)
@@ -67,3 +70,9 @@ def test_run_cost_cap_with_a_priced_model(llm_toy: pytest.Pytester, model_server
     )
     result.assert_outcomes(passed=1, skipped=3)
     assert len(model_server.requests) == 1
+
+
+def test_an_unknown_model_client_is_a_usage_error(llm_toy: pytest.Pytester) -> None:
+    result = llm_toy.runpytest_subprocess("--agent=openai:gpt-4o", "--llm-client=curl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--llm-client takes auto or litellm; got 'curl'*"])

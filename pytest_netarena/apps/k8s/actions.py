@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ... import sandbox
@@ -25,9 +25,12 @@ KUBECONFIG_PATH = "/etc/kubeconfig"
 #: the API discovery cache, filled once by the harness and read-only in every box (it names only the
 #: server's resource types: without it every action would first download discovery again)
 CACHE_PATH = "/usr/share/kubectl-cache"
-#: Go's garbage collector stays on: with GOGC=off (a little faster per step) a `get -o yaml` of a
-#: 200-service app ran out of the box's 1 GiB address space (benchmarks/k8s.py measures both)
-KUBECTL_ENV = {"KUBECONFIG": KUBECONFIG_PATH, "KUBECACHEDIR": "/tmp/.kube/cache"}
+#: One Go scheduler thread: a kubectl run is short and single-minded, and this saves about 15% of
+#: its CPU (benchmarks/k8s.py). The garbage collector stays as it is: a `get -o yaml` of a
+#: 200-service app already needs about 0.9 of the box's 1 GiB address space, and GOGC=off or
+#: GOGC=400 ran out of it.
+KUBECTL_ENV = {"KUBECONFIG": KUBECONFIG_PATH, "KUBECACHEDIR": "/tmp/.kube/cache",
+               "GOMAXPROCS": "1"}
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ class ActionRunner:
         self.programs = {**views.programs(views.SHELL_TOOLS), "kubectl": os.path.realpath(kubectl)}
         self._scratch: str | None = None
         self._cache: str | None = None
-        self._primed = False
+        self._cache_key: tuple[str, bytes] | None = None
 
     def spec(self, kubeconfig: bytes, timeout_s: float, limit: int) -> sandbox.BoxSpec:
         limits = sandbox.Limits(wall_s=timeout_s, output_bytes=limit)
@@ -116,38 +119,13 @@ class ActionRunner:
         return sandbox.BoxSpec(programs=self.programs, binds=binds, files={KUBECONFIG_PATH: kubeconfig},
                                network=self.network, env=env, limits=limits, hostname="operator")
 
-    def _prime(self, kubeconfig: bytes) -> None:
-        """Fill the shared discovery cache with one harness-side kubectl (no agent text involved)."""
-        self._primed = True
-        folder = tempfile.mkdtemp(prefix="netarena-kubecache-")
-        config = os.path.join(folder, "kubeconfig")
-        with open(os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            handle.write(kubeconfig)
-        cache = os.path.join(folder, "cache")
-        env = {"KUBECONFIG": config, "KUBECACHEDIR": cache, "HOME": folder}
-        spec = sandbox.BoxSpec(network=self.network, env=env, limits=sandbox.Limits(wall_s=20))
-        try:
-            done = sandbox.run_unboxed(spec, [self.kubectl, "api-resources", "-o", "name"])
-        except OSError:
-            done = None
-        os.unlink(config)
-        if done is None or done.returncode != 0 or not os.path.isdir(cache):
-            shutil.rmtree(folder, ignore_errors=True)  # actions still work, downloading discovery each time
-            return
-        for root, dirs, files in os.walk(folder):
-            for name in dirs:
-                os.chmod(os.path.join(root, name), 0o755)
-            for name in files:
-                os.chmod(os.path.join(root, name), 0o644)
-        os.chmod(folder, 0o755)
-        self._cache = cache
-
     def run(self, script: str, kubeconfig: bytes, timeout_s: float, limit: int) -> ActionResult:
         """Run `bash -c script`; raises OSError when the box cannot start (an infrastructure failure)."""
         spec = self.spec(kubeconfig, timeout_s, limit)
         argv = ["bash", "-c", script]
-        if self.sandboxed and not self._primed:
-            self._prime(kubeconfig)
+        if self.sandboxed and self._cache_key is None:
+            self._cache_key = (self.kubectl, kubeconfig)
+            self._cache = DISCOVERY_CACHES.acquire(self._cache_key, self.network)
             spec = self.spec(kubeconfig, timeout_s, limit)
         if self.sandboxed:
             done = sandbox.run(spec, argv)
@@ -170,9 +148,82 @@ class ActionRunner:
         if self.network is not None:
             self.network.close()
             self.network = None
-        if self._cache is not None:
-            shutil.rmtree(os.path.dirname(self._cache), ignore_errors=True)
-            self._cache = None
+        if self._cache_key is not None:
+            DISCOVERY_CACHES.release(self._cache_key)
+            self._cache_key = self._cache = None
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+
+
+class DiscoveryCaches:
+    """kubectl discovery caches, one per (kubectl, kubeconfig), shared by a process's environments.
+
+    Each is filled once by a harness-side kubectl (no agent text involved) and is read-only in
+    every box. Embedded servers listen on the same address inside each environment's own network
+    namespace, so all of a process's environments share one cache: the second and later ones cost
+    no discovery download.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, bytes], _SharedCache] = {}
+
+    def acquire(self, key: tuple[str, bytes], network: PinnedNamespace | None) -> str | None:
+        """The cache folder for this kubectl and kubeconfig (filled now if new); None if it cannot be filled."""
+        with self._lock:
+            entry = self._entries.setdefault(key, _SharedCache())
+            entry.users += 1
+        with entry.filling:  # the first user fills it; the others wait for that rather than fill it again
+            if not entry.filled:
+                entry.filled = True
+                entry.folder = _fill_discovery_cache(*key, network)
+        return entry.folder
+
+    def release(self, key: tuple[str, bytes]) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return
+            entry.users -= 1
+            if entry.users > 0:
+                return
+            del self._entries[key]
+        if entry.folder is not None:
+            shutil.rmtree(os.path.dirname(entry.folder), ignore_errors=True)
+
+
+@dataclass
+class _SharedCache:
+    folder: str | None = None
+    users: int = 0
+    filled: bool = False
+    filling: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _fill_discovery_cache(kubectl: str, kubeconfig: bytes, network: PinnedNamespace | None) -> str | None:
+    folder = tempfile.mkdtemp(prefix="netarena-kubecache-")
+    config = os.path.join(folder, "kubeconfig")
+    with open(os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+        handle.write(kubeconfig)
+    cache = os.path.join(folder, "cache")
+    env = {"KUBECONFIG": config, "KUBECACHEDIR": cache, "HOME": folder}
+    spec = sandbox.BoxSpec(network=network, env=env, limits=sandbox.Limits(wall_s=20))
+    try:
+        done = sandbox.run_unboxed(spec, [kubectl, "api-resources", "-o", "name"])
+    except OSError:
+        done = None
+    os.unlink(config)
+    if done is None or done.returncode != 0 or not os.path.isdir(cache):
+        shutil.rmtree(folder, ignore_errors=True)  # actions still work, downloading discovery each time
+        return None
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    os.chmod(folder, 0o755)
+    return cache
+
+
+DISCOVERY_CACHES = DiscoveryCaches()

@@ -27,6 +27,9 @@ from .model import AppSpec
 from .protected import FingerprintCache
 
 KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
+#: where agents reach the server, inside each environment's own network namespace: one address for
+#: every environment, so their kubeconfigs and kubectl discovery caches are the same (shared per process)
+AGENT_PORT = 6443
 
 
 class EmbeddedBackend(Backend):
@@ -63,7 +66,7 @@ class EmbeddedBackend(Backend):
             try:
                 self.network = NetNamespace.create()
                 sock = self.network.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sock.bind(("127.0.0.1", 0))
+                sock.bind(("127.0.0.1", AGENT_PORT))
             except OSError as error:
                 raise BackendUnavailable(f"cannot make the network namespace agent boxes reach the "
                                          f"API server in: {error}") from error

@@ -1,0 +1,208 @@
+"""A small client for OpenAI-compatible chat completions over httpx: `openai:` models without litellm's import.
+
+litellm costs about 2 s of CPU to import in every process that talks to a model; on a few cores
+that start-up, paid by each xdist worker, was what limited LLM-bound runs (docs/scale.md). For the
+`openai` provider, which is one HTTP endpoint (api.openai.com or any compatible server given by
+--llm-api-base), this client sends the same request litellm would, with the same failure
+semantics, and prices replies from litellm's bundled price map read as JSON. `--llm-client
+litellm` (or the agent setting `client="litellm"`) goes through litellm instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+#: request keys that are litellm's own options, not part of the chat completion body
+LITELLM_ONLY = frozenset({"model", "timeout", "drop_params", "num_retries", "max_retries", "api_base", "api_key"})
+#: parameters a model may refuse (reasoning models take no temperature or seed): dropped and the
+#: request sent again, as litellm's drop_params does; max_tokens is renamed instead
+DROPPABLE = frozenset({"temperature", "seed", "top_p"})
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+DEFAULT_BASE = "https://api.openai.com/v1"
+MAX_ERROR_BODY = 2000
+
+_clients: dict[str, Any] = {}
+_clients_lock = threading.Lock()
+#: (base, model) -> parameters that endpoint refused, learnt once per process
+_refused: dict[tuple[str, str], set[str]] = {}
+_prices: dict[str, dict] | None = None
+_prices_lock = threading.Lock()
+
+
+class ModelRequestError(Exception):
+    """A failed chat completion: HTTP status (None for transport errors), whether a retry may help."""
+
+    def __init__(self, message: str, status_code: int | None = None, transient: bool = False,
+                 retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.transient = transient
+        self.retry_after_s = retry_after_s
+
+
+def provider_model(model: str) -> str | None:
+    """The model name an OpenAI endpoint expects, for `openai/NAME` models; None for other providers."""
+    provider, _, name = model.partition("/")
+    return name if provider == "openai" and name else None
+
+
+def complete(model: str, request: dict[str, Any]) -> tuple[str, int, int, float]:
+    """Send one chat completion; (text, prompt tokens, completion tokens, cost in USD).
+
+    `request` is the agent's litellm-style request (messages, temperature, timeout, api_base, ...).
+    Raises ModelRequestError.
+    """
+    name = provider_model(model)
+    if name is None:
+        raise ValueError(f"{model!r} is not an openai/ model")
+    base = (request.get("api_base") or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+            or DEFAULT_BASE).rstrip("/")
+    key = request.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        raise ModelRequestError("missing credentials: set OPENAI_API_KEY (any value for a local server)")
+    body = {name_: value for name_, value in request.items() if name_ not in LITELLM_ONLY}
+    body["model"] = name
+    refused = _refused.setdefault((base, name), set())
+    for _ in range(len(DROPPABLE) + 2):  # at most one more request per parameter the endpoint refuses
+        sent = _adapted(body, refused)
+        response = _post(base, key, sent, float(request.get("timeout") or 120.0))
+        if response.status_code == 400:
+            param = _refused_parameter(response)
+            if param is not None and param not in refused:
+                refused.add(param)
+                continue
+        return _parse(response, name)
+    raise AssertionError("unreachable")
+
+
+def _adapted(body: dict[str, Any], refused: set[str]) -> dict[str, Any]:
+    sent = {name: value for name, value in body.items() if name not in refused}
+    if "max_tokens" in refused and "max_tokens" in body:
+        sent["max_completion_tokens"] = body["max_tokens"]
+    return sent
+
+
+def _refused_parameter(response: Any) -> str | None:
+    """The parameter a 400 says the model does not support, when it is one we may drop or rename."""
+    error = _error_object(response)
+    param = error.get("param")
+    message = str(error.get("message") or "").lower()
+    if not ("unsupported" in message or "not supported" in message or "does not support" in message):
+        return None
+    if param in DROPPABLE or param == "max_tokens":
+        return param
+    return None
+
+
+def _client() -> Any:
+    import httpx  # lazy: only model runs need it
+
+    with _clients_lock:
+        client = _clients.get("default")
+        if client is None:
+            # one pool per process, shared by every episode in flight
+            client = _clients["default"] = httpx.Client(limits=httpx.Limits(max_connections=256,
+                                                                             max_keepalive_connections=64))
+        return client
+
+
+def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> Any:
+    import httpx
+
+    try:
+        return _client().post(f"{base}/chat/completions", json=body, timeout=timeout_s,
+                              headers={"Authorization": f"Bearer {key}"})
+    except httpx.TimeoutException as error:
+        raise ModelRequestError(f"Timeout: the request timed out after {timeout_s:g} s ({type(error).__name__})",
+                                transient=True) from error
+    except httpx.HTTPError as error:
+        raise ModelRequestError(f"APIConnectionError: {type(error).__name__}: {error}", transient=True) from error
+
+
+def _parse(response: Any, name: str) -> tuple[str, int, int, float]:
+    status = response.status_code
+    if status >= 400:
+        error = _error_object(response)
+        message = str(error.get("message") or response.text[:MAX_ERROR_BODY] or response.reason_phrase)
+        raise ModelRequestError(message, status, status in TRANSIENT_STATUSES or status >= 500,
+                                _retry_after_s(response.headers.get("retry-after")))
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list):
+        raise ModelRequestError(f"the endpoint answered {status} with a body that is not a chat completion: "
+                                f"{response.text[:200]!r}", status, transient=True)
+    text = ""
+    if payload["choices"] and isinstance(payload["choices"][0], dict):
+        content = (payload["choices"][0].get("message") or {}).get("content")
+        text = content if isinstance(content, str) else ""
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    tokens_in, tokens_out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    cached = min(tokens_in, _count(details.get("cached_tokens")))
+    served = payload.get("model") if isinstance(payload.get("model"), str) else name
+    return text, tokens_in, tokens_out, price(served, name, tokens_in, tokens_out, cached)
+
+
+def _error_object(response: Any) -> dict[str, Any]:
+    try:
+        payload = response.json()
+    except ValueError:
+        return {}
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: our own backoff applies
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def price(served: str, requested: str, tokens_in: int, tokens_out: int, cached: int = 0) -> float:
+    """The cost of a reply from litellm's price map (the served model's entry, else the requested one)."""
+    prices = _price_map()
+    entry = next((prices[name] for name in (served, requested)
+                  if isinstance(prices.get(name), dict) and prices[name].get("litellm_provider") == "openai"), None)
+    if entry is None:
+        return 0.0
+    try:
+        per_in = float(entry.get("input_cost_per_token") or 0.0)
+        per_cached = float(entry.get("cache_read_input_token_cost") or per_in)
+        per_out = float(entry.get("output_cost_per_token") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    cost = (tokens_in - cached) * per_in + cached * per_cached + tokens_out * per_out
+    return cost if math.isfinite(cost) and cost > 0 else 0.0
+
+
+def _price_map() -> dict[str, dict]:
+    """litellm's bundled price map, read as JSON without importing litellm ({} when it is not installed)."""
+    global _prices
+    with _prices_lock:
+        if _prices is None:
+            _prices = {}
+            spec = importlib.util.find_spec("litellm")  # finds the package without running it
+            for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+                path = Path(folder) / "model_prices_and_context_window_backup.json"
+                try:
+                    loaded = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if isinstance(loaded, dict):
+                    _prices = loaded
+                    break
+        return _prices
