@@ -140,7 +140,7 @@ def _step_times(sandboxed: bool, steps: int, extra_env: dict[str, str] | None = 
 def measure_box(steps: int) -> None:
     from pytest_netarena.apps.k8s import actions
 
-    go_default = {name: value for name, value in actions.KUBECTL_ENV.items() if name != "GOMAXPROCS"}
+    go_default = {name: value for name, value in actions.KUBECTL_ENV.items() if not name.startswith("GO")}
     boxed = _step_times(True, steps)
     unboxed = _step_times(False, steps)
     boxed_default = _step_times(True, steps, go_default)
@@ -151,7 +151,7 @@ def measure_box(steps: int) -> None:
     print(f"  no box (--unsandboxed): {_median_ms(unboxed)}")
     print(f"  box overhead (median): {(median(boxed) - median(unboxed)) * 1000:.1f} ms "
           f"(ratio {median(boxed) / median(unboxed):.2f}x; target < 20 ms)")
-    print(f"  with Go's default GOMAXPROCS (ours is 1): box {_median_ms(boxed_default)}; "
+    print(f"  with Go's defaults (ours: GOMAXPROCS=1, GOGC=off, GOMEMLIMIT=64MiB): box {_median_ms(boxed_default)}; "
           f"no box {_median_ms(unboxed_default)}")
 
 

@@ -1,19 +1,21 @@
 """LLM-bound runs against concurrency: wall time against the ideal, and the harness's own CPU per step.
 
-    python benchmarks/scale.py [--delay 1.0] [--steps 3] [--runs 40:8,40:16,40:32,400:32] [--workers 2]
+    python benchmarks/scale.py [--delay 1.0] [--steps 3] [--runs 40:8,40:16,40:32,400:32] [--workers 0,2]
                                [--baseline]
 
-Each run is `pytest suites/k8s` (embedded API server, real kubectl) with a litellm agent
-(`openai:gpt-4o`) talking to the project's OpenAI stub server, which answers every request with a
-read-only kubectl command after `--delay` seconds; episodes last `--steps` steps. EPISODES:C runs
-EPISODES episodes at concurrency C, as `-n WORKERS --in-flight C/WORKERS` (and, with --baseline,
-as plain `-n C`, one episode per worker, for comparison).
+Each run is `pytest suites/k8s` (embedded API server, real kubectl in a sealed box per step) with
+the model agent `openai:gpt-4o` talking to the project's OpenAI stub server, which answers every
+request with a read-only kubectl command after `--delay` seconds; episodes last `--steps` steps.
+EPISODES:C runs EPISODES episodes at concurrency C, once per --workers entry: as
+`-n WORKERS --in-flight C/WORKERS`, or for 0 as one pytest process with `--in-flight C` (and, with
+--baseline, as plain `-n C`, one episode per worker, for comparison).
 
 Printed per run: wall time; the ideal, EPISODES x steps x delay / C (the issue's figure), and the
 schedulable ideal, ceil(EPISODES / C) x steps x delay (an episode's steps follow each other, so
-no schedule beats it); their ratios; and the CPU the harness used (pytest processes, kubectl,
-everything but the stub server) per agent step. Target (issue 14): within 1.5x of the ideal at
-concurrency 8, 16 and 32 on a 2-core machine.
+no schedule beats it); their ratios; the CPU the harness used per agent step (the machine's busy
+time minus this process, so boxed kubectl processes count: measure on an otherwise idle
+machine), start-up (until the first model request) and tail (after the last reply).
+Target (issue 14): within 1.5x of the ideal at concurrency 8, 16 and 32 on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ def kubectl_cpu_ms(calls: int = 20) -> float:
     from pytest_netarena.apps import get_app
     from pytest_netarena.core.app import RunOptions
 
+    from pytest_netarena.apps.k8s.actions import KUBECTL_ENV
+
+    go = {name: value for name, value in KUBECTL_ENV.items() if name.startswith("GO")}  # as in the boxes
     app = get_app("k8s")
     options = RunOptions(seed=1, queries=1)
     env = app.make_environment(options)
@@ -88,7 +93,7 @@ def kubectl_cpu_ms(calls: int = 20) -> float:
 
         before = children()
         for _ in range(calls):
-            subprocess.run([env.backend.kubectl, "get", "networkpolicy"], env=env.backend.kubectl_env(),
+            subprocess.run([env.backend.kubectl, "get", "networkpolicy"], env={**env.backend.kubectl_env(), **go},
                            capture_output=True, check=False)
         return 1000 * (children() - before) / calls
     finally:
@@ -100,7 +105,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="seconds the stub model takes per reply")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--runs", default="40:8,40:16,40:32,400:32", help="EPISODES:CONCURRENCY,...")
-    parser.add_argument("--workers", type=int, default=2, help="xdist workers the concurrency is spread over")
+    parser.add_argument("--workers", default="0,2",
+                        help="ways to spread the concurrency: xdist workers, each with concurrency/workers episodes "
+                        "in flight; 0 is one pytest process without xdist (default: 0,2, both)")
     parser.add_argument("--baseline", action="store_true", help="also run each as -n C (one episode per worker)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -118,9 +125,12 @@ def main() -> None:
             if not corpus.exists():
                 write_corpus(corpus, episodes)
             ways: list[tuple[str, list[str]]] = []
-            workers = min(args.workers, concurrency)
-            ways.append((f"-n {workers} --in-flight {concurrency // workers}",
-                         ["-n", str(workers), f"--in-flight={concurrency // workers}"]))
+            for workers in (min(int(text), concurrency) for text in args.workers.split(",")):
+                if workers:
+                    ways.append((f"-n {workers} --in-flight {concurrency // workers}",
+                                 ["-n", str(workers), f"--in-flight={concurrency // workers}"]))
+                else:  # one pytest process, no xdist
+                    ways.append((f"--in-flight {concurrency}", [f"--in-flight={concurrency}"]))
             if args.baseline:
                 ways.append((f"-n {concurrency}", ["-n", str(concurrency)]))
             for label, parallel in ways:
