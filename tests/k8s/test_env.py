@@ -234,6 +234,7 @@ def test_kubectl_in_the_box_handles_a_large_application():
 def test_environments_of_a_process_share_one_discovery_cache_until_the_last_closes():
     import os
 
+    from pytest_netarena.apps.k8s.actions import DISCOVERY_CACHES
     from pytest_netarena.core.app import RunOptions
 
     first, second = (APP.make_environment(RunOptions()) for _ in range(2))
@@ -242,13 +243,15 @@ def test_environments_of_a_process_share_one_discovery_cache_until_the_last_clos
             env.reset(query(CP_AD))
             server = env.step("kubectl config view -o jsonpath='{.clusters[0].cluster.server}'").output
             assert server.strip() == "http://127.0.0.1:6443", "one address inside every environment's namespace"
-        cache = first.runner._cache
+        cache, key = first.runner._cache, first.runner._cache_key
         assert cache is not None and cache == second.runner._cache and os.path.isdir(cache)
+        others = DISCOVERY_CACHES.users(key) - 2  # this process's other environments (test fixtures)
         first.close()
-        assert os.path.isdir(cache), "the second environment still uses it"
+        assert os.path.isdir(cache) and DISCOVERY_CACHES.users(key) == others + 1, "the second still uses it"
         assert "adservice" in second.step("kubectl get networkpolicy adservice -o name").output
         assert second.step("kubectl get pods -n kube-system").output.count("Forbidden") == 1, "still its own scope"
     finally:
         first.close()
         second.close()
-    assert not os.path.exists(os.path.dirname(cache))
+    assert DISCOVERY_CACHES.users(key) == others
+    assert os.path.exists(cache) == (others > 0), "removed with its last user"

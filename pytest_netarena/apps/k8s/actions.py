@@ -180,6 +180,12 @@ class DiscoveryCaches:
                 entry.folder = _fill_discovery_cache(*key, network)
         return entry.folder
 
+    def users(self, key: tuple[str, bytes]) -> int:
+        """How many runners use this cache now."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return entry.users if entry is not None else 0
+
     def release(self, key: tuple[str, bytes]) -> None:
         with self._lock:
             entry = self._entries.get(key)
