@@ -100,8 +100,16 @@ def _refused_parameter(response: Any) -> str | None:
     return None
 
 
+def _httpx() -> Any:
+    try:
+        import httpx  # lazy: only model runs need it
+    except ImportError as error:
+        raise ModelRequestError("openai: models need httpx: pip install 'pytest-netarena[llm]'") from error
+    return httpx
+
+
 def _client() -> Any:
-    import httpx  # lazy: only model runs need it
+    httpx = _httpx()
 
     with _clients_lock:
         client = _clients.get("default")
@@ -113,7 +121,7 @@ def _client() -> Any:
 
 
 def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> Any:
-    import httpx
+    httpx = _httpx()
 
     try:
         return _client().post(f"{base}/chat/completions", json=body, timeout=timeout_s,
