@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 from typing import Any
@@ -18,7 +19,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve-purple",
         help="serve an agent (e.g. openai:gpt-4o) as an A2A purple agent for green agents and AgentBeats",
-        description="Serve a model agent (PROVIDER:MODEL through litellm, e.g. openai:gpt-4o) or a Python agent "
+        description="Serve a model agent (PROVIDER:MODEL, e.g. openai:gpt-4o) or a Python agent "
         "(python:MODULE:CLASS) as an A2A purple agent. Each message is answered statelessly: the text is the "
         "green agent's whole prompt; the reply is the agent's answer, with token usage and cost in its metadata.",
     )
@@ -27,17 +28,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)")
     parser.add_argument("--card-url", default=None, help="the URL the agent card advertises (behind a proxy)")
     parser.add_argument("--llm-api-base", default=None, help="base URL of an OpenAI-compatible endpoint")
+    parser.add_argument("--llm-client", choices=("auto", "litellm"), default="auto",
+                        help="auto (default): openai: models over plain HTTP, the others through litellm; "
+                        "litellm: always litellm")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     parser.add_argument("--name", default=None, help="the agent card's name (default: the agent spec)")
     parser.set_defaults(handler=serve_purple)
 
 
 class StatelessResponder:
-    """respond(text) for the A2A executor: one fresh agent turn per message, one turn at a time."""
+    """respond(text) for the A2A executor: one fresh agent turn per message.
 
-    def __init__(self, make_agent: Any) -> None:
+    Messages are answered side by side (a green agent with episodes in flight sends several at
+    once, and a model turn is mostly waiting), except with `serial`: a python: spec may name one
+    agent object rather than a class, and one object cannot hold two conversations at once.
+    """
+
+    def __init__(self, make_agent: Any, serial: bool = False) -> None:
         self.make_agent = make_agent
-        self._lock = threading.Lock()  # model agents hold per-call state; turns are cheap to queue
+        self._lock: Any = threading.Lock() if serial else contextlib.nullcontext()
 
     def __call__(self, text: str) -> Any:
         from ..core.types import Task
@@ -61,11 +70,11 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
                          "built-in agents read the episode's hidden state, and a2a: agents are servers already")
     spec = parse_agent_spec(raw_spec, ())
     if spec.kind == "python":
-        return StatelessResponder(lambda: load_python_agent(spec.target))
+        return StatelessResponder(lambda: load_python_agent(spec.target), serial=True)
     if spec.kind == "litellm":
         from ..agents.litellm_agent import LiteLLMAgent
 
-        settings = {"api_base": args.llm_api_base, "temperature": args.temperature}
+        settings = {"api_base": args.llm_api_base, "temperature": args.temperature, "client": args.llm_client}
         LiteLLMAgent(spec.target, **settings)  # bad settings fail now, not at the first message
         return StatelessResponder(lambda: LiteLLMAgent(spec.target, **settings))
     raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}")

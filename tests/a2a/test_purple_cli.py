@@ -1,0 +1,63 @@
+"""serve-purple's responder: model turns answered side by side, a python: agent object one turn at a time."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from pytest_netarena.green.purple_cli import make_responder
+from pytest_netarena.testing.openai_server import OpenAIStubServer, StubReply
+
+
+def args(api_base: str | None = None, client: str = "auto") -> argparse.Namespace:
+    return argparse.Namespace(llm_api_base=api_base, temperature=0.0, llm_client=client)
+
+
+def test_model_turns_are_answered_side_by_side(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with OpenAIStubServer(lambda request: StubReply("kubectl get pods", delay_s=0.5)) as server:
+        respond = make_responder("openai:gpt-4o", args(server.url + "/v1"))
+        started = time.perf_counter()
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(respond, ["a", "b", "c", "d"]))
+        elapsed = time.perf_counter() - started
+    assert [reply.text for reply in replies] == ["kubectl get pods"] * 4
+    assert elapsed < 1.5, f"four 0.5-s turns took {elapsed:.2f} s: they were answered one at a time"
+
+
+class OneObject:
+    """A python: agent given as an object: a second conversation during the first would mix them up."""
+
+    def __init__(self) -> None:
+        self.inside = 0
+        self.overlapped = False
+        self._lock = threading.Lock()
+
+    def reset(self, task) -> None:
+        with self._lock:
+            self.inside += 1
+            self.overlapped |= self.inside > 1
+
+    def act(self, observation):
+        from pytest_netarena.core.types import Reply
+
+        time.sleep(0.05)
+        with self._lock:
+            self.inside -= 1
+        return Reply("done")
+
+    def close(self) -> None:
+        pass
+
+
+AGENT = OneObject()
+
+
+def test_a_python_agent_object_holds_one_conversation_at_a_time():
+    respond = make_responder(f"python:{__name__}:AGENT", args())
+    with ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(respond, ["a", "b", "c", "d"]))
+    assert [reply.text for reply in replies] == ["done"] * 4
+    assert not AGENT.overlapped
