@@ -109,7 +109,8 @@ def _retry_after_s(error: BaseException) -> float | None:
 
 
 class LiteLLMAgent:
-    """An agent answering with a chat model through litellm (`openai/gpt-4o`, `ollama/qwen2.5`, ...).
+    """An agent answering with a chat model named as litellm names it (`openai/gpt-4o`, `ollama/qwen2.5`, ...):
+    through litellm, or for `openai/` models (unless client="litellm") over plain HTTP.
 
     Failure policy (the environment never blames the agent for a broken endpoint):
     - transient errors (429, 5xx, timeouts, connection errors, unparseable bodies) are retried
