@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import pytest_netarena
+from pytest_netarena.testing.netarena_checkout import malt_checkout
 
 pytest_plugins = ["pytester"]
 
@@ -33,3 +34,12 @@ def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
     pytester.makeini("[pytest]\nnetarena_apps = toy = toy_app:APP\njunit_family = xunit1\nnetarena_plots = false\n")
     pytester.makepyfile(test_toy=SUITE)
     return pytester
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    """A NetArena checkout holding its MALT data (from ../shared or the git mirror); skips without one."""
+    root, why = malt_checkout(tmp_path_factory.mktemp("netarena"))
+    if root is None:
+        pytest.skip(why)
+    return root

@@ -27,8 +27,8 @@ TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 DEFAULT_BASE = "https://api.openai.com/v1"
 MAX_ERROR_BODY = 2000
 
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
+_client: Any = None  #: one httpx pool per process, shared by every episode in flight
+_client_lock = threading.Lock()
 #: (base, model) -> parameters that endpoint refused, learnt once per process
 _refused: dict[tuple[str, str], set[str]] = {}
 _prices: dict[str, dict] | None = None
@@ -69,16 +69,12 @@ def complete(model: str, request: dict[str, Any]) -> tuple[str, int, int, float]
     body = {name_: value for name_, value in request.items() if name_ not in LITELLM_ONLY}
     body["model"] = name
     refused = _refused.setdefault((base, name), set())
-    for _ in range(len(DROPPABLE) + 2):  # at most one more request per parameter the endpoint refuses
-        sent = _adapted(body, refused)
-        response = _post(base, key, sent, float(request.get("timeout") or 120.0))
-        if response.status_code == 400:
-            param = _refused_parameter(response)
-            if param is not None and param not in refused:
-                refused.add(param)
-                continue
-        return _parse(response, name)
-    raise AssertionError("unreachable")
+    while True:  # one more request per parameter the endpoint refuses (a finite set)
+        response = _post(base, key, _adapted(body, refused), float(request.get("timeout") or 120.0))
+        param = _refused_parameter(response) if response.status_code == 400 else None
+        if param is None or param in refused:
+            return _parse(response, name)
+        refused.add(param)
 
 
 def _adapted(body: dict[str, Any], refused: set[str]) -> dict[str, Any]:
@@ -91,13 +87,9 @@ def _adapted(body: dict[str, Any], refused: set[str]) -> dict[str, Any]:
 def _refused_parameter(response: Any) -> str | None:
     """The parameter a 400 says the model does not support, when it is one we may drop or rename."""
     error = _error_object(response)
-    param = error.get("param")
-    message = str(error.get("message") or "").lower()
-    if not ("unsupported" in message or "not supported" in message or "does not support" in message):
-        return None
-    if param in DROPPABLE or param == "max_tokens":
-        return param
-    return None
+    param, message = error.get("param"), str(error.get("message") or "").lower()
+    refusing = any(words in message for words in ("unsupported", "not supported", "does not support"))
+    return param if refusing and (param in DROPPABLE or param == "max_tokens") else None
 
 
 def _httpx() -> Any:
@@ -108,24 +100,20 @@ def _httpx() -> Any:
     return httpx
 
 
-def _client() -> Any:
+def _pool() -> Any:
+    global _client
     httpx = _httpx()
-
-    with _clients_lock:
-        client = _clients.get("default")
-        if client is None:
-            # one pool per process, shared by every episode in flight
-            client = _clients["default"] = httpx.Client(limits=httpx.Limits(max_connections=256,
-                                                                             max_keepalive_connections=64))
-        return client
+    with _client_lock:
+        if _client is None:
+            _client = httpx.Client(limits=httpx.Limits(max_connections=256, max_keepalive_connections=64))
+        return _client
 
 
 def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> Any:
     httpx = _httpx()
-
     try:
-        return _client().post(f"{base}/chat/completions", json=body, timeout=timeout_s,
-                              headers={"Authorization": f"Bearer {key}"})
+        return _pool().post(f"{base}/chat/completions", json=body, timeout=timeout_s,
+                            headers={"Authorization": f"Bearer {key}"})
     except httpx.TimeoutException as error:
         raise ModelRequestError(f"Timeout: the request timed out after {timeout_s:g} s ({type(error).__name__})",
                                 transient=True) from error

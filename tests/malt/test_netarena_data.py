@@ -14,15 +14,6 @@ from pytest_netarena.apps.malt import compat, compat_grade, compat_ops, netarena
 from pytest_netarena.apps.malt import schema as s
 from pytest_netarena.errors import UsageError
 from pytest_netarena.testing.malt_answers import run_answer
-from pytest_netarena.testing.netarena_checkout import malt_checkout
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory):
-    root, why = malt_checkout(tmp_path_factory.mktemp("netarena"))
-    if root is None:
-        pytest.skip(why)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.testing.netarena_checkout import malt_checkout
 
 ROOT = Path(__file__).parents[2]
 NETARENA_L1_L2 = {"add", "rank", "remove", "list", "remove+list", "remove+rank", "remove+count"}
@@ -68,14 +67,6 @@ def test_netarena_question_file_runs_and_lists_what_it_cannot_read(pytester: pyt
     assert sorted(r["query"]["id"] for r in records) == ["malt-L1-list-0000", "malt-L1-remove-0000",
                                                          "malt-L3-add+count-0000"]
     assert all(r["correct"] and r["safe"] for r in records)
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory):
-    root, why = malt_checkout(tmp_path_factory.mktemp("netarena"))
-    if root is None:
-        pytest.skip(why)
-    return root
 
 
 def test_real_topology_from_a_netarena_checkout(pytester: pytest.Pytester, checkout: Path) -> None:
