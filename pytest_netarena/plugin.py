@@ -32,7 +32,7 @@ from .scale.inflight import EnvironmentSlots, InFlight, runs_concurrently
 from .scale.options import ScaleOptions, build_scale_options
 from .scale.service import RemoteController, RunService
 from .search import PROFILES, SearchOutcome, search
-from .settings import Settings, build_settings
+from .settings import LEVELS_UNSET, Settings, build_settings
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
@@ -45,7 +45,6 @@ NO_AGENT_MESSAGE = (
 )
 
 # (option, help, default); each is also the ini key netarena_<option>; CLI values win over ini values.
-LEVELS_UNSET = "default"  #: the ini default of --levels: every level, or an app's own default (MALT compat)
 _OPTIONS = (
     ("seed", "run seed (default: random, printed in the header)", None),
     ("queries", "queries per category (default 3)", "3"),

@@ -50,9 +50,12 @@ class Settings:
         return self.reports_dir / self.run_id
 
 
-def _levels_text(value: Any) -> str:
-    """--levels as given; "default" (or nothing) means every level."""
-    return "1,2,3" if value in (None, "default") else str(value)
+LEVELS_UNSET = "default"  #: the ini default of --levels: every level, or an app's own default (MALT compat)
+
+
+def _given_levels(value: Any) -> str | None:
+    """--levels as given; None when the run names none (every level, or an app's own default)."""
+    return None if value in (None, LEVELS_UNSET) else str(value)
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
@@ -201,11 +204,13 @@ def build_settings(
         extra.update({key: value for key, value in stored.items() if key in extra})
     check_app_options(apps, extra)
     split = _split(stored.get("split") if resumed is not None else option("split"))
+    levels_text = _given_levels(option("levels"))
     run_options = RunOptions(
         seed=seed,
         queries=positive_int("--queries", stored.get("queries") or option("queries")),
-        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored else _levels_text(option("levels"))),
-        levels_given=stored.get("levels_given", True) if "levels" in stored else option("levels") not in (None, "default"),
+        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored
+                            else ",".join(map(str, RunOptions.levels)) if levels_text is None else levels_text),
+        levels_given=stored.get("levels_given", True) if "levels" in stored else levels_text is not None,
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
         strategy=strategy,
         extra=extra,

@@ -1,8 +1,9 @@
-"""Finding the kubectl binary the project runs, its minor version, and a per-server environment for it."""
+"""Finding the kubectl binary the project runs, its minor version, a per-server environment for it, kubeconfig files."""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -70,6 +71,18 @@ def kubectl_minor_or_none() -> int | None:
         return kubectl_minor()
     except KubectlNotFound:
         return None
+
+
+def save_kubeconfig(path: str | os.PathLike, config: dict | bytes) -> str:
+    """Write a kubeconfig (a dict, or its bytes) readable by its owner only, atomically; returns the path."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    data = config if isinstance(config, bytes) else json.dumps(config, indent=1).encode()  # JSON is valid YAML
+    tmp = path + ".tmp"
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+    return path
 
 
 def kubectl_env(server, tmpdir: str | os.PathLike, editor: str | None = None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 import socket
 import tempfile
@@ -321,14 +320,10 @@ class EmbeddedAPIServer:
                 "preferences": {}}
 
     def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
-        path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        tmp = path + ".tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
-            json.dump(self.kubeconfig(namespace), handle, indent=1)  # JSON is valid YAML
-        os.replace(tmp, path)
-        self._kubeconfig = path
-        return path
+        from .kubectl import save_kubeconfig
+
+        self._kubeconfig = save_kubeconfig(path, self.kubeconfig(namespace))
+        return self._kubeconfig
 
     @property
     def kubeconfig_path(self) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import sandbox
+from ...kube.kubectl import save_kubeconfig
 from ...sandbox import views
 
 KUBECONFIG_PATH = "/etc/kubeconfig"
@@ -121,12 +122,11 @@ class ActionRunner:
 
     def run(self, script: str, kubeconfig: bytes, timeout_s: float, limit: int) -> ActionResult:
         """Run `bash -c script`; raises OSError when the box cannot start (an infrastructure failure)."""
-        spec = self.spec(kubeconfig, timeout_s, limit)
-        argv = ["bash", "-c", script]
         if self.sandboxed and self._cache_key is None:
             self._cache_key = (self.kubectl, kubeconfig)
             self._cache = DISCOVERY_CACHES.acquire(self._cache_key, self.network)
-            spec = self.spec(kubeconfig, timeout_s, limit)
+        spec = self.spec(kubeconfig, timeout_s, limit)
+        argv = ["bash", "-c", script]
         if self.sandboxed:
             done = sandbox.run(spec, argv)
         else:
@@ -137,9 +137,7 @@ class ActionRunner:
         """--unsandboxed: the kubeconfig as a private file of the harness, a private kubectl cache."""
         if self._scratch is None:
             self._scratch = tempfile.mkdtemp(prefix="netarena-k8s-unboxed-")
-        path = os.path.join(self._scratch, "kubeconfig")
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            handle.write(kubeconfig)
+        path = save_kubeconfig(os.path.join(self._scratch, "kubeconfig"), kubeconfig)
         env = {**spec.env, "KUBECONFIG": path, "KUBECACHEDIR": os.path.join(self._scratch, "cache"),
                "PATH": f"{os.path.dirname(os.path.realpath(self.kubectl))}:{views.HOST_PATH}"}
         return sandbox.BoxSpec(programs=spec.programs, network=spec.network, env=env, limits=spec.limits)
@@ -209,9 +207,7 @@ class _SharedCache:
 
 def _fill_discovery_cache(kubectl: str, kubeconfig: bytes, network: PinnedNamespace | None) -> str | None:
     folder = tempfile.mkdtemp(prefix="netarena-kubecache-")
-    config = os.path.join(folder, "kubeconfig")
-    with open(os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-        handle.write(kubeconfig)
+    config = save_kubeconfig(os.path.join(folder, "kubeconfig"), kubeconfig)
     cache = os.path.join(folder, "cache")
     env = {"KUBECONFIG": config, "KUBECACHEDIR": cache, "HOME": folder}
     spec = sandbox.BoxSpec(network=network, env=env, limits=sandbox.Limits(wall_s=20))

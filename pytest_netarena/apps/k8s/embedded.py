@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import socket
 import tempfile
@@ -45,13 +44,14 @@ class EmbeddedBackend(Backend):
         self.server = None
         self._tmp: str | None = None
         self._env: dict[str, str] | None = None
+        self._agent_config = b""
         self._checker = MatrixChecker(app, namespace)
         self._cache = FingerprintCache()
         self._last: tuple[int, ClusterState] | None = None
 
     def prepare(self) -> None:
         try:
-            from ...kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path
+            from ...kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path, save_kubeconfig
             from ...kube.server import EmbeddedAPIServer
         except ImportError as error:  # pragma: no cover - a broken install
             raise BackendUnavailable(f"the embedded Kubernetes server cannot be imported: {error}") from error
@@ -76,10 +76,8 @@ class EmbeddedBackend(Backend):
         self.harness_url = self.server.listen() if self.sandboxed else self.server.url
         config = self.server.kubeconfig(self.namespace)
         config["clusters"][0]["cluster"]["server"] = self.harness_url
-        path = f"{self._tmp}/kubeconfig"
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-            json.dump(config, handle)
-        self._env = kubectl_env(path, self._tmp)
+        self._env = kubectl_env(save_kubeconfig(f"{self._tmp}/kubeconfig", config), self._tmp)
+        self._agent_config = json.dumps(self.server.kubeconfig(self.namespace)).encode()
         # One controller run for the whole app: O(N), not one reconcile per object.
         self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
         self.server.snapshot()
@@ -96,7 +94,7 @@ class EmbeddedBackend(Backend):
         return dict(self._env or {})
 
     def agent_kubeconfig(self) -> bytes:
-        return json.dumps(self.server.kubeconfig(self.namespace)).encode()
+        return self._agent_config
 
     def begin(self, policies: Mapping[str, dict]) -> None:
         """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""

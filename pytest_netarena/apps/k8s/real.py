@@ -126,7 +126,7 @@ class RealClusterBackend(Backend):
         self._admin(verb, "-f", "-", stdin=body)
 
     def _agent_environment(self) -> dict[str, str]:
-        from ...kube.kubectl import kubectl_env
+        from ...kube.kubectl import kubectl_env, save_kubeconfig
 
         args = ["config", "view", "--raw", "--minify", "--flatten", "-o", "json"]
         config = json.loads(self._admin(*args))
@@ -144,11 +144,8 @@ class RealClusterBackend(Backend):
             config["users"][0]["user"] = {"token": token}
         folder = os.path.join(self._tmp, self.namespace)
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, "kubeconfig")
         self._agent_config = json.dumps(config).encode()
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            handle.write(self._agent_config)
-        return kubectl_env(path, folder)
+        return kubectl_env(save_kubeconfig(os.path.join(folder, "kubeconfig"), self._agent_config), folder)
 
     def kubectl_env(self) -> dict[str, str]:
         return dict(self._agent_env)
