@@ -7,7 +7,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 #: default cap on what is kept of a command's output
@@ -84,26 +84,20 @@ def read_bounded(process: subprocess.Popen, timeout_s: float, limit: int = OUTPU
 
 def run_bounded(
     argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None, merge_stderr: bool = True,
-    limit: int = OUTPUT_LIMIT, pass_fds: Sequence[int] = (), spawn: Callable[[Callable[[], subprocess.Popen]],
-                                                                             subprocess.Popen] | None = None,
+    limit: int = OUTPUT_LIMIT, pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run argv (no shell, no stdin, own session); stdout and stderr merged into one bounded pipe.
 
-    `spawn`, when given, calls the Popen factory it is passed (e.g. from a thread inside another
-    network namespace). Raises OSError when the program cannot be started.
+    Raises OSError when the program cannot be started.
     """
     started = time.perf_counter()
-
-    def popen() -> subprocess.Popen:
-        return subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
-            env=None if env is None else dict(env),
-            start_new_session=True,  # so a timeout can kill everything the command started
-            pass_fds=tuple(pass_fds),
-        )
-
-    process = spawn(popen) if spawn is not None else popen()
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
+        env=None if env is None else dict(env),
+        start_new_session=True,  # so a timeout can kill everything the command started
+        pass_fds=tuple(pass_fds),
+    )
     return read_bounded(process, timeout_s, limit, started)

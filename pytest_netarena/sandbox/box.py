@@ -209,6 +209,9 @@ def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> s
 def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:
     """--unsandboxed: the same argv with the same time and output limits, but no box (for machines without one)."""
     env = {"PATH": views.HOST_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **spec.env}
-    spawn = spec.network.call if spec.network is not None else None
     full = [*_limits_argv(spec.limits, count_processes=False), *argv]
-    return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes, spawn=spawn)
+
+    def bounded() -> Finished:
+        return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes)
+
+    return spec.network.call(bounded) if spec.network is not None else bounded()

@@ -10,13 +10,10 @@ kubeconfig is a read-only file of the box holding only the episode's namespace-s
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ... import sandbox
 from ...kube.kubectl import save_kubeconfig
@@ -44,59 +41,6 @@ class ActionResult:
     truncated: bool = False
 
 
-class PinnedNamespace:
-    """A network namespace whose processes are all started from one long-lived thread inside it.
-
-    bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that started
-    the box exits. NetNamespace.call starts each process from a short-lived thread, so a box that
-    set the signal before that thread ended was killed at once (about 1 start in 300 here: an action
-    with no output and status -9). One thread that lives as long as the environment avoids it.
-    """
-
-    def __init__(self, namespace: sandbox.NetNamespace) -> None:
-        self.namespace = namespace
-        self._jobs: queue.Queue = queue.Queue()
-        self._thread = threading.Thread(target=self._serve, name="netarena-k8s-spawner", daemon=True)
-        started = threading.Event()
-        self._failure: BaseException | None = None
-        self._thread.start()
-        self._jobs.put((lambda: started.set(), None))
-        started.wait()
-
-    def _serve(self) -> None:
-        def loop() -> None:
-            while True:
-                function, reply = self._jobs.get()
-                if function is None:
-                    return
-                try:
-                    value: Any = ("ok", function())
-                except BaseException as error:  # noqa: BLE001  # handed back to the caller's thread
-                    value = ("error", error)
-                if reply is not None:
-                    reply.put(value)
-
-        try:
-            self.namespace.call(loop)  # the loop runs in a thread inside the namespace, for good
-        except BaseException as error:  # noqa: BLE001
-            self._failure = error
-
-    def call(self, function: Callable[[], Any]) -> Any:
-        if self._failure is not None or not self._thread.is_alive():
-            raise OSError(f"the spawner of the agent boxes' network namespace is gone: {self._failure}")
-        reply: queue.Queue = queue.Queue(maxsize=1)
-        self._jobs.put((function, reply))
-        kind, value = reply.get()
-        if kind == "error":
-            raise value
-        return value
-
-    def close(self) -> None:
-        if self._thread.is_alive():
-            self._jobs.put((None, None))
-            self._thread.join(timeout=5)
-
-
 class ActionRunner:
     """Runs agent actions for one environment: boxed, or (--unsandboxed) as plain processes."""
 
@@ -104,7 +48,7 @@ class ActionRunner:
                  binds: tuple[tuple[str, str], ...] = ()) -> None:
         self.kubectl = kubectl
         self.sandboxed = sandboxed
-        self.network = PinnedNamespace(network) if network is not None else None
+        self.network = network
         self.binds = binds
         self.programs = {**views.programs(views.SHELL_TOOLS), "kubectl": os.path.realpath(kubectl)}
         self._scratch: str | None = None
@@ -143,9 +87,6 @@ class ActionRunner:
         return sandbox.BoxSpec(programs=spec.programs, network=spec.network, env=env, limits=spec.limits)
 
     def close(self) -> None:
-        if self.network is not None:
-            self.network.close()
-            self.network = None
         if self._cache_key is not None:
             DISCOVERY_CACHES.release(self._cache_key)
             self._cache_key = self._cache = None
@@ -167,7 +108,7 @@ class DiscoveryCaches:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, bytes], _SharedCache] = {}
 
-    def acquire(self, key: tuple[str, bytes], network: PinnedNamespace | None) -> str | None:
+    def acquire(self, key: tuple[str, bytes], network: sandbox.NetNamespace | None) -> str | None:
         """The cache folder for this kubectl and kubeconfig (filled now if new); None if it cannot be filled."""
         with self._lock:
             entry = self._entries.setdefault(key, _SharedCache())
@@ -205,7 +146,7 @@ class _SharedCache:
     filling: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _fill_discovery_cache(kubectl: str, kubeconfig: bytes, network: PinnedNamespace | None) -> str | None:
+def _fill_discovery_cache(kubectl: str, kubeconfig: bytes, network: sandbox.NetNamespace | None) -> str | None:
     folder = tempfile.mkdtemp(prefix="netarena-kubecache-")
     config = save_kubeconfig(os.path.join(folder, "kubeconfig"), kubeconfig)
     cache = os.path.join(folder, "cache")
