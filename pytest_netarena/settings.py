@@ -14,7 +14,7 @@ from .agents.spec import AgentSpec, parse_agent_spec
 from . import resources
 from .apps import available_apps
 from .budget import Budget
-from .core.app import RULE_PROFILES, App, RunOptions
+from .core.app import App, RunOptions, parse_profile
 from .core.seeding import new_run_seed
 from .core.types import Query
 from .corpus import load_corpus
@@ -134,16 +134,6 @@ def _check_paths(option: Callable[[str], Any]) -> None:
         url = urlsplit(str(value))
         if url.scheme not in ("http", "https") or not url.hostname:
             raise UsageError(f"--llm-api-base takes an http(s) URL, e.g. http://127.0.0.1:8000/v1; got {value!r}")
-
-
-def parse_profile(value: Any) -> str:
-    """--compat: "netarena" for NetArena's rules; empty, "none" or "default" for ours."""
-    text = "" if value is None else str(value).strip().lower()
-    if text in ("", "none", "default"):
-        return "default"
-    if text not in RULE_PROFILES:
-        raise UsageError(f"--compat takes netarena (NetArena's rules) or none (ours); got {value!r}")
-    return text
 
 
 def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[AgentSpec]:

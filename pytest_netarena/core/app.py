@@ -42,8 +42,22 @@ class PromptSpec:
     examples: tuple[tuple[str, str], ...] = ()  #: (observation, reply) pairs obeying the format
 
 
+#: NetArena's rule profile (--compat netarena); also the "rules" param of a query drawn or read under them
+NETARENA = "netarena"
 #: rule profiles: ours, and NetArena's as its code applies them
-RULE_PROFILES = ("default", "netarena")
+RULE_PROFILES = ("default", NETARENA)
+
+
+def parse_profile(value: Any, name: str = "--compat") -> str:
+    """A rules profile as given: "netarena" for NetArena's; empty, "none" or "default" for ours."""
+    from ..errors import UsageError
+
+    text = "" if value is None else str(value).strip().lower()
+    if text in ("", "none", "default"):
+        return "default"
+    if text not in RULE_PROFILES:
+        raise UsageError(f"{name} takes netarena (NetArena's rules) or none (ours); got {value!r}")
+    return text
 
 
 @dataclass
@@ -64,7 +78,7 @@ class RunOptions:
     @property
     def netarena_compat(self) -> bool:
         """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference)."""
-        return self.profile == "netarena"
+        return self.profile == NETARENA
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))

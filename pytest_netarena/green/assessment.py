@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.prompting import STRATEGIES
-from ..core.app import App, RunOptions
+from ..core.app import NETARENA, App, RunOptions, parse_profile
 from ..core.seeding import new_run_seed
 from ..core.types import EpisodeResult, Outcome, Query
 from ..errors import UsageError
@@ -127,9 +127,7 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     if seed is None:  # new queries every assessment, as NetArena's; the result reports the seed to replay it
         seed = new_run_seed()
     compat = config.get("compat", (defaults or {}).get("compat"))
-    if compat not in (None, "", "none", "default", "netarena"):
-        raise UsageError(f"config.compat takes \"netarena\" (NetArena's rules) or \"none\", got {compat!r}")
-    profile = "netarena" if compat == "netarena" else "default"
+    profile = parse_profile(compat, "config.compat")
     options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, profile=profile)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
     options.levels, options.levels_given = levels, _levels(config) is not None
@@ -201,7 +199,7 @@ def netarena_safe(result: EpisodeResult, compat: bool) -> bool:
 
 def iterations(result: EpisodeResult) -> int:
     """NetArena's `iterations`: the steps taken; for route under its rules, 11 on a failure (its count)."""
-    if result.query.app == "route" and result.query.params.get("rules") == "netarena":
+    if result.query.app == "route" and result.query.params.get("rules") == NETARENA:
         from ..apps.route.compat import reported_iterations
 
         return reported_iterations(len(result.steps), result.correct)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..agents.prompting import STRATEGIES, build_system_prompt
 from ..apps import get_app
+from ..core.app import NETARENA
 from ..errors import UsageError
 from ..reporting import artifacts
 from ..reporting.rebuild import latest_attempts, load_episodes, read_run
@@ -73,7 +74,7 @@ def max_steps_of(episode: dict[str, Any], run: dict[str, Any]) -> int | None:
     match = _BUDGET.match(str(episode.get("first_observation", "")))
     if match:
         return int(match.group(1))
-    if run.get("profile") == "netarena":  # --compat netarena: the model is never told its budget
+    if run.get("profile") == NETARENA:  # --compat netarena: the model is never told its budget
         return None
     value = (run.get("options") or {}).get("max_steps")
     return int(value) if value else None

@@ -13,6 +13,7 @@ import json
 from functools import cache
 from pathlib import Path
 
+from ...core.app import NETARENA
 from ...core.types import Query, Reply, Task
 from .chatty import ChattyAgent
 from .expert import ExpertAgent
@@ -74,7 +75,7 @@ def process_graph(graph_data):
 
 def oracle_code(query: Query) -> str:
     program = json.dumps(query.params["program"])
-    if query.params.get("rules") == "netarena":  # NetArena's ground truth, answered in its format
+    if query.params.get("rules") == NETARENA:  # NetArena's ground truth, answered in its format
         return _ops_source("compat_ops.py") + _NETARENA_ORACLE_MAIN.format(program=program)
     return _ops_source() + _ORACLE_MAIN.format(program=program)
 

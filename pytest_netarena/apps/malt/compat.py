@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...core.app import NETARENA
 from ...core.space import Category, Chooser
 from . import schema as s
 from .queries import CATEGORIES as OUR_CATEGORIES
@@ -31,8 +32,6 @@ __all__ = ["NEW_PORT_CAPACITY", "run_program", "switch_port_name"]
 
 #: levels a NetArena MALT run uses when none are given (its MaltConfig default)
 DEFAULT_LEVELS = (1, 2)
-#: marks params drawn or read under NetArena's rules
-RULES = "netarena"
 
 #: its 10 active query types: ours without the for-loop and if/else control sequences it disabled
 CATEGORIES: tuple[Category, ...] = tuple(c for c in OUR_CATEGORIES if c.name not in ("for+rank", "if+count"))
@@ -109,7 +108,7 @@ def params(program: list[dict[str, Any]], question: str, category: Category) -> 
         "question": question,
         "mutates": any(step["op"] in MUTATIONS for step in program),
         "label": label(category),
-        "rules": RULES,
+        "rules": NETARENA,
     }
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...core.app import NETARENA
 from ...core.types import Judgement, Query, StepOutcome
 from . import compat_grade, compat_ops
-from .compat import RULES
 from .environment import MaltEnvironment
 from .reading import read_program
 
@@ -30,7 +30,7 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     incorrect and unsafe (its safety checker is not applied), not an agent error.
     """
 
-    rules = RULES
+    rules = NETARENA
 
     def reset(self, query: Query) -> str:
         self.check_rules(query)

@@ -56,7 +56,7 @@ class MaltEnvironment(Environment):
             self._base = canon.from_networkx(self.graph)
         return self._base
 
-    #: the rules a query's params must be drawn under ("" ours, "netarena" NetArena's: compat.RULES)
+    #: the rules a query's params must be drawn under ("" ours, core.app.NETARENA NetArena's)
     rules = ""
 
     def check_rules(self, query: Query) -> None:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import App, OptionSpec, PromptSpec, RunOptions
+from ...core.app import NETARENA, App, OptionSpec, PromptSpec, RunOptions
 from ...core.space import Category, Chooser
 from ...errors import BackendUnavailable, UsageError
 from . import faults as fault_space
@@ -103,7 +103,7 @@ class RouteApp(App):
             missing = self.missing_features()
             faults = [compat.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
             details = [compat.netarena_detail(fault) for fault in faults]
-            return {"subnets": subnets, "hosts": hosts, "faults": faults, "rules": "netarena",
+            return {"subnets": subnets, "hosts": hosts, "faults": faults, "rules": NETARENA,
                     "error_detail": details[0] if len(details) == 1 else details}
         if size:
             subnets, hosts = parse_size(size)
@@ -151,7 +151,7 @@ class RouteApp(App):
         from . import agents
 
         if name == "oracle":
-            if query.params.get("rules") == "netarena":
+            if query.params.get("rules") == NETARENA:
                 from .compat import repair_plan
 
                 return agents.OracleAgent(env, list(query.params["faults"]), repair_plan)

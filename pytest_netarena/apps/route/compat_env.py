@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 
+from ...core.app import NETARENA
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import compat
 from .commands import Refusal
 from .environment import RouteEnvironment
 
-#: marks params drawn under NetArena's rules
-RULES = "netarena"
 
 
 class NetArenaRouteEnvironment(RouteEnvironment):
@@ -27,7 +26,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
     default_max_steps = compat.MAX_ITERATIONS
 
     def reset(self, query: Query) -> str:
-        if query.params.get("rules") != RULES:
+        if query.params.get("rules") != NETARENA:
             raise InfraError(f"{query.id} was drawn under other rules than this run's: run it without --compat")
         topo = self._start(query)
         assert self.network is not None and self.prober is not None
