@@ -12,20 +12,26 @@ def load_all(raw: bytes | str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_
     """The documents of raw (None documents dropped); ValueError names what was too deep, big or broken."""
     import yaml
 
+    loader = yaml.SafeLoader(raw)
     try:
-        nodes = list(yaml.compose_all(raw, Loader=yaml.SafeLoader))
-    except RecursionError:
-        raise ValueError(f"the YAML is nested too deeply (more than {max_depth} levels)") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"the YAML cannot be read: {error}".replace("\n", " ")) from None
-    sizes: dict[int, int] = {}
-    for node in nodes:
-        if node is not None:
+        try:  # composed once: measured as nodes, then built from the same nodes
+            nodes = []
+            while loader.check_node():
+                nodes.append(loader.get_node())
+        except RecursionError:
+            raise ValueError(f"the YAML is nested too deeply (more than {max_depth} levels)") from None
+        except yaml.YAMLError as error:
+            raise ValueError(f"the YAML cannot be read: {error}".replace("\n", " ")) from None
+        sizes: dict[int, int] = {}
+        for node in nodes:
             _measure(node, 1, max_depth, max_nodes, sizes)
-    try:
-        return [doc for doc in yaml.load_all(raw, Loader=yaml.SafeLoader) if doc is not None]
-    except (yaml.YAMLError, RecursionError) as error:
-        raise ValueError(f"the YAML cannot be read: {error}".replace("\n", " ")) from None
+        try:
+            documents = [loader.construct_document(node) for node in nodes]
+        except (yaml.YAMLError, RecursionError) as error:
+            raise ValueError(f"the YAML cannot be read: {error}".replace("\n", " ")) from None
+        return [document for document in documents if document is not None]
+    finally:
+        loader.dispose()
 
 
 def _measure(node, depth: int, max_depth: int, max_nodes: int, sizes: dict[int, int]) -> int:
