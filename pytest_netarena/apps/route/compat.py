@@ -67,9 +67,7 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: Mapping[str, 
     here, so a query still determines its commands. Methods whose kernel feature is missing
     (`missing`: feature -> reason, e.g. netem) are left out of the draw.
     """
-    missing = missing or {}
-    methods = [m for m in METHODS[kind] if ours.FEATURE_OF.get(m) not in missing]
-    method = chooser.choice(methods)
+    method = chooser.choice(ours.available_methods(kind, missing or {}, METHODS))
     fault: dict[str, Any] = {"type": kind, "method": method}
     if kind == DISABLE_ROUTING:
         if method == "rule_prohibit":
@@ -88,7 +86,7 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: Mapping[str, 
         elif method == "wrong_mask":
             fault["mask"] = chooser.choice(MASKS)
         elif method == "duplicate":
-            fault["other"] = _other(chooser, subnets, fault["subnet"])
+            fault["other"] = ours.other_subnet(chooser, subnets, fault["subnet"])
     elif kind == DROP_TRAFFIC:
         fault["subnet"] = _subnet(chooser, subnets)
         if method == "netem_delay":
@@ -97,17 +95,12 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: Mapping[str, 
             fault["chains"] = CHAINS
     elif kind == WRONG_ROUTING:
         fault["subnet"] = _subnet(chooser, subnets)
-        fault["to"] = _other(chooser, subnets, fault["subnet"])
+        fault["to"] = ours.other_subnet(chooser, subnets, fault["subnet"])
         if method == "nonexistent_gateway":
             fault["gateway"] = WRONG_GATEWAY
         elif method == "wrong_interface_metric":
             fault["metric"] = WRONG_METRIC
     return fault
-
-
-def _other(chooser: Chooser, subnets: int, subnet: int) -> int:
-    other = chooser.integer(1, subnets - 1)
-    return other if other < subnet else other + 1
 
 
 def inject_commands(fault: Mapping[str, Any], topo: Topology) -> list[Command]:

@@ -8,7 +8,7 @@ owns); reset() still verifies it. Faults are plain dicts so they live in Query.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,9 +81,10 @@ class Command:
         return " ".join(self.argv)
 
 
-def available_methods(kind: str, missing: dict[str, str]) -> tuple[str, ...]:
-    """Methods of kind whose kernel feature is present (missing: feature -> reason)."""
-    return tuple(method for method in METHODS[kind] if FEATURE_OF.get(method) not in missing)
+def available_methods(kind: str, missing: Mapping[str, str],
+                      methods: Mapping[str, tuple[str, ...]] = METHODS) -> tuple[str, ...]:
+    """Methods of kind (in the order of `methods`) whose kernel feature is present (missing: feature -> reason)."""
+    return tuple(method for method in methods[kind] if FEATURE_OF.get(method) not in missing)
 
 
 def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: dict[str, str]) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: dict[str, str
         elif method == "wrong_mask":
             fault["mask"] = chooser.choice(BREAKING_MASKS)
         elif method == "duplicate":
-            fault["other"] = _other(chooser, subnets, fault["subnet"])
+            fault["other"] = other_subnet(chooser, subnets, fault["subnet"])
     elif kind == DROP_TRAFFIC:
         fault["subnet"] = chooser.integer(1, subnets)
         if method == "netem_delay":
@@ -115,7 +116,7 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: dict[str, str
             fault["chains"] = chooser.choice(DT_CHAINS)
     elif kind == WRONG_ROUTING:
         fault["subnet"] = chooser.integer(1, subnets)
-        fault["to"] = _other(chooser, subnets, fault["subnet"])
+        fault["to"] = other_subnet(chooser, subnets, fault["subnet"])
         if method == "nonexistent_gateway":
             fault["gateway_host"] = chooser.integer(200, 254)
         elif method == "wrong_interface_metric":
@@ -123,7 +124,7 @@ def draw_fault(kind: str, chooser: Chooser, subnets: int, missing: dict[str, str
     return fault
 
 
-def _other(chooser: Chooser, subnets: int, subnet: int) -> int:
+def other_subnet(chooser: Chooser, subnets: int, subnet: int) -> int:
     """A subnet index other than subnet."""
     other = chooser.integer(1, subnets - 1)
     return other if other < subnet else other + 1
