@@ -11,17 +11,8 @@ the full-size topology (--topology: a textproto path or synthetic[:NODES], defau
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
-
-def timed(function, repeat: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+from malt import timed  # benchmarks/malt.py, beside this script
 
 
 def changed_copy(graph):
