@@ -12,12 +12,6 @@ from pytest_netarena.apps.k8s import compat
 ROOT = Path(__file__).parents[2]
 
 
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nnetarena_plots = false\n")
-    pytester.makepyfile(test_k8s=(ROOT / "suites" / "k8s" / "test_k8s.py").read_text())
-    return pytester
-
-
 def netarena_counts(record: dict) -> list[int | None]:
     """The mismatch count of each step as NetArena reads it from its log (None: a disallowed command)."""
     counts = []
@@ -27,8 +21,8 @@ def netarena_counts(record: dict) -> list[int | None]:
     return counts
 
 
-def test_oracle_noop_reckless_get_netarenas_verdicts(pytester: pytest.Pytester) -> None:
-    suite(pytester).runpytest_subprocess(
+def test_oracle_noop_reckless_get_netarenas_verdicts(pytester: pytest.Pytester, suite) -> None:
+    suite("k8s").runpytest_subprocess(
         "--compat", "netarena", "--agent=builtin:oracle", "--agent=builtin:noop", "--agent=builtin:reckless",
         "--queries=1", "--seed=11", "-n", "2", "-p", "no:cacheprovider")
     (run,) = (pytester.path / "reports").glob("*/")

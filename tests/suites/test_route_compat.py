@@ -11,28 +11,20 @@ import pytest
 ROOT = Path(__file__).parents[2]
 
 
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nnetarena_plots = false\n")
-    pytester.makepyfile(test_route=(ROOT / "suites" / "route" / "test_route.py").read_text())
-    return pytester
-
-
-def records(pytester: pytest.Pytester) -> dict[str, list[dict]]:
-    (path,) = (pytester.path / "reports").glob("*/episodes.jsonl")
-    by_agent: dict[str, list[dict]] = {}
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
-        by_agent.setdefault(record["agent"], []).append(record)
-    return by_agent
+def grouped_by_agent(records: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = {}
+    for record in records:
+        grouped.setdefault(record["agent"], []).append(record)
+    return grouped
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the routing suite needs root")
-def test_route_oracle_passes_and_noop_gets_netarenas_verdicts(pytester: pytest.Pytester) -> None:
+def test_route_oracle_passes_and_noop_gets_netarenas_verdicts(pytester: pytest.Pytester, suite, episodes) -> None:
     """NetArena's 2x1 network and 15 categories (its levels); the oracle is always correct and safe; the
     noop agent is safe, and correct exactly where the fault broke nothing (an immediate success: 1 step)."""
-    suite(pytester).runpytest_subprocess("--compat", "netarena", "--agent=builtin:oracle", "--agent=builtin:noop",
+    suite("route").runpytest_subprocess("--compat", "netarena", "--agent=builtin:oracle", "--agent=builtin:noop",
                                          "--queries=1", "--seed=11", "-n", "2", "-p", "no:cacheprovider")
-    by_agent = records(pytester)
+    by_agent = grouped_by_agent(episodes())
     oracle, noop = by_agent["builtin:oracle"], by_agent["builtin:noop"]
     assert len(oracle) == len(noop) == 15
     assert all(r["query"]["params"]["subnets"] == 2 and r["query"]["params"]["hosts"] == 1 for r in oracle)

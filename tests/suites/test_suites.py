@@ -11,12 +11,6 @@ import pytest
 ROOT = Path(__file__).parents[2]
 
 
-def suite(pytester: pytest.Pytester, app: str) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nnetarena_plots = false\n")
-    pytester.makepyfile(**{f"test_{app}": (ROOT / "suites" / app / f"test_{app}.py").read_text()})
-    return pytester
-
-
 def groups(pytester: pytest.Pytester) -> dict[str, dict]:
     (summary,) = (pytester.path / "reports").glob("*/summary.json")
     return {g["agent"]: g for g in json.loads(summary.read_text())["groups"]}
@@ -33,12 +27,12 @@ def needs_route(app: str) -> None:
 
 
 @pytest.mark.parametrize("app", ["malt", "k8s", "route"])
-def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester, app: str) -> None:
+def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester, suite, app: str) -> None:
     needs_route(app)
     # with one host per subnet some faults drop the whole mesh, and then no step can lose a pair:
     # two hosts per subnet keep every episode able to show the reckless agent's damage
     sizes = ["--route-size=2x2"] if app == "route" else []
-    result = suite(pytester, app).runpytest_subprocess(
+    result = suite(app).runpytest_subprocess(
         "--agent=builtin:oracle", "--agent=builtin:noop", "--agent=builtin:reckless", "--queries=1", "--levels=1,2",
         "--seed=11", "-n", "2", "-p", "no:cacheprovider", *sizes,
     )
@@ -51,9 +45,9 @@ def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester
 
 
 @pytest.mark.parametrize("app", ["malt", "k8s", "route"])
-def test_collection_is_identical_with_and_without_xdist(pytester: pytest.Pytester, app: str) -> None:
+def test_collection_is_identical_with_and_without_xdist(pytester: pytest.Pytester, suite, app: str) -> None:
     needs_route(app)
-    suite(pytester, app)
+    suite(app)
     args = ("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=5", "-v", "-p", "no:cacheprovider")
     serial = pytester.runpytest_subprocess(*args)
     parallel = pytester.runpytest_subprocess(*args, "-n", "2")
