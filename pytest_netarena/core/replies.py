@@ -15,6 +15,8 @@ from typing import Any
 #: an opening fence: three or more backticks or tildes, then an optional info string (language tag)
 _OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
 _INLINE = re.compile(r"(?<!`)(`{1,2})(?!`)(?P<code>[^\n]+?)(?<!`)\1(?!`)")
+#: a "$ " shell prompt at the start of a line
+PROMPT = re.compile(r"^[ \t]*\$[ \t]+")
 _LABEL = re.compile(r"^[ \t>*_]*(?P<label>[A-Za-z][A-Za-z ]{0,20}?)[ \t]*[*_]*:[*_]*[ \t]*(?P<rest>.*)$")
 
 
@@ -160,5 +162,4 @@ def _balanced_end(text: str, start: int, limit: int = 100_000) -> int | None:
 
 def strip_prompt(line: str) -> str:
     """A shell line without a leading "$ " prompt marker ("#" lines stay: in a shell they are comments)."""
-    match = re.match(r"^\s*\$\s+(.*)$", line)
-    return match.group(1) if match else line
+    return PROMPT.sub("", line, count=1)

@@ -29,7 +29,6 @@ OBJECT_KEYS = ("command", "cmd", "action", "kubectl", "input", "action_input")
 _RUNS_KUBECTL = re.compile(r"(?:^|[\s|;&({`$])kubectl(?:\s|$)")
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _WORD = re.compile(r"^\s*(?:[A-Za-z_]\w*=\S*\s+)*([^\s]+)")
-_PROMPT = re.compile(r"^[ \t]*\$[ \t]+")
 
 ACCEPTED = ("Reply with ONE kubectl command (pipes to grep/jq/head and heredocs are fine) in a code fence, "
             "for example:\n```bash\nkubectl get networkpolicy adservice -o yaml\n```")
@@ -134,16 +133,16 @@ def is_command(unit: str) -> bool:
 def _strip_prompts(block: str) -> tuple[str, bool]:
     """Block text without `$ ` prompts; True when it is a transcript (prompted commands and their output)."""
     lines = block.split("\n")
-    if not any(_PROMPT.match(line) for line in lines):
+    if not any(replies.PROMPT.match(line) for line in lines):
         return block, False
-    marked = [bool(_PROMPT.match(line)) for line in lines]
-    stripped = "\n".join(_PROMPT.sub("", line, count=1) for line in lines)
+    marked = [bool(replies.PROMPT.match(line)) for line in lines]
+    stripped = "\n".join(replies.strip_prompt(line) for line in lines)
     # a unit that does not start on a prompted line is output shown under a command: a transcript
     starts = set()
     position = 0
     for unit in units(stripped):
         first = unit.split("\n", 1)[0]
-        while position < len(lines) and _PROMPT.sub("", lines[position], count=1).strip() != first.strip():
+        while position < len(lines) and replies.strip_prompt(lines[position]).strip() != first.strip():
             position += 1
         if position < len(lines):
             starts.add(position)
@@ -179,7 +178,7 @@ def _labelled_actions(reply: str) -> list[str]:
     found = []
     for value in replies.labelled(reply, LABELS):
         value = value.strip().strip("`").strip()
-        value = _PROMPT.sub("", value, count=1)
+        value = replies.strip_prompt(value)
         if is_command(value):
             found.append(value)
     return found
@@ -191,7 +190,7 @@ def _prose_actions(reply: str) -> list[str]:
     found = []
     index = 0
     while index < len(prose):
-        line = _PROMPT.sub("", prose[index].strip().strip("`"), count=1)
+        line = replies.strip_prompt(prose[index].strip().strip("`"))
         index += 1
         if not line.startswith("kubectl ") and line != "kubectl":
             continue
