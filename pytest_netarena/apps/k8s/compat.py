@@ -171,10 +171,8 @@ EGRESS_APPS = {
                  "paymentservice", "emailservice", "shippingservice", "currencyservice", "resid-cart"),
 }
 #: remove_ingress in pairs: the app recorded beside a policy (one drawn)
-REMOVE_APPS = {}
-for _policy, _app in REMOVE_INGRESS_LIST:
-    REMOVE_APPS.setdefault(_policy, []).append(_app)
-REMOVE_APPS = {policy: tuple(apps) for policy, apps in REMOVE_APPS.items()}
+REMOVE_APPS = {policy: tuple(app for listed, app in REMOVE_INGRESS_LIST if listed == policy)
+               for policy in dict.fromkeys(policy for policy, _ in REMOVE_INGRESS_LIST)}
 PORT_RANGE = (1, 65535)
 
 
