@@ -33,16 +33,10 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     rules = NETARENA
 
     def reset(self, query: Query) -> str:
-        self.check_rules(query)
-        self.query = query
-        self.correct, self.details = False, "no answer"
         self.verdict: compat_grade.Verdict | None = None
-        params = query.params
-        graph = self.graph.copy() if params["mutates"] else self.graph
-        kind, data, _ = compat_ops.run_program(graph, params["program"])
-        self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
+        graph, _ = self._begin(query, compat_ops.run_program)
         self.truth_safe, self.truth_safety_error = compat_grade.safety(graph)
-        return f"Question: {params['question']}\n\n{ANSWER_CONTRACT}"
+        return f"Question: {query.params['question']}\n\n{ANSWER_CONTRACT}"
 
     def _judged(self, action: str, verdict: compat_grade.Verdict, check_s: float = 0.0) -> StepOutcome:
         self.verdict = verdict

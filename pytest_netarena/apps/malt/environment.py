@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import Environment
+from ...core.app import NETARENA, Environment
 from ...core.types import Judgement, Query, StepOutcome
 from . import canon, ops, safety
 from .answers import (
@@ -64,23 +64,29 @@ class MaltEnvironment(Environment):
         if query.params.get("rules", "") != self.rules:
             from ...errors import InfraError
 
-            wanted = "with --compat netarena" if query.params.get("rules") == "netarena" else "without --compat"
+            wanted = "with --compat netarena" if query.params.get("rules") == NETARENA else "without --compat"
             raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")
 
     def reset(self, query: Query) -> str:
+        graph, changed = self._begin(query, ops.run_program)
+        self.expected_graph = canon.from_networkx(graph) if changed else None
+        return (
+            f"Question: {query.params['question']}\n\n"
+            "Answer with one ```python code block that defines process_graph(graph_data) and "
+            "returns the answer object described in your instructions."
+        )
+
+    def _begin(self, query: Query, run_program: Any) -> tuple[Any, bool]:
+        """Start an episode under this environment's rules: the expected answer, computed by
+        run_program on the graph (a copy when the question changes it); (that graph, whether it changed)."""
         self.check_rules(query)
         self.query = query
         self.correct, self.details = False, "no answer"
         params = query.params
         graph = self.graph.copy() if params["mutates"] else self.graph
-        kind, data, changed = ops.run_program(graph, params["program"])
+        kind, data, changed = run_program(graph, params["program"])
         self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
-        self.expected_graph = canon.from_networkx(graph) if changed else None
-        return (
-            f"Question: {params['question']}\n\n"
-            "Answer with one ```python code block that defines process_graph(graph_data) and "
-            "returns the answer object described in your instructions."
-        )
+        return graph, changed
 
     def _finish(self, action: str, message: str, agent_error: str | None = None,
                 violations: tuple[str, ...] = (), check_s: float = 0.0) -> StepOutcome:
