@@ -60,6 +60,16 @@ def parse_profile(value: Any, name: str = "--compat") -> str:
     return text
 
 
+def require_rules(query: Query, rules: str) -> None:
+    """Refuse a query drawn (or read) under other rules than an environment's ("" ours, NETARENA NetArena's):
+    its params mean something else there, so it cannot be judged."""
+    if query.params.get("rules", "") != rules:
+        from ..errors import InfraError
+
+        wanted = "with --compat netarena" if query.params.get("rules") == NETARENA else "without --compat"
+        raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")
+
+
 @dataclass
 class RunOptions:
     """The options of one run that apps see (no pytest objects)."""

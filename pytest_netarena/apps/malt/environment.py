@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import NETARENA, Environment
+from ...core.app import Environment, require_rules
 from ...core.types import Judgement, Query, StepOutcome
 from . import canon, ops, safety
 from .answers import (
@@ -59,14 +59,6 @@ class MaltEnvironment(Environment):
     #: the rules a query's params must be drawn under ("" ours, core.app.NETARENA NetArena's)
     rules = ""
 
-    def check_rules(self, query: Query) -> None:
-        """A query (e.g. from a corpus) drawn under other rules than this run's cannot be judged here."""
-        if query.params.get("rules", "") != self.rules:
-            from ...errors import InfraError
-
-            wanted = "with --compat netarena" if query.params.get("rules") == NETARENA else "without --compat"
-            raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")
-
     def reset(self, query: Query) -> str:
         graph, changed = self._begin(query, ops.run_program)
         self.expected_graph = canon.from_networkx(graph) if changed else None
@@ -79,7 +71,7 @@ class MaltEnvironment(Environment):
     def _begin(self, query: Query, run_program: Any) -> tuple[Any, bool]:
         """Start an episode under this environment's rules: the expected answer, computed by
         run_program on the graph (a copy when the question changes it); (that graph, whether it changed)."""
-        self.check_rules(query)
+        require_rules(query, self.rules)
         self.query = query
         self.correct, self.details = False, "no answer"
         params = query.params

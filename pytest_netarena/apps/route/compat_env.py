@@ -24,10 +24,9 @@ class NetArenaRouteEnvironment(RouteEnvironment):
     """
 
     default_max_steps = compat.MAX_ITERATIONS
+    rules = NETARENA
 
     def reset(self, query: Query) -> str:
-        if query.params.get("rules") != NETARENA:
-            raise InfraError(f"{query.id} was drawn under other rules than this run's: run it without --compat")
         topo = self._start(query)
         assert self.network is not None and self.prober is not None
         self.max_iterations = self.options.max_steps or self.default_max_steps

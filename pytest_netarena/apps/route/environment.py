@@ -6,7 +6,7 @@ import time
 import weakref
 from typing import Any
 
-from ...core.app import Environment, RunOptions
+from ...core.app import Environment, RunOptions, require_rules
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import faults as fault_space
@@ -40,6 +40,7 @@ class RouteEnvironment(Environment):
     """One worker's route environment: builds a new network at every reset, tears down the old one."""
 
     default_max_steps = 20
+    rules = ""  #: the rules its queries are drawn under ("": ours; core.app.NETARENA: NetArena's)
 
     def __init__(self, options: RunOptions | None = None, command_timeout_s: float = COMMAND_TIMEOUT_S) -> None:
         self.options = options or RunOptions()
@@ -68,8 +69,6 @@ class RouteEnvironment(Environment):
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def reset(self, query: Query) -> str:
-        if query.params.get("rules"):
-            raise InfraError(f"{query.id} was drawn under NetArena's rules: run it with --compat netarena")
         topo = self._start(query)
         network, params = self.network, query.params
         assert network is not None and self.prober is not None
@@ -89,6 +88,7 @@ class RouteEnvironment(Environment):
 
     def _start(self, query: Query) -> Topology:
         """Tear down the previous network, build the query's healthy one and check it is fully reachable."""
+        require_rules(query, self.rules)
         self.teardown()
         self.query = query
         params = query.params
