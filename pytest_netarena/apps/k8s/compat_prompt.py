@@ -8,6 +8,7 @@ from ...core.app import PromptSpec
 from . import compat
 from .matrix import intended_matrix
 from .model import online_boutique
+from .report import ARROW, allowed_by_source
 from .prompt import ROLE
 
 RULES = """\
@@ -51,11 +52,8 @@ def intent_lines() -> str:
     """The allowed flows among the checked ones (everything else must stay blocked)."""
     app = online_boutique()
     intent = intended_matrix(app)
-    allowed: dict[str, list[str]] = {}
-    for flow in compat.probed_flows(intent):
-        if intent[flow]:
-            allowed.setdefault(flow.source, []).append(f"{flow.service}:{flow.port}")
-    lines = [f"  {source} \u2192 {', '.join(targets)}" for source, targets in sorted(allowed.items())]
+    allowed = allowed_by_source({flow: intent[flow] for flow in compat.probed_flows(intent)})
+    lines = [f"  {source} {ARROW} {', '.join(targets)}" for source, targets in sorted(allowed.items()) if targets]
     return ("Intended connectivity among the checked flows (every other checked flow must be blocked):\n"
             + "\n".join(lines))
 

@@ -42,22 +42,25 @@ def unchanged_report(intent: Matrix, actual: Matrix) -> str:
             "the same as before.")
 
 
+def allowed_by_source(intent: Matrix) -> dict[str, list[str]]:
+    """Each client workload's intended service ports ("service:port", "/PROTOCOL" unless TCP), every
+    source in first-seen order (one allowed nothing maps to [])."""
+    allowed: dict[str, list[str]] = {}
+    for flow, ok in intent.items():
+        targets = allowed.setdefault(flow.source, [])
+        if ok:
+            targets.append(f"{flow.service}:{flow.port}" + ("" if flow.protocol == "TCP" else f"/{flow.protocol}"))
+    return allowed
+
+
 def intent_text(intent: Matrix, namespace: str) -> str:
     """The intended matrix, stated once at the start of an episode."""
-    allowed: dict[str, list[str]] = {}
-    sources: dict[str, None] = {}  # first-seen order
-    for flow, ok in intent.items():
-        sources.setdefault(flow.source)
-        if ok:
-            suffix = "" if flow.protocol == "TCP" else f"/{flow.protocol}"
-            allowed.setdefault(flow.source, []).append(f"{flow.service}:{flow.port}{suffix}")
     lines = [
         f"Intended connectivity of the application in namespace {namespace!r}. Each client workload may",
         "reach exactly these service ports; every other flow between the application's workloads",
         "must be blocked (a workload's traffic to its own service is not checked):",
     ]
-    for source in sources:
-        targets = allowed.get(source)
+    for source, targets in allowed_by_source(intent).items():
         lines.append(f"  {source} {ARROW} {', '.join(targets) if targets else '(nothing)'}")
     return "\n".join(lines)
 
