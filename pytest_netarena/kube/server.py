@@ -19,6 +19,8 @@ from .watch import CONTENT_TYPES, stream
 
 #: the largest request body accepted (a real API server's limit is 3 MiB too)
 MAX_BODY = 3 * 1024 * 1024
+#: how often a listener's loop looks for a stop request (the longest a stop waits for it)
+POLL_INTERVAL_S = 0.05
 #: seconds a connection may stay silent (between or inside requests) before it is closed
 IDLE_TIMEOUT_S = 30.0
 
@@ -224,9 +226,7 @@ class EmbeddedAPIServer:
         self.cluster = Cluster(self.store, controllers=controllers)
         self.router = handlers.Router(self)
         self._minor = minor
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._extra: list[tuple[_HTTPServer, threading.Thread]] = []
+        self._listeners: list[tuple[_HTTPServer, threading.Thread]] = []  #: the main one first
         self._kubeconfig: str | None = None
         self._tmpdir: str | None = None
         self.stopping = False
@@ -237,41 +237,38 @@ class EmbeddedAPIServer:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> EmbeddedAPIServer:
-        if self._httpd is not None:
+        if self._listeners:
             return self
-        self._httpd = _HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope)
-        self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name=f"kube-apiserver:{self.port}", daemon=True)
-        self._thread.start()
+        self.port = self._serve(_HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope))[1]
         return self
 
     def listen(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None,
                scope: str | None = None) -> str:
         """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
         scoped inside a network namespace); returns its URL. Stopped with the server."""
-        httpd = _HTTPServer((host, port), _Handler, self, sock, scope)
-        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope))
+        return f"http://{address[0]}:{address[1]}"
+
+    def _serve(self, httpd: _HTTPServer) -> tuple:
+        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_INTERVAL_S},
                                   name=f"kube-apiserver:{httpd.server_address[1]}", daemon=True)
         thread.start()
-        self._extra.append((httpd, thread))
-        return f"http://{httpd.server_address[0]}:{httpd.server_address[1]}"
+        self._listeners.append((httpd, thread))
+        return httpd.server_address
 
     def stop(self) -> None:
         self.stopping = True
         self.store.close()
-        for httpd, thread in self._extra:
-            httpd.shutdown()
+        listeners, self._listeners = self._listeners, []
+        # side by side: each shutdown waits for its loop's next poll
+        stoppers = [threading.Thread(target=httpd.shutdown, daemon=True) for httpd, _ in listeners]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join(timeout=5)
+        for httpd, thread in listeners:
             httpd.server_close()
             thread.join(timeout=5)
-        self._extra = []
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
         if self._tmpdir is not None:
             import shutil
 
@@ -286,7 +283,7 @@ class EmbeddedAPIServer:
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
+        if not self._listeners:
             raise RuntimeError("the server is not started")
         return f"http://{self.host}:{self.port}"
 
