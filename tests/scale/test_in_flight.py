@@ -56,3 +56,20 @@ def test_episodes_run_side_by_side_each_with_its_own_environment(slow: pytest.Py
     assert all(n <= 3 for n in overlap.values()), overlap
     (run,) = (slow.path / "reports").glob("*/episodes.jsonl")
     assert len({json.loads(line)["query"]["id"] for line in run.read_text().splitlines()}) == 8
+
+
+def test_only_a_process_that_ends_with_the_run_freezes_its_heap(slow: pytest.Pytester) -> None:
+    import gc
+
+    # in process (pytester's inline run), the heap is the test runner's: nothing may be frozen
+    before = gc.get_freeze_count()
+    slow.runpytest_inprocess("--agent=python:slow_agent:Agent", "--seed=2", "--queries=1", "--in-flight=2"
+                             ).assert_outcomes(passed=2)
+    assert gc.get_freeze_count() == before
+    # a pytest of its own freezes it as it ends (pytest's five final collections then skip it)
+    slow.makeconftest("import atexit, gc\n"
+                      "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n")
+    result = slow.runpytest_subprocess("--agent=python:slow_agent:Agent", "--seed=2", "--queries=1", "--in-flight=2",
+                                       "-s")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*frozen at exit: True*"])
