@@ -78,7 +78,10 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
             versions[package] = version(package)
         except Exception:
             continue
-    write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform()})
+    from .fingerprint import fingerprint
+
+    write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform(),
+                                      "fingerprint": fingerprint()})
 
 
 def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""`netarena report RUN_DIR` rebuilds a run's summary, report.html and plots; `netarena report merge DIR...` joins shards."""
+"""`netarena report RUN_DIR` rebuilds a run's summary, report.html and plots; `merge DIR...` joins shards; `compare A B` pairs two runs."""
 
 from __future__ import annotations
 
@@ -15,9 +15,13 @@ def register(subparsers) -> None:
                     "netarena report merge SHARD_DIR...: join the run folders of `--shard K/N` jobs of one run "
                     "(same seed, agents and options) into one run folder with episodes.jsonl, summary.json, "
                     "report.html and junit.xml. Exit 2 on a missing folder, a malformed line or folders that are "
-                    "not the shards of one run; 6 when a --min-* bar is not met.")
+                    "not the shards of one run; 6 when a --min-* bar is not met. "
+                    "netarena report compare RUN_A RUN_B: each agent's correctness and safety in both runs, paired "
+                    "query by query (McNemar's test, a bootstrap interval of B-A); warns when the runs' environments "
+                    "(run.json's fingerprint: lock, packages, kubectl, Python, kernel, bubblewrap) or rules differ.")
     report.add_argument("paths", nargs="+", type=Path, metavar="RUN_DIR",
-                        help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders")
+                        help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders; "
+                             "or `compare` and two run folders")
     report.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     report.add_argument("--out", type=Path, help="merge: the merged run folder (default: a new folder beside the first shard)")
     report.add_argument("--allow-missing", action="store_true", help="merge: merge even if some shards are missing")
@@ -31,6 +35,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     if str(args.paths[0]) == "merge":
         return _merge(args)
+    if str(args.paths[0]) == "compare":
+        return _compare(args)
     if len(args.paths) != 1:
         print("netarena report: error: name one run folder (or `merge` and several)", file=sys.stderr)
         return 2
@@ -55,6 +61,7 @@ def _merge(args: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"netarena report merge: error: {error}", file=sys.stderr)
         return 2
+    _warn_if_environments_differ(args.paths[1:])
     for verdict in verdicts:
         value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
         word = "met" if verdict["passed"] else "FAILED"
@@ -62,3 +69,33 @@ def _merge(args: argparse.Namespace) -> int:
               f"bar {verdict['threshold']:g}")
     print(out)
     return EXIT_BELOW_BAR if any(not verdict["passed"] for verdict in verdicts) else 0
+
+
+def _warn_if_environments_differ(run_dirs: list[Path]) -> None:
+    """Merged shards that ran in different environments: said on stderr (the merge goes on; CI shards may differ)."""
+    from .fingerprint import differences
+    from .rebuild import read_run
+
+    first = read_run(Path(run_dirs[0])).get("fingerprint")
+    for run_dir in run_dirs[1:]:
+        for line in differences(first, read_run(Path(run_dir)).get("fingerprint")):
+            print(f"netarena report merge: warning: {run_dir} ran in another environment than {run_dirs[0]}: {line}",
+                  file=sys.stderr)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .rebuild import ReportError
+    from .runs_compare import compare_runs, render
+
+    if len(args.paths) != 3:
+        print("netarena report compare: error: name two run folders", file=sys.stderr)
+        return 2
+    try:
+        warnings, comparisons = compare_runs(Path(args.paths[1]), Path(args.paths[2]))
+    except ReportError as error:
+        print(f"netarena report compare: error: {error}", file=sys.stderr)
+        return 2
+    for line in warnings:
+        print(f"netarena report compare: warning: {line}", file=sys.stderr)
+    print("\n".join(render(comparisons)))
+    return 0

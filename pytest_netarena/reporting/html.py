@@ -12,6 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .fingerprint import SHOWN
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FIELD_LIMIT = 20_000  # characters of one reply/output shown; episodes.jsonl keeps everything
 OUTCOMES = ("resolved", "unresolved", "unsafe", "agent_error", "infra_error")
@@ -232,6 +234,10 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     rows.append(("platform", run.get("platform", "")))
     versions = ", ".join(f"{name} {version}" for name, version in sorted((run.get("versions") or {}).items()))
     rows.append(("versions", versions))
+    found = run.get("fingerprint") or {}
+    if found:
+        rows.append(("environment", f"{found.get('digest')} (" + ", ".join(
+            f"{key} {found.get(key)}" for key in SHOWN) + ")"))
     return banner + "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
 
 

@@ -98,3 +98,45 @@ def view_dir(table: dict[str, str]) -> str:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return str(target)
+
+
+def tree_view(source: str) -> str:
+    """A copy of a library folder under the cache (hard links, or copies across file systems), named after its content.
+
+    A box binds this copy instead of the folder itself, so its mount table shows a cache path, never where the
+    harness is installed (a checkout's .venv names the checkout and the user's home).
+    """
+    files = []
+    for folder, dirs, names in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            stat = os.stat(os.path.join(folder, name))
+            files.append(f"{os.path.relpath(os.path.join(folder, name), source)}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    key = hashlib.sha256("\n".join(files).encode()).hexdigest()[:20]
+    base = cache_root() / "libraries"
+    target = base / f"{os.path.basename(source)}-{key}"
+    if target.is_dir():
+        return str(target)
+    base.mkdir(parents=True, exist_ok=True, mode=0o755)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=base))
+    try:
+        for entry in files:
+            relative = entry.split("\0", 1)[0]
+            (staging / relative).parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+            try:
+                os.link(os.path.join(source, relative), staging / relative)
+            except OSError:
+                shutil.copy2(os.path.join(source, relative), staging / relative)
+        for folder, dirs, _ in os.walk(staging):
+            for name in dirs:
+                os.chmod(os.path.join(folder, name), 0o755)
+        staging.chmod(0o755)
+        try:
+            staging.rename(target)
+        except OSError:  # another process made the same copy first
+            if not target.is_dir():
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return str(target)

