@@ -53,7 +53,7 @@ class EmbeddedBackend(Backend):
         self._checker = MatrixChecker(app, namespace)
         self._cache = FingerprintCache()
         self._last: tuple[int, ClusterState] | None = None
-        self._synced: tuple[int, object] | None = None  #: (resourceVersion, matrix) of the last per-write check
+        self._synced: int | None = None  #: the resourceVersion the last per-write check synced the checker to
         self._lock = threading.RLock()  #: the checker is synced by the harness and by per-write checks
 
     def prepare(self) -> None:
@@ -145,19 +145,19 @@ class EmbeddedBackend(Backend):
         self._checker.sync(local(pods), local(services), policies, namespaces)
 
     def _matrix_now(self):
-        """The matrix of the store as it is (only what it is computed from is read: no fingerprints)."""
+        """(matrix, flows changed since the checker's previous sync or None for any) of the store as it is;
+        only what the matrix is computed from is read (no fingerprints). The matrix is the checker's own."""
         server = self.server
         with server.reading() as version:
-            if self._synced is not None and self._synced[0] == version:
-                return self._synced[1]
+            if self._synced == version:
+                return self._checker.view(), set()
             pods = list(server.iter_objects("Pod", self.namespace))
             services = list(server.iter_objects("Service", self.namespace))
             policies = list(server.iter_objects("NetworkPolicy", self.namespace))
             namespaces = list(server.iter_objects("Namespace"))
-        self._sync(pods, services, policies, namespaces)
-        matrix = self._checker.matrix()
-        self._synced = (version, matrix)
-        return matrix
+        self._checker.sync(pods, services, policies, namespaces)
+        self._synced = version
+        return self._checker.view(), self._checker.last_changed
 
     @contextmanager
     def watching_writes(self, check) -> Iterator[None]:
@@ -176,10 +176,10 @@ class EmbeddedBackend(Backend):
                 return
             try:
                 started = time.perf_counter()
-                with self._lock:
-                    matrix = self._matrix_now()
-                check.written(write_label(event_type, kind, meta.get("namespace", ""), meta["name"]), matrix,
-                              time.perf_counter() - started)
+                with self._lock:  # the checker's matrix is read before anyone syncs it again
+                    matrix, changed = self._matrix_now()
+                    check.written(write_label(event_type, kind, meta.get("namespace", ""), meta["name"]), matrix,
+                                  time.perf_counter() - started, changed)
             except Exception as error:  # the store swallows a listener's errors: the environment raises it
                 check.failed(error)
 

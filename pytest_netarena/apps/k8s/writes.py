@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from itertools import compress
 from operator import ne
 
@@ -49,16 +50,21 @@ class WriteCheck:
             self.before = before
             self._watched = {flow for flow, expected in self.intent.items() if before.get(flow) == expected}
 
-    def written(self, label: str, matrix: Matrix, seconds: float = 0.0) -> None:
-        """The state after one write (label names it); seconds: what computing the matrix cost."""
+    def written(self, label: str, matrix: Matrix, seconds: float = 0.0, changed: Iterable[Flow] | None = None) -> None:
+        """The state after one write (label names it; matrix is only read during the call); seconds: what
+        computing it cost; changed: the flows whose verdict moved since the previous write (None: any may
+        have; the first write of a step is always compared in full)."""
         started = time.perf_counter()
         with self._lock:
             self.writes += 1
             intent, first, watched = self.intent, self.first_break, self._watched
-            if aligned(intent, matrix):
-                wrong = compress(intent, map(ne, intent.values(), matrix.values()))
+            if changed is None or self.writes == 1:
+                if aligned(intent, matrix):
+                    wrong = compress(intent, map(ne, intent.values(), matrix.values()))
+                else:
+                    wrong = (flow for flow, expected in intent.items() if matrix.get(flow) != expected)
             else:
-                wrong = (flow for flow, expected in intent.items() if matrix.get(flow) != expected)
+                wrong = (flow for flow in changed if matrix.get(flow) != intent.get(flow))
             for flow in wrong:
                 if flow in watched and flow not in first:
                     first[flow] = (self.writes, label)
