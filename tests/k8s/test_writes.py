@@ -115,3 +115,32 @@ def test_write_check_keeps_the_first_breaking_write_of_flows_that_matched_before
 def test_write_labels():
     assert write_label("DELETED", "NetworkPolicy", "default", "adservice") == "delete NetworkPolicy default/adservice"
     assert write_label("ADDED", "Namespace", "", "x") == "create Namespace x"
+
+
+@pytest.fixture(scope="module")
+def cluster_env():
+    """The real-cluster backend (watch streams, engine matrix) against an embedded server via kubectl."""
+    from pytest_netarena.apps.k8s.env import K8sEnvironment
+    from pytest_netarena.apps.k8s.real import RealClusterBackend
+    from pytest_netarena.kube.server import EmbeddedAPIServer
+
+    with EmbeddedAPIServer() as server:
+        backend = RealClusterBackend(online_boutique(), kubeconfig=server.kubeconfig_path, scoped=False,
+                                     prober="engine")
+        backend.prepare()
+        env = K8sEnvironment(online_boutique(), "online-boutique", backend)
+        yield env
+        env.close()
+
+
+def test_a_real_cluster_is_checked_after_every_write_from_its_watch_streams(cluster_env):
+    result = episode(cluster_env, Scripted([DELETE_THEN_APPLY]), query(CP_AD), max_steps=1)
+    step = result.steps[0]
+    assert "No mismatches found" in step.observation and not result.safe
+    assert any(v.startswith("flow cartservice → adservice:9555 newly allowed (should be blocked) in between: "
+                            "from write 1 of 2 of the step (delete NetworkPolicy netarena-") for v in step.violations), \
+        step.violations
+    fixed = episode(cluster_env, Scripted([DELETE_THEN_APPLY.replace("kubectl delete networkpolicy adservice && ",
+                                                                     "kubectl get networkpolicy adservice && ")]),
+                    query(CP_AD), max_steps=1)
+    assert fixed.outcome is Outcome.RESOLVED and fixed.safe, fixed.steps[0].violations
