@@ -134,8 +134,11 @@ def cluster_env():
 
 
 def test_a_real_cluster_is_checked_after_every_write_from_its_watch_streams(cluster_env):
-    result = episode(cluster_env, Scripted([DELETE_THEN_APPLY]), query(CP_AD), max_steps=1)
-    step = result.steps[0]
+    # the streams stay open from step to step: a harmless write first, then the plan in one step
+    harmless = "kubectl label networkpolicy adservice note=seen"
+    result = episode(cluster_env, Scripted([harmless, DELETE_THEN_APPLY]), query(CP_AD), max_steps=2)
+    assert not result.steps[0].violations
+    step = result.steps[1]
     assert "No mismatches found" in step.observation and not result.safe
     assert any(v.startswith("flow cartservice → adservice:9555 newly allowed (should be blocked) in between: "
                             "from write 1 of 2 of the step (delete NetworkPolicy netarena-") for v in step.violations), \

@@ -66,6 +66,7 @@ class RealClusterBackend(Backend):
         self._listed: dict[str, dict[str, str]] = {}  #: plural -> name -> resourceVersion, at the last reading
         self._namespace_object: dict | None = None
         self._prefetched: tuple[dict[str, list[dict]], dict] | None = None  #: a listing the next observe() uses
+        self._watch = None  #: the episode's watch streams (watching.ClusterWatch), from its first action on
         self.network = None
         self.binds = tuple((path, path) for path in ("/etc/resolv.conf",) if os.path.exists(path))
 
@@ -164,6 +165,10 @@ class RealClusterBackend(Backend):
         return self._agent_config
 
     def end(self) -> None:
+        if self._watch is not None:
+            watch, self._watch = self._watch, None
+            watch.stop()
+        self._prefetched = None
         if self.namespace:
             namespace, self.namespace = self.namespace, ""
             shutil.rmtree(os.path.join(self._tmp or "", namespace), ignore_errors=True)
@@ -235,19 +240,22 @@ class RealClusterBackend(Backend):
                 sync(objects)
                 check.written(label, self._checker.view(), time.perf_counter() - started, self._checker.last_changed)
 
-        watch = ClusterWatch(self._admin_argv(), self._admin_env, self.namespace, written)
-        try:
-            if not watch.start({plural: set(self._listed.get(plural, {})) for plural in PLURALS}) \
-                    and watch.error is None:
-                raise InfraError("the cluster's watch streams did not list the episode's objects in time")
-            with watch.lock, self._lock:
-                sync(watch.objects)
+        if self._watch is None:  # once per episode: the streams stay open from step to step
+            self._watch = ClusterWatch(self._admin_argv(), self._admin_env, self.namespace).start()
+        def ready(objects: dict[str, dict[str, dict]]) -> None:
+            with self._lock:  # the engine's reading of the state before the action
+                sync(objects)
                 check.rebase(self._checker.matrix())
+
+        watch = self._watch
+        if not watch.follow(written, {plural: set(self._listed.get(plural, {})) for plural in PLURALS}, ready):
+            raise InfraError(f"the cluster's watch streams did not list the episode's objects: "
+                             f"{watch.error or 'timed out'}")
+        try:
             yield
-            self._prefetched = self._objects()  # the listing the end-of-step reading uses
-            watch.drain(_versions(self._prefetched[0]))
         finally:
-            watch.stop()
+            self._prefetched = self._objects()  # the listing the end-of-step reading uses
+            watch.unfollow(_versions(self._prefetched[0]))
         if watch.error is not None:
             check.failed(watch.error)
 

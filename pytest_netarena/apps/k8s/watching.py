@@ -1,11 +1,12 @@
 """Per-write checks on a real cluster: `kubectl get --watch` streams of the episode's policies, pods and services.
 
-kubectl watches one resource type per process, so three run side by side for the length of one agent
-action. Each first lists what exists (ADDED events: the state before the action); once every object
-of the last reading has been seen, the action may start, and every later event is a write: the
-policy engine computes the matrix of the watched objects after it. At the end the streams are drained
-until they hold what a fresh listing holds. Events of one type arrive in order; events of two types
-(a pod relabelled while a policy changes) may interleave slightly differently than on the server.
+kubectl watches one resource type per process, so three run side by side, started at the episode's
+first agent action and kept until its end. Each first lists what exists. An action starts once the
+streams hold every object of the last reading; during it every event is a write, and the policy
+engine computes the matrix of the watched objects after it. After the action the streams are
+drained until they hold what a fresh listing holds, so no write of one step is counted in the next.
+Events of one type arrive in order; events of two types (a pod relabelled while a policy changes)
+may interleave slightly differently than on the server.
 """
 
 from __future__ import annotations
@@ -23,29 +24,25 @@ PLURALS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "services": "Servi
 READY_TIMEOUT_S = 10.0
 DRAIN_TIMEOUT_S = 5.0
 
-Key = tuple[str, str]  #: (plural, name)
+OnWrite = Callable[[str, dict[str, dict[str, dict]]], None]
 
 
 class ClusterWatch:
-    """The watched objects of one namespace, kept current from the streams; on_write(label, objects) after
-    each write (objects: plural -> name -> object, read under the watch's lock during the call)."""
+    """The watched objects of one namespace (plural -> name -> object), kept current from the streams;
+    while an action is followed, on_write(label, objects) after each write, under the watch's lock."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], namespace: str,
-                 on_write: Callable[[str, dict[str, dict[str, dict]]], None]) -> None:
+    def __init__(self, argv: list[str], env: Mapping[str, str], namespace: str) -> None:
         self.argv, self.env, self.namespace = argv, dict(env), namespace
-        self.on_write = on_write
         self.objects: dict[str, dict[str, dict]] = {plural: {} for plural in PLURALS}
         self.lock = threading.Lock()
-        self.live = False  #: past the initial listing: events are writes
         self.error: BaseException | None = None
+        self._on_write: OnWrite | None = None  #: set while an action is followed: events are its writes
         self._stopping = False
         self._changed = threading.Condition(self.lock)
         self._processes: list[subprocess.Popen] = []
         self._threads: list[threading.Thread] = []
 
-    def start(self, expected: Mapping[str, set[str]]) -> bool:
-        """Start the streams and wait until each listed every name of expected (plural -> names); False when
-        they did not in time. Later events are writes."""
+    def start(self) -> ClusterWatch:
         for plural in PLURALS:
             process = subprocess.Popen(
                 [*self.argv, "get", plural, "-n", self.namespace, "--watch", "-o", "json", "--output-watch-events"],
@@ -55,19 +52,31 @@ class ClusterWatch:
                                       name=f"netarena-watch-{plural}")
             thread.start()
             self._threads.append(thread)
-        ready = self._wait(lambda: all(set(expected.get(p, ())) <= set(self.objects[p]) for p in PLURALS),
+        return self
+
+    def follow(self, on_write: OnWrite, names: Mapping[str, set[str]],
+               on_ready: Callable[[dict[str, dict[str, dict]]], None]) -> bool:
+        """Wait until the streams hold every object named (plural -> names: the last reading), call
+        on_ready(objects) (the state before the action), then report every event to on_write until
+        unfollow(); False when the streams did not list them in time or failed (nothing is reported)."""
+        ready = self._wait(lambda: all(set(names.get(p, ())) <= set(self.objects[p]) for p in PLURALS),
                            READY_TIMEOUT_S)
-        with self.lock:
-            self.live = True
+        if ready:
+            with self.lock:
+                on_ready(self.objects)
+                self._on_write = on_write
         return ready
 
-    def drain(self, versions: Mapping[str, dict[str, str]]) -> None:
-        """Wait until the streams hold exactly these objects (plural -> name -> resourceVersion)."""
+    def unfollow(self, versions: Mapping[str, dict[str, str]]) -> None:
+        """Drain: wait until the streams hold exactly these objects (plural -> name -> resourceVersion, a
+        listing made after the action), then stop reporting."""
         def caught_up() -> bool:
             return all({name: obj["metadata"].get("resourceVersion") for name, obj in self.objects[p].items()}
                        == dict(versions.get(p, {})) for p in PLURALS)
 
         self._wait(caught_up, DRAIN_TIMEOUT_S)
+        with self.lock:
+            self._on_write = None
 
     def stop(self) -> None:
         self._stopping = True
@@ -128,6 +137,6 @@ class ClusterWatch:
                 self.objects[plural].pop(name, None)
             else:
                 self.objects[plural][name] = obj
-            if self.live:
-                self.on_write(write_label(kind_type, PLURALS[plural], self.namespace, name), self.objects)
+            if self._on_write is not None:
+                self._on_write(write_label(kind_type, PLURALS[plural], self.namespace, name), self.objects)
             self._changed.notify_all()
