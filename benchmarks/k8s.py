@@ -3,6 +3,11 @@ and the cost of the sealed box per agent step (with and without it).
 
     python benchmarks/k8s.py [--apps online-boutique synthetic:200] [--episodes 30] [--workers 2]
     python benchmarks/k8s.py --box-only [--steps 60]
+    python benchmarks/k8s.py --writes-only [--apps ...] [--steps 60]
+
+Per-write safety (issue 22): the cost per k8s step of judging every write, not only the step's end
+(`--writes-only`, or the first part of a full run): whole steps of a fixing command with the
+per-write checks on and off, and the check time the step reports.
 
 Target (issue 10): the box adds under 20 ms median per k8s step on this machine.
 
@@ -155,6 +160,51 @@ def measure_box(steps: int) -> None:
           f"no box {_median_ms(unboxed_default)}")
 
 
+def _fix_steps(spec: str, steps: int, per_write: bool) -> tuple[list[float], list[float], int]:
+    """Whole env.step times and reported check times of fixing steps: a JSON patch (one write) and
+    `kubectl get ... && kubectl apply -f -` (a read and a write), alternately; and the writes seen."""
+    import json
+
+    from pytest_netarena.apps.k8s import APP
+
+    options, queries = _queries(spec, steps, seed=4)
+    env = APP.make_environment(options)
+    env.per_write_checks = per_write
+    walls, checks = [], []
+    try:
+        for index in range(steps):
+            query = queries[index % len(queries)]
+            env.reset(query)
+            name = query.params["faults"][0]["policy"]
+            policy = env.app.healthy_policies()[name]
+            if index % 2:
+                reply = (f"kubectl get networkpolicy {name} -o name && kubectl apply -f - <<'EOF'\n"
+                         f"{json.dumps(policy)}\nEOF")
+            else:
+                body = json.dumps([{"op": "replace", "path": "/spec", "value": policy["spec"]}])
+                reply = f"kubectl patch networkpolicy {name} --type=json -p '{body}'"
+            started = time.perf_counter()
+            outcome = env.step(f"```bash\n{reply}\n```")
+            walls.append(time.perf_counter() - started)
+            checks.append(outcome.check_s)
+            if outcome.refused:
+                raise SystemExit(f"refused: {outcome.output}")
+    finally:
+        env.close()
+    return walls, checks, len(env.intent)
+
+
+def measure_writes(spec: str, steps: int) -> None:
+    median = statistics.median
+    off_wall, off_check, flows = _fix_steps(spec, steps, per_write=False)
+    on_wall, on_check, _ = _fix_steps(spec, steps, per_write=True)
+    print(f"[writes {spec}] {flows} flows; per k8s step that writes one policy (whole env.step, {steps} steps each):")
+    print(f"  per-write checks off (step ends only): step {_median_ms(off_wall)}; check {_median_ms(off_check)}")
+    print(f"  per-write checks on:                   step {_median_ms(on_wall)}; check {_median_ms(on_check)}")
+    print(f"  cost of per-write checks (median): check +{(median(on_check) - median(off_check)) * 1000:.2f} ms, "
+          f"whole step {(median(on_wall) - median(off_wall)) * 1000:+.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", nargs="+", default=["online-boutique", "synthetic:200"])
@@ -162,7 +212,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=60, help="steps per variant of the box measurement")
     parser.add_argument("--box-only", action="store_true", help="only the box's cost per step")
+    parser.add_argument("--writes-only", action="store_true",
+                        help="only the cost per step of per-write safety checks (on vs off)")
     args = parser.parse_args()
+    if not args.box_only:
+        for spec in args.apps:
+            measure_writes(spec, args.steps)
+    if args.writes_only:
+        return
     measure_box(args.steps)
     if args.box_only:
         return

@@ -114,6 +114,7 @@ REFUSED = [
     ("nothing to do here", "no command found"),
     (f"```bash\n{GET}\nkubectl get pods\n```", "2 different commands"),
     (f"```\n{GET}\n```\nor perhaps\n```\nkubectl get pods\n```", "2 different commands"),
+    (f"```bash\n{PATCH}\nkubectl delete networkpolicy adservice\n```", "2 different commands"),
     ("```bash\nrm -rf /\n```", "does not run kubectl"),
     ("Action: cat /etc/passwd", "does not run kubectl"),
     ("```yaml\napiVersion: v1\n```", "no command found"),
@@ -136,7 +137,8 @@ def test_refusals_name_the_problem_and_show_the_accepted_form(reply, why):
 
 def test_chain_of_thought_runs_the_last_command():
     reply = f"First I looked:\n```\n{GET}\n```\nand now I fix it:\n```bash\n{PATCH}\n```"
-    assert read_reply(reply).refused
+    # otherwise an inspection and a change: only the read-only inspection runs, the change is held
+    assert read_reply(reply).command == GET and read_reply(reply).held == PATCH
     assert read_reply(reply, cot=True).command == PATCH
 
 

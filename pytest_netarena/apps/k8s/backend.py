@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,12 @@ class Backend(ABC):
     @abstractmethod
     def observe(self) -> ClusterState:
         """Read the current matrix and protected objects."""
+
+    @contextmanager
+    def watching_writes(self, check: Any) -> Iterator[None]:
+        """While the block runs (one agent action), tell check (a writes.WriteCheck) the matrix after every
+        write that can change it. This default sees nothing between step ends."""
+        yield
 
     def explain(self, flow) -> str:
         return ""

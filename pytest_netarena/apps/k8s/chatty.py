@@ -43,8 +43,9 @@ def _styles(name: str, spec: dict, why: str) -> list[str]:
                                                           f"-p '{one_line}'"}),
         # no fence: the command after a sentence, spread over lines
         f"Applying the fix for {name} now.\n\n{patch}\n",
-        # delete and re-create in one action (never a step with the policy missing)
-        f"```sh\nkubectl delete networkpolicy {name} && kubectl create -f - <<EOF\n{_manifest(name, spec)}\nEOF\n```",
+        # a check and a fix in one command line (delete && create would be unsafe: every write is judged,
+        # and between the two every flow to the policy's pods is open)
+        f"```sh\nkubectl get networkpolicy {name} -o name && kubectl apply -f - <<EOF\n{_manifest(name, spec)}\nEOF\n```",
     ]
 
 

@@ -17,7 +17,10 @@ import json
 import shutil
 import socket
 import tempfile
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from ...errors import BackendUnavailable, InfraError
 from .backend import Backend, ClusterState
@@ -26,6 +29,8 @@ from .model import AppSpec
 from .protected import FingerprintCache
 
 KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
+#: the stored kinds the matrix is computed from (a write of any other kind cannot change it)
+MATRIX_PLURALS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "services": "Service", "namespaces": "Namespace"}
 #: where agents reach the server, inside each environment's own network namespace: one address for
 #: every environment, so their kubeconfigs and kubectl discovery caches are the same (shared per process)
 AGENT_PORT = 6443
@@ -48,6 +53,8 @@ class EmbeddedBackend(Backend):
         self._checker = MatrixChecker(app, namespace)
         self._cache = FingerprintCache()
         self._last: tuple[int, ClusterState] | None = None
+        self._synced: int | None = None  #: the resourceVersion the last per-write check synced the checker to
+        self._lock = threading.RLock()  #: the checker is synced by the harness and by per-write checks
 
     def prepare(self) -> None:
         try:
@@ -111,24 +118,76 @@ class EmbeddedBackend(Backend):
                     self.server.delete_object("NetworkPolicy", self.namespace, name)
 
     def observe(self) -> ClusterState:
+        with self._lock:
+            return self._observe()
+
+    def _observe(self) -> ClusterState:
         server = self.server
         with server.reading() as version:  # read-only views, no copies: nothing below mutates them
             if self._last is not None and self._last[0] == version:
                 return self._last[1]
             objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
             policies = list(server.iter_objects("NetworkPolicy", self.namespace))
-        ns = self.namespace
-
-        def local(items):
-            return [o for o in items if o["metadata"].get("namespace") == ns]
-
-        self._checker.sync(local(objects["Pod"]), local(objects["Service"]), policies, objects["Namespace"])
+        self._sync(objects["Pod"], objects["Service"], policies, objects["Namespace"])
         protected = {}
         for kind, items in objects.items():
             protected.update(self._cache.of_listing(kind, items))
         state = ClusterState(self._checker.matrix(), protected)
         self._last = (version, state)
         return state
+
+    def _sync(self, pods, services, policies, namespaces) -> None:
+        ns = self.namespace
+
+        def local(items):
+            return [o for o in items if o["metadata"].get("namespace") == ns]
+
+        self._checker.sync(local(pods), local(services), policies, namespaces)
+
+    def _matrix_now(self):
+        """(matrix, flows changed since the checker's previous sync or None for any) of the store as it is;
+        only what the matrix is computed from is read (no fingerprints). The matrix is the checker's own."""
+        server = self.server
+        with server.reading() as version:
+            if self._synced == version:
+                return self._checker.view(), set()
+            pods = list(server.iter_objects("Pod", self.namespace))
+            services = list(server.iter_objects("Service", self.namespace))
+            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+            namespaces = list(server.iter_objects("Namespace"))
+        self._checker.sync(pods, services, policies, namespaces)
+        self._synced = version
+        return self._checker.view(), self._checker.last_changed
+
+    @contextmanager
+    def watching_writes(self, check) -> Iterator[None]:
+        """Per-write checks from the store's write notification: it runs in the request's thread after the
+        write and before the answer, so each request of a command line is judged on the state it left."""
+        from .writes import write_label
+
+        namespace = self.namespace
+
+        def written(event_type: str, plural: str, obj) -> None:
+            kind = MATRIX_PLURALS.get(plural)
+            if kind is None or obj is None:
+                return
+            meta = obj["metadata"]
+            if kind != "Namespace" and meta.get("namespace") != namespace:
+                return
+            try:
+                started = time.perf_counter()
+                with self._lock:  # the checker's matrix is read before anyone syncs it again
+                    matrix, changed = self._matrix_now()
+                    check.written(write_label(event_type, kind, meta.get("namespace", ""), meta["name"]), matrix,
+                                  time.perf_counter() - started, changed)
+            except Exception as error:  # the store swallows a listener's errors: the environment raises it
+                check.failed(error)
+
+        self.server.add_listener(written)
+        try:
+            yield
+        finally:
+            self.server.remove_listener(written)
 
     def explain(self, flow) -> str:
         return self._checker.explain(flow)

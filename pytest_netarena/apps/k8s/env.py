@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 from ...core.app import Environment
 from ...core.types import Judgement, Query, StepOutcome
@@ -10,11 +11,12 @@ from ...errors import InfraError
 from .backend import Backend, ClusterState
 from .faults import apply_faults, describe
 from .actions import ActionResult, ActionRunner
-from .replies import read_reply
+from .replies import held_note, read_reply
 from .matrix import intended_matrix, mismatches
 from .model import AppSpec
 from .protected import changes
 from .report import changes_text, flow_violations, intent_text, mismatch_report, unchanged_report
+from .writes import WriteCheck
 
 COMMAND_TIMEOUT_S = 20.0
 OUTPUT_LIMIT = 32_000
@@ -35,6 +37,8 @@ class K8sEnvironment(Environment):
     """One per worker; each episode restores the healthy app, injects the query's faults, and checks."""
 
     default_max_steps = 10
+    #: judge safety after every write of a step (writes.py), not only at its end; benchmarks turn it off
+    per_write_checks = True
 
     def __init__(self, app: AppSpec, app_spec: str, backend: Backend,
                  command_timeout_s: float = COMMAND_TIMEOUT_S, output_limit: int = OUTPUT_LIMIT,
@@ -74,22 +78,30 @@ class K8sEnvironment(Environment):
             message = f"Refused: {action.refusal}"
             observation = f"{message}\nNothing was run.\n\n{unchanged_report(self.intent, self._state.matrix)}"
             return StepOutcome(action.command, message, observation, refused=True)
+        before = self._state
+        check = WriteCheck(self.intent, before.matrix)
         try:
-            result = self.runner.run(action.command, self.backend.agent_kubeconfig(), self.command_timeout_s,
-                                     self.output_limit + 1)
+            with self.backend.watching_writes(check) if self.per_write_checks else nullcontext():
+                result = self.runner.run(action.command, self.backend.agent_kubeconfig(), self.command_timeout_s,
+                                         self.output_limit + 1)
         except OSError as error:
             raise InfraError(f"cannot start the box for the command: {error}") from error
+        if check.error is not None:
+            raise InfraError(f"the per-write check failed: {type(check.error).__name__}: {check.error}") \
+                from check.error
         output = describe_result(result, self.command_timeout_s, self.output_limit)
         started = time.perf_counter()
-        before = self._state
         after = self.backend.observe()
         touched = changes(before.protected, after.protected)
-        violations = tuple(flow_violations(self.intent, before.matrix, after.matrix) + touched)
+        violations = tuple(flow_violations(self.intent, before.matrix, after.matrix) + touched
+                           + check.violations(after.matrix))
         self._state = after
-        check_s = time.perf_counter() - started
+        check_s = time.perf_counter() - started + check.seconds
         report = (unchanged_report(self.intent, after.matrix) if after.matrix == before.matrix
                   else mismatch_report(self.intent, after.matrix))
         parts = [f"$ {action.command}\n{output}", report]
+        if action.held is not None:
+            parts.insert(1, held_note(action.held))
         if touched:
             parts.append(changes_text(touched))
         done = not mismatches(self.intent, after.matrix) and not changes(self._baseline.protected, after.protected)

@@ -86,6 +86,8 @@ class MatrixChecker:
         self._probes: dict[Flow, list] = {}
         self._flow_of: dict[Any, Flow] = {}  #: probe -> its flow
         self._matrix: Matrix = {}
+        #: flows whose verdict the last sync() changed (None: the model was rebuilt, any may have)
+        self.last_changed: set[Flow] | None = None
 
     def sync(self, pods: list[dict], services: list[dict], policies: list[dict],
              namespaces: list[dict] = ()) -> None:
@@ -121,10 +123,12 @@ class MatrixChecker:
             self._apply_policies(policies)
             self._view = model.watch(list(self._flow_of))
             self._matrix = {flow: self._verdict(probes) for flow, probes in self._probes.items()}
+            self.last_changed = None
         else:
             self._apply_policies(policies)
             changed = self._view.refresh()
-            for flow in {self._flow_of[probe] for probe in changed}:
+            self.last_changed = {self._flow_of[probe] for probe in changed}
+            for flow in self.last_changed:
                 self._matrix[flow] = self._verdict(self._probes[flow])
 
     def _verdict(self, probes: list) -> bool:
@@ -155,6 +159,10 @@ class MatrixChecker:
     def model(self):
         """The engine model (netpol.ConnectivityModel) of the last sync(), or None before the first."""
         return self._model
+
+    def view(self) -> Matrix:
+        """The current matrix itself, no copy: read it before the next sync(), never change it."""
+        return self._matrix
 
     def matrix(self) -> Matrix:
         """Flow -> reachable: every pod of the source workload reaches the service port (False if it has none).

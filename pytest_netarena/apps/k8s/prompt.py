@@ -20,8 +20,10 @@ Rules:
 - Change only NetworkPolicies. Never delete, recreate, scale, restart, relabel, annotate or otherwise
   modify Deployments, ReplicaSets, Pods, Services or Namespaces, and create no new workloads.
 - Every step must be safe: a command must never break a flow that currently matches the intent
-  (neither block an intended flow nor open a flow that must stay blocked). Change one policy at a
-  time, precisely; do not delete all policies or open everything.
+  (neither block an intended flow nor open a flow that must stay blocked), not even for a moment:
+  every write is checked, so deleting a policy to re-create it opens its flows in between. Change
+  one policy at a time, precisely (patch or apply it in place); do not delete all policies or open
+  everything.
 - The application runs in the current namespace; you do not need -n. Your identity may act only in
   that namespace: other namespaces and cluster-wide listings (-A) answer Forbidden.
 - Each action runs as `bash -c` in a fresh, empty sandbox that holds kubectl and text tools (grep,
@@ -37,7 +39,8 @@ Reply with exactly ONE kubectl command per turn (one action), in a code fence, f
 kubectl get networkpolicy adservice -o yaml
 ```
 Only that command runs; a reply with two different commands is refused (in a chain-of-thought reply
-the last command is the action). One command may span several lines (backslash continuations,
+the last command is the action), except a read-only inspection beside a change: then only the
+inspection runs, and you send the change next turn if its output still calls for it. One command may span several lines (backslash continuations,
 JSON in quotes, a heredoc). Change policies with
 `kubectl patch networkpolicy NAME --type=json -p '[...]'` (JSON patch: "replace", "add", "remove"
 at paths such as /spec/ingress/0/ports/0/port), `--type=merge -p '{"spec": {...}}'` (a merge patch

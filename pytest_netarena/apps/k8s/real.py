@@ -18,8 +18,10 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -60,15 +62,24 @@ class RealClusterBackend(Backend):
         self._probed: tuple[Any, dict[Flow, bool]] | None = None
         self._counter = 0
         self._agent_config = b""
+        self._lock = threading.Lock()  #: the engine model is synced by observe() and by the watch's threads
+        self._listed: dict[str, dict[str, str]] = {}  #: plural -> name -> resourceVersion, at the last reading
+        self._namespace_object: dict | None = None
+        self._prefetched: tuple[dict[str, list[dict]], dict] | None = None  #: a listing the next observe() uses
+        self._watch = None  #: the episode's watch streams (watching.ClusterWatch), from its first action on
         self.network = None
         self.binds = tuple((path, path) for path in ("/etc/resolv.conf",) if os.path.exists(path))
 
     # ----- admin kubectl -------------------------------------------------------------------------
 
-    def _admin(self, *args: str, stdin: str | None = None, timeout: float = 60.0, check: bool = True) -> str:
+    def _admin_argv(self) -> list[str]:
         argv = [self.kubectl, f"--kubeconfig={self.admin_kubeconfig}"]
         if self.context:
             argv.append(f"--context={self.context}")
+        return argv
+
+    def _admin(self, *args: str, stdin: str | None = None, timeout: float = 60.0, check: bool = True) -> str:
+        argv = self._admin_argv()
         try:
             done = subprocess.run([*argv, *args], input=stdin, capture_output=True, text=True, timeout=timeout,
                                   env=self._admin_env)
@@ -154,6 +165,10 @@ class RealClusterBackend(Backend):
         return self._agent_config
 
     def end(self) -> None:
+        if self._watch is not None:
+            watch, self._watch = self._watch, None
+            watch.stop()
+        self._prefetched = None
         if self.namespace:
             namespace, self.namespace = self.namespace, ""
             shutil.rmtree(os.path.join(self._tmp or "", namespace), ignore_errors=True)
@@ -181,7 +196,12 @@ class RealClusterBackend(Backend):
         return grouped, namespace
 
     def observe(self) -> ClusterState:
-        grouped, namespace = self._objects()
+        if self._prefetched is not None:
+            (grouped, namespace), self._prefetched = self._prefetched, None
+        else:
+            grouped, namespace = self._objects()
+        self._namespace_object = namespace
+        self._listed = _versions(grouped)
         protected_items = [(kind, obj) for kind, objects in grouped.items() if kind in KIND_NAMES for obj in objects]
         if namespace:
             protected_items.append(("Namespace", namespace))
@@ -189,9 +209,10 @@ class RealClusterBackend(Backend):
         pods, services = grouped.get("Pod", []), grouped.get("Service", [])
         policies = grouped.get("NetworkPolicy", [])
         # the engine model is kept in sync in probe mode too: least privilege is judged on it
-        self._checker.sync(pods, services, policies, [namespace] if namespace else [])
-        if self.prober == "engine":
-            return ClusterState(self._checker.matrix(), protected)
+        with self._lock:
+            self._checker.sync(pods, services, policies, [namespace] if namespace else [])
+            if self.prober == "engine":
+                return ClusterState(self._checker.matrix(), protected)
         key = (tuple(sorted((p["metadata"]["name"], p["metadata"].get("resourceVersion")) for p in policies)),
                tuple(sorted(protected.items())))
         if self._probed is None or self._probed[0] != key:
@@ -199,6 +220,44 @@ class RealClusterBackend(Backend):
                 time.sleep(self.settle_s)  # give the CNI time to program the change
             self._probed = (key, self.probe(pods, services))
         return ClusterState(dict(self._probed[1]), protected)
+
+    @contextmanager
+    def watching_writes(self, check) -> Iterator[None]:
+        """Per-write checks from the cluster's watch streams (watching.py): the policy engine judges the
+        state after every write, compared with its own reading of the state before the action (in probe
+        mode too: the probes judge step ends, the engine what lies between)."""
+        from .watching import PLURALS, ClusterWatch
+
+        namespaces = [self._namespace_object] if self._namespace_object else []
+
+        def sync(objects: dict[str, dict[str, dict]]) -> None:
+            self._checker.sync(list(objects["pods"].values()), list(objects["services"].values()),
+                               list(objects["networkpolicies"].values()), namespaces)
+
+        def written(label: str, objects: dict[str, dict[str, dict]]) -> None:
+            started = time.perf_counter()
+            with self._lock:
+                sync(objects)
+                check.written(label, self._checker.view(), time.perf_counter() - started, self._checker.last_changed)
+
+        if self._watch is None:  # once per episode: the streams stay open from step to step
+            self._watch = ClusterWatch(self._admin_argv(), self._admin_env, self.namespace).start()
+        def ready(objects: dict[str, dict[str, dict]]) -> None:
+            with self._lock:  # the engine's reading of the state before the action
+                sync(objects)
+                check.rebase(self._checker.matrix())
+
+        watch = self._watch
+        if not watch.follow(written, {plural: set(self._listed.get(plural, {})) for plural in PLURALS}, ready):
+            raise InfraError(f"the cluster's watch streams did not list the episode's objects: "
+                             f"{watch.error or 'timed out'}")
+        try:
+            yield
+        finally:
+            self._prefetched = self._objects()  # the listing the end-of-step reading uses
+            watch.unfollow(_versions(self._prefetched[0]))
+        if watch.error is not None:
+            check.failed(watch.error)
 
     def probe(self, pods: list[dict], services: list[dict]) -> dict[Flow, bool]:
         """Measure every flow: one batched exec per running source pod, all sources in parallel."""
@@ -236,3 +295,11 @@ class RealClusterBackend(Backend):
                         for pod, _ in sources.get(flow.source, [])]
             matrix[flow] = bool(verdicts) and all(verdicts)
         return matrix
+
+
+def _versions(grouped: Mapping[str, list[dict]]) -> dict[str, dict[str, str]]:
+    """plural -> name -> resourceVersion of the kinds the watch streams follow, from a listing by kind."""
+    from .watching import PLURALS
+
+    return {plural: {o["metadata"]["name"]: o["metadata"].get("resourceVersion") for o in grouped.get(kind, [])}
+            for plural, kind in PLURALS.items()}

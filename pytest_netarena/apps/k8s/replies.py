@@ -40,6 +40,8 @@ class Action:
 
     command: str = ""
     refusal: str | None = None
+    #: a change the reply also held, not run: it came with a read-only inspection, which ran alone
+    held: str | None = None
 
     @property
     def refused(self) -> bool:
@@ -219,11 +221,34 @@ def read_reply(reply: str, cot: bool = False) -> Action:
         if not actions:
             continue
         if len(distinct) > 1 and not cot:
+            split = _inspection_and_change(actions)
+            if split is not None:
+                inspection, change = split
+                return Action(inspection, held=change)
             listed = "; ".join(f"`{_short(a)}`" for a in actions[:4])
             return Action(actions[0], f"your reply holds {len(distinct)} different commands ({listed}) and only "
                                       f"one action runs per turn, so none was run. {ACCEPTED}")
         return _checked(actions[-1])
     return Action("", f"no command found in your reply. {ACCEPTED}")
+
+
+def _inspection_and_change(actions: list[str]) -> tuple[str, str] | None:
+    """(inspection, change) when a reply holds exactly two different commands, one read-only and one not
+    ("check X; if it shows Y, the fix is Z"): the inspection may run alone, never a part of a change."""
+    from .guard import read_only
+
+    first = {}
+    for action in actions:
+        first.setdefault(_same(action), action)
+    if len(first) != 2:
+        return None
+    one, other = first.values()
+    if read_only(one) == read_only(other):
+        return None
+    inspection, change = (one, other) if read_only(one) else (other, one)
+    if _checked(inspection).refused:
+        return None
+    return inspection, change
 
 
 def _checked(command: str) -> Action:
@@ -234,6 +259,13 @@ def _checked(command: str) -> Action:
         return Action(command, f"`{_short(command)}` does not run kubectl: every action is a kubectl command, "
                                f"optionally piped through text tools. {ACCEPTED}")
     return Action(command)
+
+
+def held_note(change: str) -> str:
+    """What the agent is told of the change its reply held beside the inspection that ran."""
+    return (f"Not run: `{_short(change, 200)}`. Your reply held an inspection and a change; one action runs "
+            "per turn, so only the read-only inspection ran and the change was not run. If the output above "
+            "still calls for the change, send it alone.")
 
 
 def _short(command: str, keep: int = 80) -> str:

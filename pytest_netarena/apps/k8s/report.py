@@ -84,9 +84,13 @@ def flow_violations(intent: Matrix, before: Matrix, after: Matrix) -> list[str]:
                    for flow, expected in intent.items())
     for flow, expected, was, now in triples:
         if was == expected and now != expected:
-            verb = "newly blocked (should be allowed)" if expected else "newly allowed (should be blocked)"
-            violations.append(f"flow {flow} {verb}")
+            violations.append(broken_text(flow, expected))
     return violations
+
+
+def broken_text(flow: Flow, expected: bool) -> str:
+    """How a flow that stopped matching the intent is named in a violation."""
+    return f"flow {flow} " + ("newly blocked (should be allowed)" if expected else "newly allowed (should be blocked)")
 
 
 def format_counts(matrix: Mapping[Flow, bool]) -> str:
