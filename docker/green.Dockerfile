@@ -9,11 +9,13 @@ ENV NETARENA_APP=${APP} LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONUNBUFFERED=1
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap jq iproute2 iputils-ping iptables mininet \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/netarena
-COPY setup.py pyproject.toml README.md ./
+COPY setup.py pyproject.toml README.md requirements.lock ./
 COPY pytest_netarena ./pytest_netarena
 COPY suites ./suites
 COPY fixtures ./fixtures
-RUN pip install --no-cache-dir ".[a2a,k8s]"
+# exactly the versions CI tested (requirements.lock, with hashes; no resolver), then the package itself
+RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements.lock \
+    && pip install --no-cache-dir --no-deps .
 EXPOSE 9009
 ENTRYPOINT ["sh", "-c", "exec netarena serve-green --app \"$NETARENA_APP\" \"$@\"", "netarena"]
 CMD ["--host", "0.0.0.0", "--port", "9009"]

@@ -6,11 +6,13 @@ FROM python:3.11-slim
 ARG AGENT=openai:gpt-4o
 ENV NETARENA_AGENT=${AGENT} LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONUNBUFFERED=1
 WORKDIR /opt/netarena
-COPY setup.py pyproject.toml README.md ./
+COPY setup.py pyproject.toml README.md requirements.lock ./
 COPY pytest_netarena ./pytest_netarena
 COPY suites ./suites
 COPY fixtures ./fixtures
-RUN pip install --no-cache-dir ".[a2a,llm]"
+# exactly the versions CI tested (requirements.lock, with hashes; no resolver), then the package itself
+RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements.lock \
+    && pip install --no-cache-dir --no-deps .
 EXPOSE 9019
 ENTRYPOINT ["sh", "-c", "exec netarena serve-purple --agent \"$NETARENA_AGENT\" \"$@\"", "netarena"]
 CMD ["--host", "0.0.0.0", "--port", "9019"]

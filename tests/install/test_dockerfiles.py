@@ -45,13 +45,18 @@ def replay(dockerfile: Path, workdir: Path, venv: Path) -> tuple[list[str], dict
                 else:
                     shutil.copy2(ROOT / source, target)
         elif name == "RUN" and "pip install" in argument:
-            words = shlex.split(argument)
-            packages = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
-            # dependencies come from this machine (the venv sees them); the project itself installs fresh
-            done = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-                                   "--no-deps", "-q", "--disable-pip-version-check", *packages],
-                                  cwd=workdir, capture_output=True, text=True, timeout=300, check=False)
-            assert done.returncode == 0, done.stderr[-2000:]
+            for step in argument.split("&&"):
+                words = shlex.split(step)
+                assert words[:2] == ["pip", "install"], step
+                if "-r" in words:  # the lock: this machine's venv already holds exactly it
+                    assert words[words.index("-r") + 1] == "requirements.lock" and "--require-hashes" in words
+                    continue
+                packages = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
+                # dependencies come from this machine (the venv sees them); the project itself installs fresh
+                done = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                                       "install", "--no-deps", "-q", "--disable-pip-version-check", *packages],
+                                      cwd=workdir, capture_output=True, text=True, timeout=300, check=False)
+                assert done.returncode == 0, done.stderr[-2000:]
         elif name == "ENTRYPOINT":
             entry = json.loads(argument)
         elif name == "CMD":
