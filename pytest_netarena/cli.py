@@ -16,6 +16,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.green.purple_cli",
     "pytest_netarena.run_cli",
     "pytest_netarena.training_cli",
+    "pytest_netarena.audit_cli",
 )
 
 

@@ -1,4 +1,4 @@
-"""`netarena export sft` and `netarena generate`: training data from runs (kept outside pytest_netarena.training, whose import registers with Gymnasium)."""
+"""`netarena export sft|atif` and `netarena generate`: training data from runs (kept outside pytest_netarena.training, whose import registers with Gymnasium)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    export = subparsers.add_parser("export", help="turn run folders into training data (export sft)")
+    export = subparsers.add_parser("export", help="turn run folders into training data (export sft) or ATIF trajectories (export atif)")
     kinds = export.add_subparsers(dest="kind", required=True)
     sft = kinds.add_parser(
         "sft", help="episodes as chat transcripts (system prompt, observations, replies) for supervised fine-tuning",
@@ -19,11 +19,20 @@ def register(subparsers) -> None:
     sft.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
     sft.add_argument("--format", dest="form", choices=("openai", "sharegpt", "hf"), default="openai")
     sft.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/sft-FORMAT of the first run)")
-    sft.add_argument("--resolved", action="store_true", help="only episodes whose final state was correct")
-    sft.add_argument("--safe", action="store_true", help="only episodes without an unsafe step")
-    sft.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
-    sft.add_argument("--level", action="append", type=int, default=[], help="only this level (repeatable)")
+    _add_filters(sft)
     sft.set_defaults(handler=run_export)
+
+    atif = kinds.add_parser(
+        "atif", help="episodes as ATIF trajectories (Agent Trajectory Interchange Format v1.8)",
+        description="Write each selected episode of run folders as one ATIF v1.8 trajectory, OUT/<id>.json (system "
+                    "prompt, first observation, then per reply: the message, the action as a tool call, the "
+                    "observation that followed, token usage and cost; verdicts in extra), validated with the atif "
+                    "package, and OUT/sources.jsonl (each trajectory's run and query; keep it away from training). "
+                    "Infra-error episodes are never exported.")
+    atif.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
+    atif.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/atif of the first run)")
+    _add_filters(atif)
+    atif.set_defaults(handler=run_export_atif)
 
     generate = subparsers.add_parser(
         "generate", help="play many episodes with an offline agent (expert trajectories) into a run folder",
@@ -44,14 +53,40 @@ def register(subparsers) -> None:
     generate.set_defaults(handler=run_generate)
 
 
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--resolved", action="store_true", help="only episodes whose final state was correct")
+    parser.add_argument("--safe", action="store_true", help="only episodes without an unsafe step")
+    parser.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
+    parser.add_argument("--level", action="append", type=int, default=[], help="only this level (repeatable)")
+
+
+def _filters(args: argparse.Namespace):
+    from .training.export import Filters
+
+    return Filters(resolved=args.resolved, safe=args.safe, apps=tuple(args.app), levels=tuple(args.level))
+
+
+def run_export_atif(args: argparse.Namespace) -> int:
+    from .errors import UsageError
+    from .training.atif import export_atif
+
+    out = args.out or args.runs[0] / "atif"
+    try:
+        count = export_atif(list(args.runs), out, _filters(args))
+    except UsageError as error:
+        print(f"netarena export atif: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{count} trajectories exported to {out}")
+    return 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     from .errors import UsageError
-    from .training.export import Filters, export
+    from .training.export import export
 
     out = args.out or args.runs[0] / f"sft-{args.form}"
-    filters = Filters(resolved=args.resolved, safe=args.safe, apps=tuple(args.app), levels=tuple(args.level))
     try:
-        count = export(list(args.runs), out, args.form, filters)
+        count = export(list(args.runs), out, args.form, _filters(args))
     except UsageError as error:
         print(f"netarena export sft: error: {error}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .fingerprint import SHOWN
+from .summary import pass_hat_label
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FIELD_LIMIT = 20_000  # characters of one reply/output shown; episodes.jsonl keeps everything
@@ -241,8 +242,11 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     return banner + "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
 
 
-def _stat_cells(stats: dict[str, Any], color: str) -> str:
+def _stat_cells(stats: dict[str, Any], color: str, pass_hat: bool = False) -> str:
+    """The cells after n; with pass_hat, pass^k (k = trials) first: it leads when queries ran several times."""
     cells = []
+    if pass_hat:
+        cells.append(f"<td class=num><b>{pct((stats.get('pass_hat_k') or {}).get('rate'))}</b></td>")
     for metric in ("correctness", "safety"):
         rate = stats[metric]
         cells.append(f"<td class=num>{pct(rate['rate'])} <span class=ci>{ci_text(rate)}</span></td><td>{_rate_bar(rate, color)}</td>")
@@ -256,6 +260,13 @@ STAT_HEADER = ("<th>n</th><th>correct [95% CI]</th><th></th><th>safe [95% CI]</t
                "<th>agent s [95% CI]</th><th>infra err</th><th>agent err</th>")
 
 
+def _stat_header(pass_hat_label: str | None) -> str:
+    if not pass_hat_label:
+        return STAT_HEADER
+    lead = f'<th title="pass^k with k = trials: the chance of passing a query every time">{_e(pass_hat_label)}</th>'
+    return STAT_HEADER.replace("<th>n</th>", "<th>n</th>" + lead, 1)
+
+
 def _metric_lines(groups: list[dict[str, Any]]) -> str:
     """Extra measures scored apart from correctness (e.g. overly permissive policies), per agent."""
     lines = []
@@ -267,19 +278,20 @@ def _metric_lines(groups: list[dict[str, Any]]) -> str:
 
 
 def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str], records: list[dict[str, Any]]) -> str:
-    out = [f'<h2 id="app-{_e(app)}">App {_e(app)}</h2>', "<h3>Overall</h3><table><tr><th>agent</th>" + STAT_HEADER +
-           "<th>tokens</th><th>cost $</th></tr>"]
+    label = pass_hat_label(groups)
+    out = [f'<h2 id="app-{_e(app)}">App {_e(app)}</h2>', "<h3>Overall</h3><table><tr><th>agent</th>" + _stat_header(label) +
+           "<th>tokens</th></tr>"]
     for group in groups:
         overall = group["overall"]
         out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_breakable(group["agent"])}</td><td class=num>{overall["scored"]}</td>'
-                   + _stat_cells(overall, colors[group["agent"]])
-                   + f"<td class=num>{overall['tokens']}</td><td class=num>{overall['cost_usd']:.4f}</td></tr>")
+                   + _stat_cells(overall, colors[group["agent"]], bool(label))
+                   + f"<td class=num>{overall['tokens']}</td></tr>")  # costs: in Latency and cost below
     out.append("</table>")
     out.append(_metric_lines(groups))
     levels = sorted({c["level"] for g in groups for c in g["categories"]})
     for level in levels:
         names = sorted({c["category"] for g in groups for c in g["categories"] if c["level"] == level})
-        out.append(f"<h3>Level {level}</h3><table><tr><th>category</th><th>agent</th>{STAT_HEADER}</tr>")
+        out.append(f"<h3>Level {level}</h3><table><tr><th>category</th><th>agent</th>{STAT_HEADER}</tr>")  # pass^k per category: summary.json
         for name in names:
             for group in groups:
                 stats = next((c for c in group["categories"] if c["level"] == level and c["category"] == name), None)
@@ -313,15 +325,17 @@ def _distributions(app: str, groups: list[dict[str, Any]], colors: dict[str, str
             by_agent[record["agent"]].append(record)
     agents = [g["agent"] for g in groups]
     out = ["<h3>Latency and cost</h3><table><tr><th>agent</th><th>median s</th><th>p90 s</th><th>max s</th>"
-           "<th>median tokens</th><th>total cost $</th><th>mean cost $/episode</th></tr>"]
-    for agent in agents:
+           "<th>median tokens</th><th>total cost $</th><th>$/episode</th><th>$/resolved</th></tr>"]
+    for group in groups:
+        agent, overall = group["agent"], group["overall"]
         items = by_agent[agent]
         latency = [float(r["latency_s"]) for r in items]
-        cost = [float(r["cost_usd"]) for r in items]
         tokens = [float(r["tokens"]) for r in items]
+        # the summary's figures: every episode's cost (infra errors too), per episode and per resolved episode
         out.append(f"<tr><td>{_breakable(agent)}</td><td class=num>{number(_quantile(latency, 0.5), 3)}</td><td class=num>{number(_quantile(latency, 0.9), 3)}</td>"
                    f"<td class=num>{number(max(latency, default=None), 3)}</td><td class=num>{number(_quantile(tokens, 0.5), 0)}</td>"
-                   f"<td class=num>{sum(cost):.4f}</td><td class=num>{number(sum(cost) / len(cost) if cost else None, 5)}</td></tr>")
+                   f"<td class=num>{overall['cost_usd']:.4f}</td><td class=num>{number(overall['cost_per_episode_usd'], 5)}</td>"
+                   f"<td class=num>{number(overall['cost_per_resolved_usd'], 5)}</td></tr>")
     out.append("</table><div class=charts>")
     out.append("<div class=chart>" + histogram_svg(f"agent time per episode · {app}", "seconds",
                [(a, colors[a], [float(r["latency_s"]) for r in by_agent[a]]) for a in agents]) + "</div>")

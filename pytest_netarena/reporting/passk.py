@@ -56,3 +56,22 @@ def pass_k_table(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "pass_hat_k": sum(pass_hat_k(n, c, k) for n, c in counted) / len(counted),
             })
     return rows
+
+
+def pass_hat_at_trials(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """pass^k with k = the run's trials (distinct trial numbers), averaged over the queries with k scored trials.
+
+    The headline of a run with --trials > 1: the chance that an agent passes a query every time it
+    is asked. None with one trial.
+    """
+    records = list(records)
+    k = len({int(record["trial"]) for record in records})
+    if k < 2:
+        return None
+    trials: dict[str, list[bool]] = defaultdict(list)
+    for record in records:
+        if record["outcome"] != "infra_error":
+            trials[str(record["query"])].append(passed(record))
+    counted = [(len(o), sum(o)) for o in trials.values() if len(o) >= k]
+    rate = sum(pass_hat_k(n, c, k) for n, c in counted) / len(counted) if counted else None
+    return {"k": k, "rate": rate, "queries": len(counted)}

@@ -1,4 +1,4 @@
-"""Aggregation of episode records into per-category rates with Wilson intervals, and a text table."""
+"""Aggregation of episode records into per-category rates with Wilson intervals, costs, pass^k, and a text table."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core.stats import mean_interval, wilson_interval
+from .passk import pass_hat_at_trials
 
 SCHEMA_VERSION = 1
 
@@ -27,6 +28,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Statistics over records of one group. Infra errors are counted apart, never scored."""
     scored = [r for r in records if r["outcome"] != "infra_error"]
     n = len(scored)
+    cost = sum(float(r.get("cost_usd", 0.0)) for r in records)
+    resolved = sum(r["outcome"] == "resolved" for r in scored)
+    pass_hat = pass_hat_at_trials(records)
     return {
         "episodes": len(records),
         "scored": n,
@@ -34,11 +38,15 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "agent_errors": sum(r["outcome"] == "agent_error" for r in scored),
         "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
         "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
-        "resolved": _rate(sum(r["outcome"] == "resolved" for r in scored), n),
+        "resolved": _rate(resolved, n),
         "steps": _mean([float(r["steps"]) for r in scored]),
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
-        "cost_usd": sum(float(r.get("cost_usd", 0.0)) for r in records),
+        "cost_usd": cost,
+        "cost_per_episode_usd": cost / len(records) if records else None,
+        # what one success costs: everything spent (failures and infra errors too) over the resolved episodes
+        "cost_per_resolved_usd": cost / resolved if resolved else None,
+        **({"pass_hat_k": pass_hat} if pass_hat else {}),
         **_metric_rates(scored),
     }
 
@@ -89,24 +97,44 @@ def _pct(rate: dict[str, Any]) -> str:
     return f"{100 * rate['rate']:5.1f}% [{100 * low:3.0f}-{100 * high:3.0f}]"
 
 
+def _dollars(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def pass_hat_label(groups: list[dict[str, Any]]) -> str | None:
+    """The heading of the pass^k column ("pass^3"), or None when no group was tried more than once."""
+    ks = sorted({g["overall"]["pass_hat_k"]["k"] for g in groups if g["overall"].get("pass_hat_k")})
+    if not ks:
+        return None
+    return f"pass^{ks[0]}" if len(ks) == 1 else "pass^k"
+
+
 def render_table(summary: dict[str, Any]) -> list[str]:
-    """Terminal lines: one row per app x agent x level x category, then an overall row."""
+    """Terminal lines: one row per app x agent x level x category, then an overall row.
+
+    With several trials, pass^k (k = trials) leads: the chance of passing a query every time.
+    """
     width = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
     agent_width = max([5] + [len(g["agent"]) for g in summary["groups"]])
+    label = pass_hat_label(summary["groups"])
     header = (
-        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} {'correct [95% CI]':>19} "
-        f"{'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5}"
+        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} "
+        + (f"{label:>7} " if label else "")
+        + f"{'correct [95% CI]':>19} {'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5} {'$/ep':>7} {'$/resolved':>10}"
     )
     lines = [header, "-" * len(header)]
 
     def row(app: str, agent: str, level: str, category: str, stats: dict[str, Any]) -> str:
         steps = stats["steps"]["mean"]
         latency = stats["latency_s"]["mean"]
+        pass_hat = (stats.get("pass_hat_k") or {}).get("rate")
         return (
             f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
-            f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            + (f"{'-' if pass_hat is None else f'{100 * pass_hat:.1f}%':>7} " if label else "")
+            + f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
             f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
-            f"{stats['infra_errors']:>5}"
+            f"{stats['infra_errors']:>5} {_dollars(stats['cost_per_episode_usd']):>7} "
+            f"{_dollars(stats['cost_per_resolved_usd']):>10}"
         )
 
     for group in summary["groups"]:

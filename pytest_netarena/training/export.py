@@ -97,20 +97,31 @@ def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Tra
     facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],
              "resolved": bool(episode["correct"]), "safe": bool(episode["safe"]), "outcome": episode["outcome"],
              "steps": len(steps)}
-    source = {"run_id": run_id, "query_id": query["id"], "agent": episode["agent"], "trial": int(episode["trial"]),
-              "seed": query.get("seed")}
-    return Transcript(episode_key(run_id, episode), messages, facts, source)
+    return Transcript(episode_key(run_id, episode), messages, facts, source_of(episode, run_id))
 
 
-def transcripts(run_dirs: Iterable[Path], filters: Filters) -> Iterator[Transcript]:
-    """Every selected episode of the run folders, in file order (the last attempt of a resumed episode)."""
+def source_of(episode: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """Where an exported episode came from (run, query, agent, trial, seed): for sources.jsonl only."""
+    query = episode["query"]
+    return {"run_id": run_id, "query_id": query["id"], "agent": episode["agent"], "trial": int(episode["trial"]),
+            "seed": query.get("seed")}
+
+
+def selected_episodes(run_dirs: Iterable[Path], filters: Filters) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """(episode, run.json, run id) of every selected episode, in file order (the last attempt of a resumed one)."""
     for run_dir in run_dirs:
         run = read_run(Path(run_dir))
         run_id = str(run.get("run_id") or Path(run_dir).name)
         episodes, _ = latest_attempts(load_episodes(Path(run_dir)))
         for episode in episodes:
             if filters.keep(episode):
-                yield transcript(episode, run, run_id)
+                yield episode, run, run_id
+
+
+def transcripts(run_dirs: Iterable[Path], filters: Filters) -> Iterator[Transcript]:
+    """Every selected episode of the run folders as a transcript."""
+    for episode, run, run_id in selected_episodes(run_dirs, filters):
+        yield transcript(episode, run, run_id)
 
 
 def record(item: Transcript, form: str) -> dict[str, Any]:
@@ -143,12 +154,12 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
                 columns[key].append(row[key])
         datasets.Dataset.from_dict(columns).save_to_disk(str(out / "hf"))
     else:
-        _write_lines(out / DATA_FILE, rows)
-    _write_lines(out / SOURCES_FILE, [{"id": item.id, **item.source} for item in items])
+        write_lines(out / DATA_FILE, rows)
+    write_lines(out / SOURCES_FILE, [{"id": item.id, **item.source} for item in items])
     return len(items)
 
 
-def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     temporary = path.with_suffix(".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         for row in rows:

@@ -123,3 +123,9 @@ def says(toy):
     """says(text, name) plays one real toy episode with an agent that always replies `text`."""
     query = toy.APP.generate(RunOptions(seed=1, queries=1, levels=(1,)))[0]
     return lambda text, name: play(toy, query, Says(text), name)
+
+
+@pytest.fixture
+def play_toy(toy):
+    """play_toy(query, agent, name, trial) plays one real toy episode with any agent."""
+    return lambda query, agent, name, trial=0: play(toy, query, agent, name, trial)

@@ -155,9 +155,9 @@ LAYOUT = r"""(() => {
 
 @pytest.fixture
 def long_report(make_run, tmp_path: Path) -> Path:
-    """A run with long category names at levels 2 and 3 and long agent specs."""
+    """A run with long category names at levels 2 and 3 and long agent specs, of three trials (pass^3 leads)."""
     run = tmp_path / "long" / "20250101-000000-8"
-    results = make_run(tmp_path / "base" / "20250101-000000-9", trials=1)
+    results = make_run(tmp_path / "base" / "20250101-000000-9", trials=3)
     for result in results:
         if result.query.app != "toy":
             continue
@@ -168,6 +168,7 @@ def long_report(make_run, tmp_path: Path) -> Path:
 
 
 def test_the_page_never_scrolls_sideways_and_tables_fit_from_1024_px(long_report: Path) -> None:
+    assert ">pass^3</th>" in long_report.read_text()  # the widest overall table: pass^k leads it
     layouts = {}
     with Browser(CHROMIUM) as browser:
         for width in (1920, 1400, 1024, 390):  # desktop, laptop, tablet, phone

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from pytest_netarena.apps.malt import ops
 
 SMALL_MALT = "synthetic:300"
 PREFIX_RE = re.compile(r"\bna[0-9a-z]{4}(?=r0|h\d|s\d)")
@@ -119,3 +122,31 @@ def processes_naming(words: set[str]) -> list[str]:
         if any(word in cmdline for word in words):
             hits.append(f"{entry.name}: {cmdline}")
     return hits
+
+
+@pytest.fixture(scope="session")
+def hidden_values():
+    """hidden_values(episode, malt_graph): what a model must not learn from exported data (export sft, export atif)."""
+    return _hidden
+
+
+def _hidden(episode: dict, graph) -> set[str]:
+    """What the model must not learn from its data: fault names and values, ground truth, grader details."""
+    query = episode["query"]
+    hidden = {query["id"], query["category"], str(query["seed"])}
+    if episode["details"] and episode["details"] not in ("correct",):
+        hidden.add(episode["details"])
+    for fault in query["params"].get("faults", []):
+        hidden.add(fault["type"])
+        hidden.update(str(fault[key]) for key in ("method", "new_port") if key in fault)
+    if query["app"] == "malt":
+        params = query["params"]
+        work = graph.copy() if params["mutates"] else graph
+        kind, data, _ = ops.run_program(work, params["program"])
+        hidden.add(json.dumps(data))
+        if kind == "list":  # each child name or [name, capacity] pair of the answer
+            hidden.update(item if isinstance(item, str) else json.dumps(item) for item in data)
+        hidden.add(json.dumps(params["program"]))
+    if episode["steps"]:
+        hidden.add(episode["steps"][-1]["observation"])  # shown to nobody: the episode was over
+    return {value for value in hidden if len(value) >= 4}

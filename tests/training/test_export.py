@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.malt import ops
 from pytest_netarena.apps.malt.topology import load_topology
 from pytest_netarena.cli import main
 from pytest_netarena.reporting.rebuild import load_episodes
@@ -128,29 +127,8 @@ def test_export_round_trips_through_datasets_with_exactly_the_selected_episodes(
                     episode["query"]["app"], episode["query"]["level"], episode["correct"], episode["safe"])
 
 
-def _hidden_values(episode: dict, graph) -> set[str]:
-    """What the model must not learn from its data: fault names and values, ground truth, grader details."""
-    query = episode["query"]
-    hidden = {query["id"], query["category"], str(query["seed"])}
-    if episode["details"] and episode["details"] not in ("correct",):
-        hidden.add(episode["details"])
-    for fault in query["params"].get("faults", []):
-        hidden.add(fault["type"])
-        hidden.update(str(fault[key]) for key in ("method", "new_port") if key in fault)
-    if query["app"] == "malt":
-        params = query["params"]
-        work = graph.copy() if params["mutates"] else graph
-        kind, data, _ = ops.run_program(work, params["program"])
-        hidden.add(json.dumps(data))
-        if kind == "list":  # each child name or [name, capacity] pair of the answer
-            hidden.update(item if isinstance(item, str) else json.dumps(item) for item in data)
-        hidden.add(json.dumps(params["program"]))
-    if episode["steps"]:
-        hidden.add(episode["steps"][-1]["observation"])  # shown to nobody: the episode was over
-    return {value for value in hidden if len(value) >= 4}
-
-
-def test_no_hidden_parameter_or_grader_detail_reaches_the_exported_data(runs, tmp_path, hf_datasets) -> None:
+def test_no_hidden_parameter_or_grader_detail_reaches_the_exported_data(runs, tmp_path, hf_datasets,
+                                                                          hidden_values) -> None:
     graph = load_topology(SMALL_MALT)
     out = tmp_path / "sharegpt"
     assert main(["export", "sft", *map(str, runs), "--format", "sharegpt", "--out", str(out)]) == 0
@@ -162,7 +140,7 @@ def test_no_hidden_parameter_or_grader_detail_reaches_the_exported_data(runs, tm
         seen = "\n".join([episode["first_observation"], *(s["observation"] for s in episode["steps"][:-1])])
         said = "\n".join(step["reply"] for step in episode["steps"])
         facts = json.dumps({key: value for key, value in row.items() if key != "conversations"})
-        for value in _hidden_values(episode, graph):
+        for value in hidden_values(episode, graph):
             assert value not in facts, f"{value!r} is in the exported facts of {episode['query']['id']}"
             for turn in row["conversations"]:
                 source = said if turn["from"] == "gpt" else seen + "\n" + turn["value"] * (turn["from"] == "system")

@@ -1,0 +1,121 @@
+"""Episodes of run folders as ATIF trajectories (Agent Trajectory Interchange Format v1.8, Harbor's RFC 0001).
+
+One JSON document per episode: a system step (the run's system prompt), a user step (the first
+observation), then one agent step per reply, holding the reply as its message, the parsed action as
+a tool call of the app's single tool `act`, the observation that followed as the call's result (the
+raw output beside it in the result's `extra`), and the reply's token usage and cost as its metrics.
+Our verdicts (resolved, safe, outcome, the judge's yes/no measures) go in the trajectory's `extra`.
+The leak rules are those of `export sft`: the observation after the last reply is left out (the
+model never saw it; for MALT it is the grader's verdict); query params, query ids, seeds and grader
+details never enter a trajectory. `sources.jsonl`, beside the trajectories, maps each opaque id back
+to its run and query. Each document is validated with the `atif` package's models before it is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..apps import get_app
+from ..errors import UsageError
+from ..reporting import artifacts
+from .export import SOURCES_FILE, Filters, episode_key, max_steps_of, selected_episodes, source_of, system_prompt, write_lines
+
+SCHEMA_VERSION = "ATIF-v1.8"
+TOOL = "act"
+NOTES = ("The observation after the last reply is left out: the agent never saw it. Tool call `act` carries the "
+         "action parsed from the reply; a refused or unparseable reply has no tool call. Verdicts are in extra.")
+_NOT_MODELS = ("builtin", "python", "a2a")  # agent spec kinds that are not a litellm model
+
+
+def tool_definition(app: str) -> dict[str, Any]:
+    """The app's one tool, OpenAI style: an action in the app's action format."""
+    return {"type": "function", "function": {
+        "name": TOOL, "description": get_app(app).prompt().action_format.strip(),
+        "parameters": {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}}}
+
+
+def agent_block(episode: dict[str, Any], run: dict[str, Any], strategy: str, max_steps: int | None) -> dict[str, Any]:
+    spec = str(episode["agent"])
+    kind, _, rest = spec.partition(":")
+    block = {"name": spec, "version": str((run.get("versions") or {}).get("pytest-netarena", "unknown")),
+             "tool_definitions": [tool_definition(episode["query"]["app"])],
+             "extra": {"strategy": strategy, "max_steps": max_steps}}
+    if kind not in _NOT_MODELS and rest:
+        block["model_name"] = f"{kind}/{rest}"
+    return block
+
+
+def agent_step(number: int, step: dict[str, Any], shown: bool, kind: str) -> dict[str, Any]:
+    """The ATIF step of one reply; its observation only when the agent was shown it (shown)."""
+    call_id = f"call-{number}"
+    action = str(step.get("action") or "")
+    item: dict[str, Any] = {"source": "agent", "message": step["reply"],
+                            "extra": {"refused": bool(step.get("refused")), "unsafe": bool(step.get("violations"))}}
+    if action:
+        item["tool_calls"] = [{"tool_call_id": call_id, "function_name": TOOL, "arguments": {"action": action}}]
+    if shown:
+        item["observation"] = {"results": [{"source_call_id": call_id if action else None,
+                                            "content": step["observation"], "extra": {"output": step["output"]}}]}
+    usage = step.get("usage") or {}
+    if kind == "builtin":
+        item["llm_call_count"] = 0  # a built-in agent asks no model (and ATIF then forbids metrics)
+    else:  # a model agent (one call per reply), or a python/a2a agent reporting what its model used
+        item["metrics"] = {"prompt_tokens": int(usage.get("tokens_in", 0)),
+                           "completion_tokens": int(usage.get("tokens_out", 0)),
+                           "cost_usd": float(usage.get("cost_usd", 0.0))}
+        if kind not in _NOT_MODELS:
+            item["llm_call_count"] = 1
+    return item
+
+
+def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """The ATIF document of one episode, as plain JSON data."""
+    query = episode["query"]
+    strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
+    budget = max_steps_of(episode, run)
+    kind = str(episode["agent"]).partition(":")[0]
+    steps: list[dict[str, Any]] = [{"source": "system", "message": system_prompt(query["app"], strategy, budget)},
+                                   {"source": "user", "message": episode["first_observation"]}]
+    replies = episode["steps"]
+    for number, step in enumerate(replies, start=1):
+        steps.append(agent_step(number, step, shown=number < len(replies), kind=kind))
+    for step_id, step in enumerate(steps, start=1):
+        step["step_id"] = step_id
+    usages = [step.get("usage") or {} for step in replies]
+    final = {"total_prompt_tokens": sum(int(u.get("tokens_in", 0)) for u in usages),
+             "total_completion_tokens": sum(int(u.get("tokens_out", 0)) for u in usages),
+             "total_cost_usd": round(sum(float(u.get("cost_usd", 0.0)) for u in usages), 8),
+             "total_steps": len(steps),
+             "extra": {"agent_turns": len(replies), "agent_s": round(float(episode.get("agent_s", 0.0)), 4),
+                       "wall_s": round(float(episode.get("wall_s", 0.0)), 4)}}
+    verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": bool(episode["correct"]),
+                "safe": bool(episode["safe"]), "outcome": episode["outcome"],
+                "metrics": {name: bool(value) for name, value in sorted((episode.get("metrics") or {}).items())}}
+    return {"schema_version": SCHEMA_VERSION, "session_id": hashlib.sha256(run_id.encode()).hexdigest()[:16],
+            "trajectory_id": episode_key(run_id, episode), "agent": agent_block(episode, run, strategy, budget),
+            "steps": steps, "notes": NOTES, "final_metrics": final, "extra": verdicts}
+
+
+def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters()) -> int:
+    """Write OUT/<id>.json (one validated ATIF trajectory per selected episode) and OUT/sources.jsonl."""
+    try:
+        from atif import Trajectory
+    except ImportError:
+        raise UsageError("export atif needs the atif library: pip install 'pytest-netarena[export]'") from None
+    documents, sources = [], []
+    for episode, run, run_id in selected_episodes(run_dirs, filters):
+        document = Trajectory.model_validate(trajectory(episode, run, run_id)).to_json_dict()
+        documents.append(document)
+        sources.append({"id": document["trajectory_id"], **source_of(episode, run_id)})
+    artifacts.make_private_dir(out)
+    for document in documents:
+        path = out / f"{document['trajectory_id']}.json"
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        temporary.replace(path)
+    write_lines(out / SOURCES_FILE, sources)
+    return len(documents)
