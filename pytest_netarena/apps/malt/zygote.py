@@ -1,7 +1,7 @@
-"""MALT zygote: holds Python, networkx and the topology in memory, and forks one child per answer.
+"""MALT zygote: holds Python, networkx, numpy and the topology in memory, and forks one child per answer.
 
 Run as a script inside the MALT box (`python -I -S zygote.py`), never imported by the grader; it
-depends only on the standard library and networkx. Its stdin is a SOCK_SEQPACKET control socket
+depends only on the standard library, networkx and (when present) numpy. Its stdin is a SOCK_SEQPACKET control socket
 to the grader; every message is one JSON packet:
 
   grader -> zygote  {"op": "init", "limits": {...}, "libraries": path}  + fd: a pipe carrying the graph
@@ -14,6 +14,11 @@ The answer's code and its result travel through pipes the grader made and only t
 they never enter the zygote's memory, so a later child (forked from it) cannot find an earlier
 answer there. The child drops to the private uid it was given (no capabilities left), under
 rlimits (address space, CPU, file size, open files, no core, one process: no fork, no threads).
+
+The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
+for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
+a networkx graph), converted there to its JSON form; --compat netarena restores them, since
+NetArena compares the Python values themselves. Or `E` + the error.
 """
 
 import builtins
@@ -38,6 +43,8 @@ PRELOAD = (
 PR_SET_NO_NEW_PRIVS = 38
 MAX_CODE = 1 << 20
 MAX_ERROR = 2000
+#: notes on converted types kept per result (a ranking of thousands of tuples fits)
+MAX_NOTES = 100_000
 LIBC = ctypes.CDLL(None)
 
 
@@ -78,14 +85,70 @@ def drop(uid, limits):
     os.chdir("/")
 
 
-def encode(value):
+JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def to_json(value, path, notes):
+    """value as plain JSON data (dict, list, str, int, float, bool, None); each conversion of another
+    type is noted in notes as [path, kind] (none inside a graph, whose node-link form is plain already)."""
+    kind = type(value)
+    if kind in JSON_SCALARS:
+        return value
+    if kind is list:
+        return [to_json(item, path + [index], notes) for index, item in enumerate(value)]
+    if kind is dict:
+        return to_json_object(value, path, notes)
+    if kind.__module__ == "numpy":
+        note(notes, path, f"numpy.{kind.__name__}")
+        return to_json(value.tolist() if hasattr(value, "shape") and value.shape else value.item(), path, [])
+    if isinstance(value, (tuple, set, frozenset)):
+        note(notes, path, "tuple" if isinstance(value, tuple) else "set")
+        items = value if isinstance(value, tuple) else sorted(value, key=str)
+        return [to_json(item, path + [index], notes) for index, item in enumerate(items)]
     import networkx as nx
 
     if isinstance(value, nx.Graph):
-        return nx.node_link_data(value, edges="edges")
-    if isinstance(value, (set, frozenset, tuple)):
-        return sorted(value, key=str) if not isinstance(value, tuple) else list(value)
-    raise TypeError(f"a {type(value).__name__} cannot be returned (use JSON values or a networkx graph)")
+        note(notes, path, f"networkx.{'Multi' if value.is_multigraph() else ''}{'Di' if value.is_directed() else ''}Graph")
+        return to_json(nx.node_link_data(value, edges="edges"), path, [])
+    # subclasses (an IntEnum, a list subclass): JSON writes them as their base type
+    if isinstance(value, list):
+        return [to_json(item, path + [index], notes) for index, item in enumerate(list.__iter__(value))]
+    if isinstance(value, dict):
+        return to_json_object(dict(dict.items(value)), path, notes)
+    for plain in (bool, int, float, str):
+        if isinstance(value, plain):
+            return plain(value)
+    raise TypeError(f"a {kind.__name__} cannot be returned (use JSON values, numpy values or a networkx graph)")
+
+
+def to_json_object(value, path, notes):
+    out = {}
+    for key, item in value.items():
+        name = json_key(key)
+        out[name] = to_json(item, path + [name], notes)
+    return out
+
+
+def json_key(key):
+    """A dict key as JSON writes it (a string); numpy keys as their Python value."""
+    if type(key).__module__ == "numpy" and hasattr(key, "item"):
+        key = key.item()
+    if isinstance(key, str):
+        return str(key)
+    if isinstance(key, (bool, int, float)) or key is None:
+        return json.dumps(key)
+    raise TypeError(f"a dict key must be a string or a number, not a {type(key).__name__}")
+
+
+def note(notes, path, kind):
+    if len(notes) < MAX_NOTES:
+        notes.append([path, kind])
+
+
+def result_payload(result):
+    notes = []
+    value = to_json(result, [], notes)
+    return b"R" + json.dumps(value, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
 
 
 def describe(error, code_name):
@@ -127,7 +190,7 @@ def child(code_fd, result_fd, uid, limits, graph):
             hint = f"; it defines {', '.join(defined[:5])}" if defined else ""
             raise NameError(f"the code does not define process_graph(graph_data){hint}")
         result = function(graph)
-        payload = b"R" + json.dumps(result, default=encode, allow_nan=False).encode()
+        payload = result_payload(result)
     except MemoryError:
         payload = b"EMemoryError: the code used more memory than allowed"
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
@@ -210,6 +273,10 @@ def main():
 
     for name in PRELOAD:
         __import__(name)
+    try:
+        import numpy  # noqa: F401 - imported once here (single-threaded: OPENBLAS_NUM_THREADS=1), not per answer
+    except ImportError:
+        pass
     with os.fdopen(fds[0], "rb") as source:
         graph_data = json.loads(source.read())
     graph = nx.node_link_graph(graph_data, directed=True, multigraph=False, edges="edges")
