@@ -139,10 +139,11 @@ RANK_AGG = [{"op": "rank", "parent": "ju1.a1.m1"}]
 
 def shaped(env, program: list[dict], shape: str) -> bool:
     """Whether NetArena's rules accept the ground truth's data returned as `shape` (a Python expression of
-    `truth`), computed in the box by an answer that imports numpy, with updated_graph a networkx graph."""
+    `truth`, importing numpy when it uses np), computed in the box, with updated_graph a networkx graph."""
     env.reset(query(program))
     truth = env.expected["data"]
-    reply = ("```python\nimport numpy as np\n\ndef process_graph(graph_data):\n"
+    imports = "import numpy as np\n\n" if "np." in shape else ""
+    reply = (f"```python\n{imports}def process_graph(graph_data):\n"
              f"    truth = {truth!r}\n"
              f"    return {{'type': 'list', 'data': {shape}, 'updated_graph': graph_data}}\n```")
     outcome = env.step(reply)
