@@ -3,7 +3,7 @@
 Facts from NetArena's code (HEAD 93225b4: malt_env, solid_step_helper, error_check), reimplemented:
 
 * NetArena compares the Python values the code returned; our box returns plain JSON and notes where
-  the code returned a tuple, a set, a numpy value or a networkx graph (zygote.to_json). Those are
+  the code returned a tuple, a set, a numpy value or a networkx graph (zygote.scan). Those are
   put back first (`restored`), so a tuple or set where NetArena requires a list fails, as there.
 * A returned string is parsed as JSON. A value that is not a dict with `type` and `data`, a type
   "error", or code that failed becomes an error whose data is the raw value; it is unsafe.

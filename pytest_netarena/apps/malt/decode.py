@@ -50,7 +50,7 @@ def _check_depth(value: Any, max_depth: int) -> None:
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
 
 
-#: the kinds a result's notes may name (zygote.to_json): restored by --compat netarena
+#: the kinds a result's notes may name (zygote.scan): restored by --compat netarena
 NOTED_KINDS = ("tuple", "set")
 NOTED_PREFIXES = ("numpy.", "networkx.")
 

@@ -55,7 +55,7 @@ class RunResult:
     """What came back from one answer: a decoded plain JSON value, or the agent error to record.
 
     `kinds`: ((path, kind), ...) where the code returned a Python type JSON lacks (a tuple, a set, a
-    numpy value, a networkx graph), converted in `value` to its JSON form (zygote.to_json).
+    numpy value, a networkx graph), written in `value` in its JSON form (zygote.scan).
     """
 
     ok: bool

@@ -17,7 +17,7 @@ rlimits (address space, CPU, file size, open files, no core, one process: no for
 
 The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
 for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
-a networkx graph), converted there to its JSON form; --compat netarena restores them, since
+a networkx graph), written there in its JSON form; --compat netarena restores them, since
 NetArena compares the Python values themselves. Or `E` + the error.
 """
 
@@ -88,67 +88,66 @@ def drop(uid, limits):
 JSON_SCALARS = (str, int, float, bool, type(None))
 
 
-def to_json(value, path, notes):
-    """value as plain JSON data (dict, list, str, int, float, bool, None); each conversion of another
-    type is noted in notes as [path, kind] (none inside a graph, whose node-link form is plain already)."""
+def scan(value, path, notes):
+    """Note in notes, as [path, kind], each place where value holds a type JSON lacks but encode()
+    (or json itself, for a tuple) converts: tuples, sets, numpy values, networkx graphs (not inside
+    a graph or array, whose JSON forms are plain). `path` is a stack the scan pushes and pops."""
     kind = type(value)
     if kind in JSON_SCALARS:
-        return value
-    if kind is list:
-        return [to_json(item, path + [index], notes) for index, item in enumerate(value)]
-    if kind is dict:
-        return to_json_object(value, path, notes)
+        return
     if kind.__module__ == "numpy":
         note(notes, path, f"numpy.{kind.__name__}")
-        return to_json(value.tolist() if hasattr(value, "shape") and value.shape else value.item(), path, [])
-    if isinstance(value, (tuple, set, frozenset)):
-        note(notes, path, "tuple" if isinstance(value, tuple) else "set")
-        items = value if isinstance(value, tuple) else sorted(value, key=str)
-        return [to_json(item, path + [index], notes) for index, item in enumerate(items)]
+        return
+    if isinstance(value, dict):
+        items = dict.items(value)  # what json writes, whatever a subclass says
+    elif isinstance(value, (list, tuple)):
+        if isinstance(value, tuple):
+            note(notes, path, "tuple")
+        items = enumerate(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
+    elif isinstance(value, (set, frozenset)):
+        note(notes, path, "set")
+        items = enumerate(sorted(value, key=str))  # encode's order
+    else:
+        import networkx as nx
+
+        if isinstance(value, nx.Graph):
+            note(notes, path, f"networkx.{type(value).__name__}")
+        return  # a scalar subclass (json writes its base type), or what encode() refuses
+    named = isinstance(value, dict)
+    for key, item in items:
+        if type(item) not in JSON_SCALARS:
+            path.append(json_key(key) if named else key)
+            scan(item, path, notes)
+            path.pop()
+
+
+def encode(value):
+    """json.dumps's `default`: what JSON lacks, as plain data (scan() notes each)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
     import networkx as nx
 
     if isinstance(value, nx.Graph):
-        note(notes, path, f"networkx.{'Multi' if value.is_multigraph() else ''}{'Di' if value.is_directed() else ''}Graph")
-        return to_json(nx.node_link_data(value, edges="edges"), path, [])
-    # subclasses (an IntEnum, a list subclass): JSON writes them as their base type
-    if isinstance(value, list):
-        return [to_json(item, path + [index], notes) for index, item in enumerate(list.__iter__(value))]
-    if isinstance(value, dict):
-        return to_json_object(dict(dict.items(value)), path, notes)
-    for plain in (bool, int, float, str):
-        if isinstance(value, plain):
-            return plain(value)
-    raise TypeError(f"a {kind.__name__} cannot be returned (use JSON values, numpy values or a networkx graph)")
-
-
-def to_json_object(value, path, notes):
-    out = {}
-    for key, item in value.items():
-        name = json_key(key)
-        out[name] = to_json(item, path + [name], notes)
-    return out
+        return nx.node_link_data(value, edges="edges")
+    raise TypeError(f"a {type(value).__name__} cannot be returned (use JSON values, numpy values or a networkx graph)")
 
 
 def json_key(key):
-    """A dict key as JSON writes it (a string); numpy keys as their Python value."""
-    if type(key).__module__ == "numpy" and hasattr(key, "item"):
-        key = key.item()
-    if isinstance(key, str):
-        return str(key)
-    if isinstance(key, (bool, int, float)) or key is None:
-        return json.dumps(key)
-    raise TypeError(f"a dict key must be a string or a number, not a {type(key).__name__}")
+    """A dict key as JSON writes it."""
+    return key if isinstance(key, str) else json.dumps(key)
 
 
 def note(notes, path, kind):
     if len(notes) < MAX_NOTES:
-        notes.append([path, kind])
+        notes.append([list(path), kind])
 
 
 def result_payload(result):
     notes = []
-    value = to_json(result, [], notes)
-    return b"R" + json.dumps(value, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
+    scan(result, [], notes)
+    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
 
 
 def describe(error, code_name):
