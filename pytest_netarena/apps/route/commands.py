@@ -71,12 +71,11 @@ class Reader:
         self.nodes = tuple(nodes)
         self.router = router
         self.owners = {name: node for name, node in (owners or {}).items() if node in self.nodes}
-        interfaces = sorted((name for name in self.owners if not _is_address(name)), key=len, reverse=True)
-        addresses = sorted((name for name in self.owners if _is_address(name)), key=len, reverse=True)
-        self._interface = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, interfaces)) + r")(?![\w-])") if interfaces else None
-        self._address = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, addresses)) + r")(?!\w|\.\d)") if addresses else None
+        self._interface = _words([name for name in self.owners if not _is_address(name)], r"(?<![\w.-])", r"(?![\w-])")
+        self._address = _words([name for name in self.owners if _is_address(name)], r"(?<![\w.])", r"(?!\w|\.\d)")
         #: names shaped like this episode's interfaces (prefix, node, -ethN), known or not
-        self._interface_like = re.compile(r"(?<![\w.-])(" + re.escape(prefix) + r"[a-z]\d+-eth\d+)(?![\w-])") if prefix else None
+        self._interface_like = (re.compile(r"(?<![\w.-])(" + re.escape(prefix) + r"[a-z]\d+-eth\d+)(?![\w-])")
+                                if prefix else None)
         self.aliases = {node: node for node in self.nodes}
         if prefix:
             self.aliases.update({node.removeprefix(prefix): node for node in self.nodes})
@@ -103,7 +102,8 @@ class Reader:
             raise Refusal(f"no action found: {self.accepted()}")
         actions: list[Action] = []
         for candidate in sorted(candidates, key=lambda c: c.position):
-            found = Action(candidate.machine, candidate.command) if candidate.machine else self._unnamed(text, candidate)
+            named = candidate.machine
+            found = Action(named, candidate.command) if named else self._unnamed(text, candidate)
             if found not in actions:
                 actions.append(found)
         if len(actions) > 1 and not last:
@@ -242,7 +242,7 @@ class Reader:
         return found
 
     def _unnamed(self, text: str, candidate: _Candidate) -> Action:
-        """The action of a command whose node the reply did not put beside it; raises Refusal when none can be told."""
+        """The action of a command the reply put no node beside; raises Refusal when the node cannot be told."""
         prose = replies.outside_fences(text)
         labelled = {self.node(value) for value in replies.labelled(prose, _MACHINE_LABELS)} - {None}
         if len(labelled) == 1:
@@ -284,7 +284,8 @@ class Reader:
                     f"(switch ports belong to the Linux bridges, not to a node)")
         destinations = sorted(set(self._address.findall(command))) if self._address else []
         if destinations:
-            what = "is a destination or a gateway, which says" if len(destinations) == 1 else "are destinations or gateways, which say"
+            what = ("is a destination or a gateway, which says" if len(destinations) == 1
+                    else "are destinations or gateways, which say")
             return f" (in this command, {', '.join(destinations[:3])} {what} nothing about where it runs)"
         return ""
 
@@ -345,6 +346,13 @@ def _unquoted(value: str) -> str:
 def _short(text: str, keep: int = 80) -> str:
     line = " ".join(text.split())
     return line if len(line) <= keep else line[: keep - 3] + "..."
+
+
+def _words(names: list[str], before: str, after: str) -> re.Pattern[str] | None:
+    """A pattern finding any of names (longest first) between the given boundaries; None for no names."""
+    if not names:
+        return None
+    return re.compile(before + "(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + ")" + after)
 
 
 def _is_address(name: str) -> bool:

@@ -41,8 +41,9 @@ def programs() -> dict[str, str]:
 
 
 def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
-    return sandbox.Limits(wall_s=timeout_s + GRACE_S + BOX_MARGIN_S, cpu_s=max(1, int(timeout_s) + 1), memory_bytes=256 << 20, processes=32,
-                          file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1, tmp_bytes=8 << 20)
+    return sandbox.Limits(wall_s=timeout_s + GRACE_S + BOX_MARGIN_S, cpu_s=max(1, int(timeout_s) + 1),
+                          memory_bytes=256 << 20, processes=32, file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1,
+                          tmp_bytes=8 << 20)
 
 
 class NodeBoxes:
