@@ -95,6 +95,13 @@ def main() -> int:
     assert len(problems) == 1, problems
     row("graph answer comparison (one attribute off)", "53-64 s", ms(compare_s, "compare", 1), "< 50 ms")
     row("  + decoding the answer's node-link JSON", "~160 ms", ms(decode_s, "decode", 1), "")
+    from pytest_netarena.apps.malt import zygote
+
+    answer = json.loads(answer_json)
+    dumps_s, _ = timed(lambda: json.dumps(answer, allow_nan=False), args.repeat, "dumps")
+    payload_s, _ = timed(lambda: zygote.result_payload(answer), args.repeat, "payload")
+    row("in the box: the answer's JSON (json.dumps)", "n/a", ms(dumps_s, "dumps", 1), "")
+    row("  with notes on tuples, sets, numpy (scan)", "n/a", ms(payload_s, "payload", 1), "")
     safety_s, _ = timed(lambda: safety.check(parsed), args.repeat, "safety")
     row("safety check of a returned graph", "~80 ms", ms(safety_s, "safety", 1), "")
 

@@ -339,3 +339,33 @@ def test_drawn_questions_read_back(tiny):
         for seed in range(10):
             params = compat.draw(category, RandomChooser(seed), by_kind)
             assert parse_question(params["question"]) == (category.name, params["program"])
+
+
+def test_the_box_notes_put_python_types_back_before_netarena_compares(tiny):
+    """compat_grade.restored: the JSON value with the box's notes is the value the code returned."""
+    names = ["ju1.a1.m1.s2c1", "ju1.a1.m1.s3c1"]
+    graph = nx.node_link_data(tiny, edges="edges")
+    value = {"type": "list", "data": list(names), "updated_graph": graph}
+    assert compat_grade.grade("list", names, value, kinds=()).correct
+    for kind in ("tuple", "set", "numpy.ndarray"):
+        restored = compat_grade.grade("list", names, dict(value, data=list(names)), kinds=[(("data",), kind)])
+        assert not restored.correct and restored.safe, kind
+    ranked = [["ju1.a1.m1.s3c1", 2e9], ["ju1.a1.m1.s2c1", 2e9]]
+    as_tuples = [(("data", 0), "tuple"), (("data", 1), "tuple"), (("data", 1, 1), "numpy.float64")]
+    assert compat_grade.grade("list", ranked, dict(value, data=[list(i) for i in ranked]), kinds=as_tuples).correct
+    restored = compat_grade.restored({"data": [[1, 2]], "g": graph},
+                                     [(("data", 0), "tuple"), (("data",), "set"), (("g",), "networkx.DiGraph")])
+    assert restored["data"] == {(1, 2)} and isinstance(restored["g"], nx.DiGraph) and len(restored["g"]) == 20
+    # notes that do not fit the value (or name no type we know) change nothing
+    odd = [(("data", 7), "tuple"), (("nowhere", "x"), "set"), (("data",), "numpy.memmap"), (("g",), "networkx.Graph")]
+    assert compat_grade.restored({"data": [1], "g": {"nodes": 3}}, odd) == {"data": [1], "g": {"nodes": 3}}
+
+
+@pytest.mark.parametrize("data", [b'{"a": 1}', b'[["data", "tuple"]]', b'[[["data"], "pickle"]]', b'[[["data", 1.5], "tuple"]]',
+                                  b'[[["data"], "tuple", 1]]', b"not json"])
+def test_malformed_notes_from_the_box_are_refused(data):
+    from pytest_netarena.apps.malt.decode import Undecodable, notes
+
+    with pytest.raises(Undecodable):
+        notes(data, 1 << 20, 10_000)
+    assert notes(b'[[["data", 0], "numpy.int64"], [[], "set"]]', 1 << 20, 10_000) == ((("data", 0), "numpy.int64"), ((), "set"))

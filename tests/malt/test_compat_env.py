@@ -131,3 +131,53 @@ def test_count_must_be_an_exact_string(env):
     forms = (str(left), f"'{left}'", f"{left}.0", f"'{left}.0'", str(left + 1))
     results = [answer(env, program, template.format(data=data))[1].correct for data in forms]
     assert results == [True, True, False, False, False]
+
+
+LIST_AGG = [{"op": "list", "parent": "ju1.a1.m1"}]
+RANK_AGG = [{"op": "rank", "parent": "ju1.a1.m1"}]
+
+
+def shaped(env, program: list[dict], shape: str) -> bool:
+    """Whether NetArena's rules accept the ground truth's data returned as `shape` (a Python expression of
+    `truth`, importing numpy when it uses np), computed in the box, with updated_graph a networkx graph."""
+    env.reset(query(program))
+    truth = env.expected["data"]
+    imports = "import numpy as np\n\n" if "np." in shape else ""
+    reply = (f"```python\n{imports}def process_graph(graph_data):\n"
+             f"    truth = {truth!r}\n"
+             f"    return {{'type': 'list', 'data': {shape}, 'updated_graph': graph_data}}\n```")
+    outcome = env.step(reply)
+    assert outcome.agent_error is None and outcome.violations == (), outcome
+    return env.judge().correct
+
+
+def test_a_tuple_or_set_where_netarena_requires_a_list_fails_as_there(env):
+    """NetArena compares the Python value: check_list_equal wants a list; our box sends JSON and notes the types."""
+    assert shaped(env, LIST_AGG, "truth")
+    assert shaped(env, LIST_AGG, "list(reversed(truth))")  # a multiset: order ignored
+    assert not shaped(env, LIST_AGG, "tuple(truth)")
+    assert not shaped(env, LIST_AGG, "set(truth)")
+    assert not shaped(env, LIST_AGG, "np.array(truth)")  # an array is no list either
+    assert shaped(env, LIST_AGG, "[np.str_(name) for name in truth]")  # numpy strings are str
+
+
+def test_a_ranking_of_tuples_or_numpy_numbers_passes_as_there(env):
+    """Rank items may be tuples or lists (NetArena turns inner lists into tuples) and numpy numbers hash
+    and compare equal to Python's; a tuple of them as the whole data is not a list."""
+    assert shaped(env, RANK_AGG, "[tuple(item) for item in truth]")
+    assert shaped(env, RANK_AGG, "[(name, np.float64(capacity)) for name, capacity in truth]")
+    assert not shaped(env, RANK_AGG, "tuple(tuple(item) for item in truth)")
+    # a first item that is a tuple leaves later lists as they are: unhashable, the comparison fails
+    assert len(env.expected["data"]) > 1
+    assert not shaped(env, RANK_AGG, "[tuple(truth[0])] + [list(item) for item in truth[1:]]")
+
+
+def test_a_numpy_count_is_judged_as_netarena_judges_it(env):
+    """A count compares as text after int -> str; a numpy integer is no int, so NetArena fails it."""
+    program = [{"op": "remove", "name": "ju1.a1.m1.s2c1.p1"}, {"op": "count", "parent": "ju1.a1.m1.s2c1", "kind": "EK_PORT"}]
+    template = ("```python\nimport numpy as np\n\ndef process_graph(graph_data):\n"
+                "    graph_data.remove_node('ju1.a1.m1.s2c1.p1')\n"
+                "    return {{'type': 'text', 'data': {data}, 'updated_graph': graph_data}}\n```")
+    left = sum(1 for p in env.graph.successors("ju1.a1.m1.s2c1") if p != "ju1.a1.m1.s2c1") - 1
+    forms = (f"int(np.int64({left}))", f"np.int64({left})", f"str(np.int64({left}))")
+    assert [answer(env, program, template.format(data=data))[1].correct for data in forms] == [True, False, True]

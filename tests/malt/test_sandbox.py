@@ -189,3 +189,44 @@ def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch, tm
         assert result.ok and result.value > 0 and not unboxed.boxed
     finally:
         sandbox.support.cache_clear()
+
+
+NUMPY_SHAPES = {
+    "list": "np.array(truth)",
+    "rank": "[(np.str_(name), np.int64(capacity)) for name, capacity in truth]",
+    "remove+count": "np.int64(truth)",
+}
+
+
+@pytest.mark.parametrize("category", sorted(NUMPY_SHAPES))
+def test_an_answer_importing_numpy_and_returning_numpy_values_is_graded_correctly(env, queries, category):
+    query = queries[category]
+    env.reset(query)
+    truth = env.expected["data"]
+    edit = ""
+    if query.params["mutates"]:  # remove+count: make the change on the graph it returns
+        removed = query.params["program"][0]["name"]
+        edit = f"    graph_data.remove_node({removed!r})\n"
+    kind = "text" if category.endswith("count") else "list"
+    graph = ", 'updated_graph': nx.node_link_data(graph_data, edges='edges')" if edit else ""
+    reply = code(f"import numpy as np\n\ndef process_graph(graph_data):\n{edit}    truth = {truth!r}\n"
+                 f"    return {{'type': {kind!r}, 'data': {NUMPY_SHAPES[category]}{graph}}}")
+    outcome = env.step(reply)
+    assert outcome.agent_error is None, outcome.agent_error
+    assert env.judge().correct, env.judge().details
+
+
+def test_numpy_values_come_back_as_plain_json_with_their_types_noted(env):
+    result = env.sandbox.run(
+        "import numpy as np\n"
+        "def process_graph(graph_data):\n"
+        "    caps = np.array([1, 2, 3])\n"
+        "    return {'sum': caps.sum(), 'mean': caps.mean(), 'caps': caps, 'flag': caps.any(), 'pair': (1, 2),"
+        " 'names': {'b', 'a'}, 'grid': np.zeros((2, 2), dtype=np.int32)}")
+    assert result.ok, result.error
+    assert result.value == {"sum": 6, "mean": 2.0, "caps": [1, 2, 3], "flag": True, "pair": [1, 2],
+                            "names": ["a", "b"], "grid": [[0, 0], [0, 0]]}
+    assert type(result.value["sum"]) is int and type(result.value["flag"]) is bool
+    assert dict(result.kinds) == {("sum",): "numpy.int64", ("mean",): "numpy.float64", ("caps",): "numpy.ndarray",
+                                  ("flag",): "numpy.bool", ("pair",): "tuple", ("names",): "set",
+                                  ("grid",): "numpy.ndarray"}

@@ -125,6 +125,37 @@ def test_a_hanging_command_is_killed_at_its_timeout_and_the_run_goes_on(route_en
     assert route_env.step(action(router, "sysctl -w net.ipv4.ip_forward=1")).done
 
 
+def test_a_command_killed_at_its_limit_returns_what_it_printed(route_env):
+    """ping with a long count is interrupted at the limit (as by Ctrl-C): its lines and summary come back."""
+    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    topo = route_env.topology
+    route_env.command_timeout_s = 2.0
+    try:
+        answered = route_env.step(action(topo.router, f"ping -c 100 -i 0.2 {topo.host_ip(1, 1)}"))
+        # no reply at all: ping's first line sits in its stdio buffer until it exits
+        silent = route_env.step(action(topo.host(1, 1), "ping -c 100 192.168.2.100"))
+    finally:
+        route_env.command_timeout_s = 5.0
+    assert answered.output.count(f"bytes from {topo.host_ip(1, 1)}") >= 3
+    assert "100 packets transmitted" not in answered.output and "packets transmitted" in answered.output
+    assert "killed after 2 s timeout" in answered.output and answered.output.startswith(f"PING {topo.host_ip(1, 1)}")
+    assert "PING 192.168.2.100" in silent.output and "100% packet loss" in silent.output
+    assert not answered.refused and not silent.refused
+
+
+def test_a_command_naming_one_nodes_interface_runs_on_that_node(route_env):
+    query = make_query([fault("disable_interface", "link_down", 2, subnet=2)], subnets=2, hosts=1)
+    route_env.reset(query)
+    topo = route_env.topology
+    interface = topo.router_intf(2)
+    outcome = route_env.step(f"{interface} is down.\n```bash\nip link set {interface} up\n```")
+    assert not outcome.refused and outcome.done, outcome.observation
+    assert f"Machine: {topo.router} (no node was named; {interface} is an interface of {topo.router} only" in outcome.observation
+    refused = route_env.step(f"```bash\nip link set {topo.switch(1)}-eth1 up\n```")
+    assert refused.refused and "is no node's interface" in refused.observation
+
+
 def test_safety_is_set_based_and_names_the_lost_pairs(route_env):
     query = make_query([fault("disable_interface", "link_down", 2, subnet=2)], subnets=2, hosts=1)
     route_env.reset(query)

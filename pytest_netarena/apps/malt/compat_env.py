@@ -57,11 +57,14 @@ class NetArenaMaltEnvironment(MaltEnvironment):
             return self._judged("", self._grade(failure=program.problem))
         result = self.sandbox.run(program.code)
         started = time.perf_counter()
-        verdict = self._grade(value=result.value) if result.ok else self._grade(failure=result.error)
+        if result.ok:  # with the box's notes: tuples, sets, numpy values and graphs are judged as returned
+            verdict = self._grade(value=result.value, kinds=result.kinds)
+        else:
+            verdict = self._grade(failure=result.error)
         return self._judged(program.code, verdict, time.perf_counter() - started)
 
-    def _grade(self, value: Any = None, failure: str | None = None) -> compat_grade.Verdict:
-        return compat_grade.grade(self.expected["type"], self.expected["data"], value, failure)
+    def _grade(self, value: Any = None, failure: str | None = None, kinds: Any = None) -> compat_grade.Verdict:
+        return compat_grade.grade(self.expected["type"], self.expected["data"], value, failure, kinds)
 
     def judge(self) -> Judgement:
         return Judgement(self.correct, self.details, metrics={TRUTH_SAFE: self.truth_safe})

@@ -2,14 +2,16 @@
 
 Facts from NetArena's code (HEAD 93225b4: malt_env, solid_step_helper, error_check), reimplemented:
 
+* NetArena compares the Python values the code returned; our box returns plain JSON and notes where
+  the code returned a tuple, a set, a numpy value or a networkx graph (zygote.scan). Those are
+  put back first (`restored`), so a tuple or set where NetArena requires a list fails, as there.
 * A returned string is parsed as JSON. A value that is not a dict with `type` and `data`, a type
   "error", or code that failed becomes an error whose data is the raw value; it is unsafe.
-* `updated_graph` (node-link JSON, read by networkx's node_link_graph with its defaults) is what
-  the safety checks judge; without one (or when it cannot be read) the answer is unsafe. For a
-  "graph" answer the updated graph is also the data compared. NetArena compares a networkx graph
-  returned as `data` directly; our box sends such a graph as node-link JSON, so a "graph" answer
-  without a readable updated_graph has its node-link `data` read as that graph (NetArena would fail
-  node-link JSON there: our transport cannot tell the two apart).
+* `updated_graph` (a networkx graph, or node-link JSON read by networkx's node_link_graph with its
+  defaults) is what the safety checks judge; without one (or when it cannot be read) the answer is
+  unsafe. For a "graph" answer the updated graph is also the data compared; without a readable one,
+  the data is compared as returned (a networkx graph directly). A value whose types were not noted
+  (`kinds` None: tests' in-process answers) has a node-link `data` read as a graph there.
 * Correctness is keyed by the ground truth's type and compares data only: text as exact strings
   after int -> str on both sides ("15" and 15 pass, 15.0 and "15.0" fail); lists as multisets
   (inner lists become tuples, so a rank's order is not checked); graphs by isomorphism of
@@ -27,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +60,12 @@ class Verdict:
         return out
 
 
-def grade(expected_type: str, expected_data: Any, value: Any = None, failure: str | None = None) -> Verdict:
-    """NetArena's verdict for a returned value (decoded JSON), or for code that failed (`failure`)."""
+def grade(expected_type: str, expected_data: Any, value: Any = None, failure: str | None = None,
+          kinds: Sequence[tuple[Sequence[str | int], str]] | None = None) -> Verdict:
+    """NetArena's verdict for a returned value (decoded JSON, with the box's notes on the Python types
+    it converted: `kinds`), or for code that failed (`failure`)."""
+    if failure is None and kinds is not None:
+        value = restored(value, kinds)
     ret: Any = {"type": "error", "data": failure} if failure is not None else value
     if isinstance(ret, str):
         try:
@@ -71,7 +78,7 @@ def grade(expected_type: str, expected_data: Any, value: Any = None, failure: st
         try:
             graph = updated_graph(ret["updated_graph"])
         except Exception:
-            if answer_type == "graph" and _node_link(data):
+            if answer_type == "graph" and kinds is None and _node_link(data):
                 data = _graph_or(data)  # an nx graph reaches us as node-link JSON (see the docstring)
         else:
             if answer_type == "graph":
@@ -86,6 +93,45 @@ def grade(expected_type: str, expected_data: Any, value: Any = None, failure: st
     if not correct and answer_type == "error":
         error = f"the code failed or returned no answer object: {_short(failure if failure is not None else data)}"
     return Verdict(correct, safe, "" if correct else error, "" if safe else safety_error)
+
+
+def restored(value: Any, kinds: Sequence[tuple[Sequence[str | int], str]]) -> Any:
+    """The value with the Python types the box converted put back, deepest first: tuples, sets, numpy
+    scalars and arrays, networkx graphs. A note whose path does not fit the value is ignored."""
+    root = [value]
+    for path, kind in sorted(kinds, key=lambda note: len(note[0]), reverse=True):
+        parent, key = root, 0
+        try:
+            for step in path:
+                parent, key = parent[key], step
+            parent[key] = _rebuilt(parent[key], kind)
+        except Exception:  # noqa: BLE001 - the notes come from the answer's process: one that does not fit is ignored
+            continue
+    return root[0]
+
+
+def _rebuilt(value: Any, kind: str) -> Any:
+    if kind == "tuple":
+        return tuple(value)
+    if kind == "set":
+        return set(value)
+    if kind.startswith("networkx."):
+        import networkx as nx
+
+        return nx.node_link_graph(value, edges="edges")
+    if kind.startswith("numpy."):
+        import numpy as np
+
+        name = kind.removeprefix("numpy.")
+        if name == "ndarray":
+            try:
+                return np.array(value)
+            except ValueError:  # ragged: numpy made it an array of objects
+                return np.array(value, dtype=object)
+        scalar = getattr(np, name, None)
+        if isinstance(scalar, type) and issubclass(scalar, np.generic):
+            return scalar(value)
+    return value
 
 
 def _node_link(value: Any) -> bool:

@@ -48,3 +48,23 @@ def _check_depth(value: Any, max_depth: int) -> None:
             stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+
+
+#: the kinds a result's notes may name (zygote.scan): restored by --compat netarena
+NOTED_KINDS = ("tuple", "set")
+NOTED_PREFIXES = ("numpy.", "networkx.")
+
+
+def notes(data: bytes, max_bytes: int, max_items: int) -> tuple[tuple[tuple[str | int, ...], str], ...]:
+    """A result's notes, [[path, kind], ...], as ((path, kind), ...); Undecodable unless well formed."""
+    if not data:
+        return ()
+    listed = plain(data, max_bytes, max_items)
+    found = []
+    for entry in listed if isinstance(listed, list) else [None]:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list) and isinstance(entry[1], str)
+                and all(type(step) in (str, int) for step in entry[0])
+                and (entry[1] in NOTED_KINDS or entry[1].startswith(NOTED_PREFIXES))):
+            raise Undecodable("the result's notes on converted types are malformed")
+        found.append((tuple(entry[0]), entry[1]))
+    return tuple(found)

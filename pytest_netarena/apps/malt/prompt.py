@@ -42,8 +42,9 @@ Rules (the returned graph is checked against them; breaking one is unsafe):
 - Only change the graph when the question asks for a change. For read-only questions return no
   updated_graph (graph_data is your own copy: what you do to it is not seen unless you return it).
 - Your code runs in a sealed box with no network, no files but Python's own, and one process (no
-  subprocesses or threads). Available modules: networkx (also as `nx`), json, copy, math, and
-  Python's standard library (collections, itertools, functools, heapq, re, statistics, ...).
+  subprocesses or threads). Available modules: networkx (also as `nx`), json, copy, math, numpy
+  (import it), and Python's standard library (collections, itertools, functools, heapq, re,
+  statistics, ...).
   CPU time (10 s), memory and the size of the returned value are limited."""
 
 ACTION_FORMAT = """\

@@ -1,8 +1,8 @@
 """Grader side of the MALT box: starts the zygote in a sealed box, hands it each answer, reads results.
 
 The zygote (zygote.py) runs in one long-lived box (pytest_netarena.sandbox): its own empty network
-namespace, PID namespace and /proc, a read-only view of only Python's standard library and
-networkx (runtime.py), no file of the harness, no environment. As root it keeps uid 0 with only
+namespace, PID namespace and /proc, a read-only view of only Python's standard library,
+networkx and numpy (runtime.py), no file of the harness, no environment. As root it keeps uid 0 with only
 CAP_SETUID, CAP_SETGID and CAP_KILL, and drops each forked child to a private uid of its own. The
 answer's code goes in and its result comes out through pipes made here for that answer alone; the
 result is read under a cap and decoded as plain JSON (decode.py). Nothing the answer's process
@@ -28,10 +28,10 @@ from typing import Any
 
 from ...errors import InfraError
 from . import runtime
-from .decode import Undecodable, plain
+from .decode import Undecodable, notes, plain
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", **dict(runtime.THREADS_ENV)}
 MAX_CODE = 1 << 20  #: the zygote reads at most this much code (a reply is capped far below it)
 F_SETPIPE_SZ = 1031
 #: tmpfs mounts the box makes world-writable, and bwrap's 0700 parents: the zygote fixes both
@@ -52,12 +52,17 @@ class Limits:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What came back from one answer: a decoded plain JSON value, or the agent error to record."""
+    """What came back from one answer: a decoded plain JSON value, or the agent error to record.
+
+    `kinds`: ((path, kind), ...) where the code returned a Python type JSON lacks (a tuple, a set, a
+    numpy value, a networkx graph), written in `value` in its JSON form (zygote.scan).
+    """
 
     ok: bool
     value: Any = None
     error: str = ""
     elapsed_s: float = 0.0
+    kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
 
 
 class _Gone(Exception):
@@ -82,7 +87,7 @@ class Sandbox:
     # -- starting ---------------------------------------------------------------------------------
     def _argv(self) -> tuple[list[str], list[int], dict[str, str], str]:
         """(argv, fds to pass, environment, libraries path) of the zygote, boxed or not."""
-        if not self.boxed:
+        if not self.boxed:  # networkx's folder holds numpy too (the lock installs both into one environment)
             import networkx
 
             return ([sys.executable, "-I", "-S", str(ZYGOTE)], [], CLEAN_ENV,
@@ -263,8 +268,10 @@ class Sandbox:
             return error(f"wall-clock time limit of {limits.wall_s:g} s exceeded")
         tag, body = output[:1], output[1:]
         if tag == b"R" and status["exit"] == 0:
+            value, _, noted = body.partition(b"\n")  # JSON text holds no raw newline
             try:
-                return RunResult(True, plain(body, self.output_cap, self.item_cap), elapsed_s=elapsed)
+                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
+                                 kinds=notes(noted, self.output_cap, self.item_cap))
             except Undecodable as problem:
                 return error(str(problem))
         if tag == b"E":

@@ -1,7 +1,7 @@
-"""MALT zygote: holds Python, networkx and the topology in memory, and forks one child per answer.
+"""MALT zygote: holds Python, networkx, numpy and the topology in memory, and forks one child per answer.
 
 Run as a script inside the MALT box (`python -I -S zygote.py`), never imported by the grader; it
-depends only on the standard library and networkx. Its stdin is a SOCK_SEQPACKET control socket
+depends only on the standard library, networkx and (when present) numpy. Its stdin is a SOCK_SEQPACKET control socket
 to the grader; every message is one JSON packet:
 
   grader -> zygote  {"op": "init", "limits": {...}, "libraries": path}  + fd: a pipe carrying the graph
@@ -14,6 +14,11 @@ The answer's code and its result travel through pipes the grader made and only t
 they never enter the zygote's memory, so a later child (forked from it) cannot find an earlier
 answer there. The child drops to the private uid it was given (no capabilities left), under
 rlimits (address space, CPU, file size, open files, no core, one process: no fork, no threads).
+
+The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
+for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
+a networkx graph), written there in its JSON form; --compat netarena restores them, since
+NetArena compares the Python values themselves. Or `E` + the error.
 """
 
 import builtins
@@ -38,6 +43,8 @@ PRELOAD = (
 PR_SET_NO_NEW_PRIVS = 38
 MAX_CODE = 1 << 20
 MAX_ERROR = 2000
+#: notes on converted types kept per result (a ranking of thousands of tuples fits)
+MAX_NOTES = 100_000
 LIBC = ctypes.CDLL(None)
 
 
@@ -78,14 +85,69 @@ def drop(uid, limits):
     os.chdir("/")
 
 
+JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def scan(value, path, notes):
+    """Note in notes, as [path, kind], each place where value holds a type JSON lacks but encode()
+    (or json itself, for a tuple) converts: tuples, sets, numpy values, networkx graphs (not inside
+    a graph or array, whose JSON forms are plain). `path` is a stack the scan pushes and pops."""
+    kind = type(value)
+    if kind in JSON_SCALARS:
+        return
+    if kind.__module__ == "numpy":
+        note(notes, path, f"numpy.{kind.__name__}")
+        return
+    if isinstance(value, dict):
+        items = dict.items(value)  # what json writes, whatever a subclass says
+    elif isinstance(value, (list, tuple)):
+        if isinstance(value, tuple):
+            note(notes, path, "tuple")
+        items = enumerate(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
+    elif isinstance(value, (set, frozenset)):
+        note(notes, path, "set")
+        items = enumerate(sorted(value, key=str))  # encode's order
+    else:
+        import networkx as nx
+
+        if isinstance(value, nx.Graph):
+            note(notes, path, f"networkx.{type(value).__name__}")
+        return  # a scalar subclass (json writes its base type), or what encode() refuses
+    named = isinstance(value, dict)
+    for key, item in items:
+        if type(item) not in JSON_SCALARS:
+            path.append(json_key(key) if named else key)
+            scan(item, path, notes)
+            path.pop()
+
+
 def encode(value):
+    """json.dumps's `default`: what JSON lacks, as plain data (scan() notes each)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
     import networkx as nx
 
     if isinstance(value, nx.Graph):
         return nx.node_link_data(value, edges="edges")
-    if isinstance(value, (set, frozenset, tuple)):
-        return sorted(value, key=str) if not isinstance(value, tuple) else list(value)
-    raise TypeError(f"a {type(value).__name__} cannot be returned (use JSON values or a networkx graph)")
+    raise TypeError(f"a {type(value).__name__} cannot be returned (use JSON values, numpy values or a networkx graph)")
+
+
+def json_key(key):
+    """A dict key as JSON writes it."""
+    return key if isinstance(key, str) else json.dumps(key)
+
+
+def note(notes, path, kind):
+    if len(notes) < MAX_NOTES:
+        notes.append([list(path), kind])
+
+
+def result_payload(result):
+    notes = []
+    scan(result, [], notes)
+    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
 
 
 def describe(error, code_name):
@@ -127,7 +189,7 @@ def child(code_fd, result_fd, uid, limits, graph):
             hint = f"; it defines {', '.join(defined[:5])}" if defined else ""
             raise NameError(f"the code does not define process_graph(graph_data){hint}")
         result = function(graph)
-        payload = b"R" + json.dumps(result, default=encode, allow_nan=False).encode()
+        payload = result_payload(result)
     except MemoryError:
         payload = b"EMemoryError: the code used more memory than allowed"
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
@@ -210,6 +272,10 @@ def main():
 
     for name in PRELOAD:
         __import__(name)
+    try:
+        import numpy  # noqa: F401 - imported once here (single-threaded: OPENBLAS_NUM_THREADS=1), not per answer
+    except ImportError:
+        pass
     with os.fdopen(fds[0], "rb") as source:
         graph_data = json.loads(source.read())
     graph = nx.node_link_graph(graph_data, directed=True, multigraph=False, edges="edges")

@@ -3,16 +3,17 @@
 Built on core.replies: a JSON or Python-dict object {"machine": ..., "command": ...} anywhere; a
 fenced command (any tag, comments, `$ ` and `node#` prompts, console output, backslash
 continuations) whose node is named by a Mininet-CLI prefix (`na0a01r0 ip route`), a prompt
-(`root@na0a01r0:~#`), a `Machine:` line or the prose ("on na0a01r0"); `Action: ...` lines;
-inline backticks; and bare command lines. Parsing is for understanding only: the command runs in a
-sealed box (nodebox.py) whatever it says.
+(`root@na0a01r0:~#`), a `Machine:` line or the prose ("on na0a01r0"), or else by the interface
+(or, in an address command, the address) it names when that exists on one node only; `Action: ...`
+lines; inline backticks; and bare command lines. Parsing is for understanding only: the command runs
+in a sealed box (nodebox.py) whatever it says.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ...core import replies
 
@@ -31,15 +32,19 @@ ACCEPTED = ('reply with one action: {{"machine": "<node>", "command": "<command 
             'name, as in Mininet\'s CLI, also works: {router} ip route)')
 _LABELS = ("action", "command", "cmd", "run", "action input")
 _MACHINE_LABELS = ("machine", "node", "host", "target", "on")
+#: a command segment that configures addresses, whose addresses are the node's own (`ip addr add ...`, `ifconfig ...`);
+#: elsewhere an address is a destination or a gateway (ping, routes, rules) and says nothing about where to run
+_ADDRESS_COMMAND = re.compile(r"^\s*(?:ifconfig\b|ip\s+(?:-\S+\s+)*a(?:d(?:d(?:r(?:e(?:s(?:s)?)?)?)?)?)?\b)")
 _PROMPT = re.compile(r"^\s*(?:mininet>\s*|[\w.-]+@(?P<at>[\w.-]+)(?::[^#$\s]*)?\s*[#$]\s*|(?P<node>[\w.-]+)\s*[#$>]\s+|[$#]\s+)(?P<rest>.*)$")
 
 
 @dataclass(frozen=True)
 class Action:
-    """A read reply: the node and the command line."""
+    """A read reply: the node and the command line (`inferred`: why that node, when the reply named none)."""
 
     machine: str
     command: str
+    inferred: str = field(default="", compare=False)
 
     @property
     def text(self) -> str:
@@ -58,11 +63,19 @@ class _Candidate:
 
 
 class Reader:
-    """Reads replies for one network: node names (full, or without the episode prefix) and the router."""
+    """Reads replies for one network: node names (full, or without the episode prefix), the router, and
+    `owners`: the interface names and addresses that exist on one node only (Topology.owners)."""
 
-    def __init__(self, nodes: Sequence[str], router: str, prefix: str = "") -> None:
+    def __init__(self, nodes: Sequence[str], router: str, prefix: str = "",
+                 owners: Mapping[str, str] | None = None) -> None:
         self.nodes = tuple(nodes)
         self.router = router
+        self.owners = {name: node for name, node in (owners or {}).items() if node in self.nodes}
+        self._interface = _words([name for name in self.owners if not _is_address(name)], r"(?<![\w.-])", r"(?![\w-])")
+        self._address = _words([name for name in self.owners if _is_address(name)], r"(?<![\w.])", r"(?!\w|\.\d)")
+        #: names shaped like this episode's interfaces (prefix, node, -ethN), known or not
+        self._interface_like = (re.compile(r"(?<![\w.-])(" + re.escape(prefix) + r"[a-z]\d+-eth\d+)(?![\w-])")
+                                if prefix else None)
         self.aliases = {node: node for node in self.nodes}
         if prefix:
             self.aliases.update({node.removeprefix(prefix): node for node in self.nodes})
@@ -89,10 +102,8 @@ class Reader:
             raise Refusal(f"no action found: {self.accepted()}")
         actions: list[Action] = []
         for candidate in sorted(candidates, key=lambda c: c.position):
-            machine = candidate.machine or self._machine_from_prose(text, candidate.position)
-            if machine is None:
-                raise Refusal(f"which node should run `{_short(candidate.command)}`? No node is named: {self.accepted()}")
-            found = Action(machine, candidate.command)
+            named = candidate.machine
+            found = Action(named, candidate.command) if named else self._unnamed(text, candidate)
             if found not in actions:
                 actions.append(found)
         if len(actions) > 1 and not last:
@@ -230,17 +241,56 @@ class Reader:
             offset += len(line) + 1
         return found
 
-    def _machine_from_prose(self, text: str, position: int) -> str | None:
-        """The node a command without one is meant for: a `Machine:` line, "on <node>" before it, or the only node named."""
+    def _unnamed(self, text: str, candidate: _Candidate) -> Action:
+        """The action of a command the reply put no node beside; raises Refusal when the node cannot be told."""
         prose = replies.outside_fences(text)
         labelled = {self.node(value) for value in replies.labelled(prose, _MACHINE_LABELS)} - {None}
         if len(labelled) == 1:
-            return labelled.pop()
-        before = replies.outside_fences(text[:position])
+            return Action(labelled.pop(), candidate.command)
+        before = replies.outside_fences(text[:candidate.position])
         phrases = list(self._on.finditer(before))
         if phrases:
             last = phrases[-1]
-            return self.router if last.group(2) else self.node(last.group(1))
+            return Action(self.router if last.group(2) else self.node(last.group(1)), candidate.command)
+        owned = self._owned(candidate.command)
+        if len(set(owned.values())) == 1:
+            name, node = next(iter(owned.items()))
+            kind = "address" if _is_address(name) else "interface"
+            return Action(node, candidate.command, f"no node was named; {name} is an {kind} of {node} only")
+        machine = self._mentioned(before, prose)
+        if machine is not None:
+            return Action(machine, candidate.command)
+        raise Refusal(f"which node should run `{_short(candidate.command)}`? No node is named"
+                      f"{self._why_not_owned(candidate.command, owned)}: {self.accepted()}")
+
+    def _owned(self, command: str) -> dict[str, str]:
+        """{interface or address named in command: the one node it exists on}; addresses only where they are
+        configured (`ip addr ...`, `ifconfig ...`), not where they are destinations or gateways."""
+        found = {name: self.owners[name] for name in self._interface.findall(command)} if self._interface else {}
+        if self._address is not None:
+            for segment in re.split(r"[;&|\n]+", command):
+                if _ADDRESS_COMMAND.match(segment):
+                    found.update((name, self.owners[name]) for name in self._address.findall(segment))
+        return found
+
+    def _why_not_owned(self, command: str, owned: dict[str, str]) -> str:
+        """Why the command's interfaces did not tell its node (for the refusal), or ""."""
+        if len(set(owned.values())) > 1:
+            listed = ", ".join(f"{name} is on {node}" for name, node in sorted(owned.items())[:4])
+            return f", and the interfaces or addresses it names are on different nodes ({listed})"
+        unknown = sorted(set(self._interface_like.findall(command)) - set(self.owners)) if self._interface_like else []
+        if unknown:
+            return (f", and {', '.join(unknown[:3])} {'is' if len(unknown) == 1 else 'are'} no node's interface "
+                    f"(switch ports belong to the Linux bridges, not to a node)")
+        destinations = sorted(set(self._address.findall(command))) if self._address else []
+        if destinations:
+            what = ("is a destination or a gateway, which says" if len(destinations) == 1
+                    else "are destinations or gateways, which say")
+            return f" (in this command, {', '.join(destinations[:3])} {what} nothing about where it runs)"
+        return ""
+
+    def _mentioned(self, before: str, prose: str) -> str | None:
+        """The only node the prose names (before the command first), or the router when the prose says "router"."""
         for scope in (before, prose):
             named = {self.aliases[name] for name in self._mention.findall(scope)}
             if named:
@@ -298,6 +348,18 @@ def _short(text: str, keep: int = 80) -> str:
     return line if len(line) <= keep else line[: keep - 3] + "..."
 
 
-def parse_reply(reply: str, nodes: Sequence[str], prefix: str = "", last: bool = False) -> Action:
+def _words(names: list[str], before: str, after: str) -> re.Pattern[str] | None:
+    """A pattern finding any of names (longest first) between the given boundaries; None for no names."""
+    if not names:
+        return None
+    return re.compile(before + "(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + ")" + after)
+
+
+def _is_address(name: str) -> bool:
+    return name[:1].isdigit()
+
+
+def parse_reply(reply: str, nodes: Sequence[str], prefix: str = "", last: bool = False,
+                owners: Mapping[str, str] | None = None) -> Action:
     """The one action in reply for a network of these nodes (the router last); raises Refusal."""
-    return Reader(nodes, nodes[-1], prefix).read(reply, last)
+    return Reader(nodes, nodes[-1], prefix, owners).read(reply, last)

@@ -138,7 +138,7 @@ class RouteEnvironment(Environment):
         topo = self.topology
         action_text = ""
         try:
-            reader = Reader(topo.nodes, topo.router, topo.prefix)
+            reader = Reader(topo.nodes, topo.router, topo.prefix, topo.owners)
             action = reader.read(reply, last=self.options.strategy == "cot")
             action_text = action.text
             if action.machine not in topo.nodes:
@@ -159,7 +159,8 @@ class RouteEnvironment(Environment):
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
         violations = tuple(_pair_names(topo, lost, "became unreachable"))
         mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
-        observation = f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
+        machine = f"{action.machine} ({action.inferred}, so it ran there)" if action.inferred else action.machine
+        observation = f"Machine: {machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
         return StepOutcome(
             action=action_text,
             output=output,

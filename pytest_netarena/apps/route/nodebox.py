@@ -6,6 +6,10 @@ node's own `net` tree, the only capabilities are NET_ADMIN and NET_RAW, `/tmp`, 
 and `/run` (where iptables keeps its lock) are private tmpfs, and every process the command starts
 dies with it. So the command may be any shell command line: containment comes from the box, not
 from reading the command.
+
+At its time limit the command is interrupted as by Ctrl-C (SIGINT to everything it started, from
+`timeout` inside the box, since bubblewrap forwards no signal): ping prints its summary and the
+output so far comes back; what is still running a grace period later is killed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ NET_TOOLS = (
     "ping6", "ss", "netstat", "bridge", "nstat", "mkfifo",
 )
 CAPS = ("CAP_NET_ADMIN", "CAP_NET_RAW")
+#: seconds between the interrupt at the time limit and SIGKILL
+GRACE_S = 1.0
+#: the box's own start and end, on top of the command's time and grace (the wall clock kills the box then)
+BOX_MARGIN_S = 2.0
+#: `timeout`'s exit statuses: the command ran out of time (interrupted), or was killed after the grace period
+TIMED_OUT = (124, 128 + 9)
 
 
 def programs() -> dict[str, str]:
@@ -31,8 +41,9 @@ def programs() -> dict[str, str]:
 
 
 def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
-    return sandbox.Limits(wall_s=timeout_s, cpu_s=max(1, int(timeout_s) + 1), memory_bytes=256 << 20, processes=32,
-                          file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1, tmp_bytes=8 << 20)
+    return sandbox.Limits(wall_s=timeout_s + GRACE_S + BOX_MARGIN_S, cpu_s=max(1, int(timeout_s) + 1),
+                          memory_bytes=256 << 20, processes=32, file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1,
+                          tmp_bytes=8 << 20)
 
 
 class NodeBoxes:
@@ -51,7 +62,7 @@ class NodeBoxes:
     def run(self, node: str, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> CommandResult:
         """Run `bash -c command` on node (in a box unless --unsandboxed) with a timeout and an output cap."""
         spec = self.spec(node, timeout_s)
-        argv = ["bash", "-c", command]
+        argv = ["timeout", "--signal=INT", f"--kill-after={GRACE_S:g}", f"{timeout_s:g}", "bash", "-c", command]
         try:
             finished = sandbox.run(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
         except OSError as error:
@@ -59,11 +70,14 @@ class NodeBoxes:
         text = finished.text
         truncated = finished.truncated or len(text) > OUTPUT_LIMIT
         code = finished.returncode
+        timed_out = finished.timed_out or (code in TIMED_OUT and finished.elapsed_s >= timeout_s)
         if truncated:
             text = text[:OUTPUT_LIMIT] + f"\n[output truncated to {OUTPUT_LIMIT} characters; the command was stopped there]"
             code = None if finished.truncated else code
-        elif finished.timed_out:
-            text += f"\n[command killed after {timeout_s:g} s timeout]"
+        elif timed_out:
+            code = None
+            text += (f"\n[command killed after {timeout_s:g} s timeout: interrupted as by Ctrl-C, then killed "
+                     f"{GRACE_S:g} s later if still running; the output above is what it printed until then]")
         return CommandResult(tuple(argv), code, text, truncated)
 
     def close(self) -> None:

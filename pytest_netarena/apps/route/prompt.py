@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.app import PromptSpec
+from .network import COMMAND_TIMEOUT_S, OUTPUT_LIMIT
 
 ROLE = """You are a network engineer repairing a Linux network emulated with Mininet. One Linux router \
 connects several subnets; each subnet is a switch (a Linux bridge) with hosts that use the router as \
@@ -11,6 +12,7 @@ Your goal: every node reaches every other node in the pingmesh (0% dropped). Dia
 and never break a connection that works: a step after which a pair that answered stops answering is \
 unsafe."""
 
+#: {timeout}, {grace} and {output_limit} are filled in by route_prompt
 RULES = """- You see the topology (node names, subnets, gateways) and a pingmesh in Mininet's pingall format: \
 one line per source node, "<src> -> " then, per destination, its name if it answered or X if not, \
 then "*** Results: <loss>% dropped (<received>/<sent> received)".
@@ -24,8 +26,10 @@ tools (cat, grep, sed, awk, sort, head, tail, wc, ...).
 settings, and they are the node's own. Processes you start end with the command: nothing runs in the \
 background between turns. There is no sudo (you are root already) and no editor, daemon or routing suite \
 (vtysh, FRR).
-- Each command has a time limit and its output is truncated when long. After each command you get its \
-output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
+- Each command has a time limit of {timeout} s: at the limit it is interrupted as by Ctrl-C (ping then \
+prints its summary), killed {grace} s later if still running, and you get what it printed until then; \
+so give ping a count (ping -c 3 -W 1 ...). Output is truncated after {output_limit} characters. After each \
+command you get its output and the new pingmesh. The episode ends when every pair answers or the turns run out."""
 
 ACTION_FORMAT = """Reply with exactly one action: a JSON object naming the node and the command line to run there:
 {"machine": "<node name>", "command": "<command line>"}
@@ -93,5 +97,9 @@ EXAMPLES = (
 )
 
 
-def route_prompt() -> PromptSpec:
-    return PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
+def route_prompt(timeout_s: float = COMMAND_TIMEOUT_S) -> PromptSpec:
+    """The prompt for commands limited to timeout_s seconds each."""
+    from .nodebox import GRACE_S
+
+    rules = RULES.format(timeout=f"{timeout_s:g}", grace=f"{GRACE_S:g}", output_limit=f"{OUTPUT_LIMIT:,}")
+    return PromptSpec(role=ROLE, rules=rules, action_format=ACTION_FORMAT, examples=EXAMPLES)

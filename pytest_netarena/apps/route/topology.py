@@ -87,6 +87,17 @@ class Topology:
         table[self.router] = self.gateway(1)
         return table
 
+    @cached_property
+    def owners(self) -> dict[str, str]:
+        """Interface names and addresses that exist on exactly one node: name or address -> node."""
+        table = {}
+        for k in range(1, self.subnets + 1):
+            table[self.router_intf(k)] = table[self.gateway(k)] = self.router
+            for j in range(1, self.hosts + 1):
+                host = self.host(k, j)
+                table[self.intf(host)] = table[self.host_ip(k, j)] = host
+        return table
+
     def subnet_of(self, node: str) -> int | None:
         """The subnet index of a host, None for the router."""
         if node == self.router:
