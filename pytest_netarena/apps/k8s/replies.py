@@ -227,6 +227,9 @@ def read_reply(reply: str, cot: bool = False) -> Action:
 
 
 def _checked(command: str) -> Action:
+    problem = replies.unprintable(command)
+    if problem:
+        return Action(_printable(command), f"the command cannot run: {problem}. {ACCEPTED}")
     if len(command.encode("utf-8", "replace")) > MAX_ACTION_BYTES:
         return Action(command[:200], f"the command is {len(command)} characters long, over the limit of "
                                      f"{MAX_ACTION_BYTES} bytes; send a shorter one. {ACCEPTED}")
@@ -234,6 +237,11 @@ def _checked(command: str) -> Action:
         return Action(command, f"`{_short(command)}` does not run kubectl: every action is a kubectl command, "
                                f"optionally piped through text tools. {ACCEPTED}")
     return Action(command)
+
+
+def _printable(command: str, keep: int = 200) -> str:
+    """A refused command as the transcript keeps it: control characters and surrogates escaped."""
+    return command[:keep].encode("unicode_escape").decode("ascii")
 
 
 def _short(command: str, keep: int = 80) -> str:
