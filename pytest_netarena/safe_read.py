@@ -29,9 +29,9 @@ def read_text(path: Path, limit: int = MAX_JSON_BYTES, inside: Path | None = Non
         except ValueError:
             raise UsageError(f"{path}: a link to a file outside {inside}; refusing to follow it") from None
     try:
-        with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise UsageError(f"{path}: not a regular file")
             data = handle.read(limit + 1)
     except OSError as error:

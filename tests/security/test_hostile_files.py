@@ -5,6 +5,7 @@ a corrupt recording is an infrastructure error, never the model's."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 from pathlib import Path
@@ -99,3 +100,21 @@ def test_a_corrupt_recording_is_an_infra_error_not_the_models(toy: pytest.Pytest
     (episodes,) = (toy.path / "second").glob("*/episodes.jsonl")
     outcomes = [json.loads(line)["outcome"] for line in episodes.read_text().splitlines()]
     assert outcomes == ["infra_error", "infra_error"]
+
+
+def test_oversized_files_fifos_and_devices_are_refused_unread(tmp_path: Path, capsys) -> None:
+    from pytest_netarena import safe_read
+
+    big = tmp_path / "big.json"
+    big.write_bytes(b'"' + b"x" * (2 << 20) + b'"')
+    with pytest.raises(safe_read.UsageError, match="larger than"):
+        safe_read.read_json(big, limit=1 << 20)  # a 2 MiB file under a 1 MiB cap
+    for path in (Path("/dev/zero"),):
+        with pytest.raises(safe_read.UsageError, match="not a regular file"):
+            safe_read.read_text(path)
+    run = run_folder(tmp_path / "fifo", json.dumps({"run_id": "r", "seed": 1}).encode(), b"")
+    (run / "episodes.jsonl").unlink()
+    os.mkfifo(run / "episodes.jsonl")  # nobody writes it: a reader that opened it plainly would wait forever
+    assert main(["export", "sft", str(run), "--format", "openai", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
