@@ -151,6 +151,9 @@ class Sandbox:
             probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
         except _Gone as error:
             probe = RunResult(False, error=str(error))
+        except InfraError:
+            self.close()
+            raise
         if not probe.ok:
             self.close()
             raise InfraError(f"the MALT box cannot run code: {probe.error}")
