@@ -68,5 +68,5 @@ def _read(path: Path) -> Usage:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Usage(int(data.get("tokens_in", 0)), int(data.get("tokens_out", 0)), float(data.get("cost_usd", 0.0)))
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
         return Usage()

@@ -8,23 +8,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from . import safe_read
 from .core.types import EpisodeResult, Query
 from .errors import UsageError
 
 
 def load_corpus(path: Path) -> list[Query]:
     """Queries of a corpus file in file order; ids made unique by bumping the index, deterministically."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise UsageError(f"cannot read corpus {path}: {error.strerror}") from None
     queries: list[Query] = []
     taken: set[str] = set()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in safe_read.json_lines(path):
         try:
-            data = json.loads(line)
+            data = safe_read.parse(line, "the line")
             query = Query.from_dict(data.get("query", data))
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise UsageError(f"{path}:{number}: not a corpus entry ({error})") from None
@@ -73,4 +68,4 @@ def append_found(path: Path, failure: EpisodeResult, extra: dict[str, Any]) -> Q
 def read_found(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [safe_read.parse(line, f"{path}:{number}") for number, line in safe_read.json_lines(path, inside=path.parent)]

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import safe_read
 from ..core.types import Reply, Usage
-from ..errors import InfraError
+from ..errors import InfraError, UsageError
 
 #: request fields that decide the answer; timeouts, keys and retry settings do not
 KEY_FIELDS = ("model", "messages", "temperature", "seed", "max_tokens")
@@ -43,12 +44,22 @@ class Recording:
         os.replace(temporary, path)
 
     def load(self, request: dict[str, Any]) -> Reply:
+        """The recorded reply; a missing or corrupt recording is an InfraError (the model is not to blame)."""
         path = self._path(request)
-        try:
-            entry = json.loads(path.read_text())
-        except FileNotFoundError:
+        if not path.exists() and not path.is_symlink():
             raise InfraError(
                 f"--replay {self.folder}: no recorded answer for this request ({path.name}); "
                 "the conversation differs from the recorded run"
-            ) from None
-        return Reply(entry["reply"], Usage(**entry["usage"]))
+            )
+        try:
+            entry = safe_read.read_json(path, inside=self.folder)
+            usage = entry["usage"]
+            reply = Reply(entry["reply"], Usage(tokens_in=int(usage["tokens_in"]), tokens_out=int(usage["tokens_out"]),
+                                                cost_usd=float(usage["cost_usd"])))
+        except UsageError as error:
+            raise InfraError(f"--replay {self.folder}: unreadable recording: {error}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as error:
+            raise InfraError(f"--replay {self.folder}: corrupt recording {path.name}: missing or bad {error}") from None
+        if not isinstance(reply.text, str):
+            raise InfraError(f"--replay {self.folder}: corrupt recording {path.name}: the reply is not text")
+        return reply

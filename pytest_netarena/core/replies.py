@@ -163,3 +163,20 @@ def _balanced_end(text: str, start: int, limit: int = 100_000) -> int | None:
 def strip_prompt(line: str) -> str:
     """A shell line without a leading "$ " prompt marker ("#" lines stay: in a shell they are comments)."""
     return PROMPT.sub("", line, count=1)
+
+
+#: what no action may hold: control characters but tab, newline, carriage return and form feed, and surrogates
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def unprintable(action: str) -> str | None:
+    """Why a decoded action (a command, a program) cannot be run as text, or None. A JSON string may
+    spell a NUL or a lone surrogate with escapes ("\\u0000") that the raw reply never held."""
+    found = _UNPRINTABLE.search(action)
+    if found is None:
+        return None
+    char, where = found.group(), found.start() + 1
+    if "\ud800" <= char <= "\udfff":
+        return f"it holds an unpaired surrogate (U+{ord(char):04X}) at character {where}; send plain UTF-8 text"
+    name = "a NUL character" if char == "\0" else "a control character"
+    return f"it holds {name} (U+{ord(char):04X}) at character {where}; send printable text"

@@ -24,7 +24,15 @@ DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the purple 
 IGNORED_KEYS = frozenset({"output_dir", "output_file", "benchmark_path", "microservice_dir", "regenerate_config",
                           "regenerate_benchmark", "regenerate_query", "agent_client_configs"})
 KNOWN_KEYS = ("num_queries", "prompt_type", "strategy", "max_iterations", "seed", "levels", "complexity_level",
-              "timeout_s", "max_reply_s", "streaming", "compat", "options", "num_switches", "num_hosts_per_subnet", "start_index", "end_index")
+              "timeout_s", "max_reply_s", "streaming", "compat", "num_switches", "num_hosts_per_subnet", "start_index",
+              "end_index")
+#: bounds of what a request may ask for (the request comes from the network, unauthenticated)
+MAX_NUM_QUERIES = 1000  #: per query type
+MAX_ITERATIONS = 100
+MAX_SEED = 2**64 - 1
+MAX_SUBNETS, MAX_HOSTS = 32, 8  #: route networks, as --route-size allows
+OPERATOR_ONLY = ("app options (config.options) are not taken from a request: they name files and sizes, which "
+                 "the operator sets with serve-green --option NAME=VALUE")
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,7 @@ class Assessment:
                 "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
 
 
-def _int(config: dict[str, Any], key: str, default: int | None, minimum: int) -> int | None:
+def _int(config: dict[str, Any], key: str, default: int | None, minimum: int, maximum: int) -> int | None:
     """An integer config value; 7.0 and "7" count as 7, since AgentBeats sends TOML numbers through a
     protobuf Struct (every number a double) and some clients send strings."""
     value = config.get(key, default)
@@ -59,11 +67,17 @@ def _int(config: dict[str, Any], key: str, default: int | None, minimum: int) ->
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
+    elif isinstance(value, str) and re.fullmatch(r"\s*\d{1,20}\s*", value):
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"config.{key} must be an integer >= {minimum}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise UsageError(f"config.{key} must be an integer >= {minimum} and <= {maximum}, got {_shown(value)}")
     return value
+
+
+def _shown(value: Any, keep: int = 60) -> str:
+    """A caller's value as an error quotes it: short (the caller sent it; it is never file content)."""
+    text = repr(value)
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 def _levels(config: dict[str, Any]) -> tuple[int, ...] | None:
@@ -79,7 +93,7 @@ def _levels(config: dict[str, Any]) -> tuple[int, ...] | None:
     try:
         levels = tuple(sorted({int(str(item).strip()) for item in items}))
     except ValueError:
-        raise UsageError(f"config.levels must be level numbers such as [1, 2] or '1,2', got {raw!r}") from None
+        raise UsageError(f"config.levels must be level numbers such as [1, 2] or '1,2', got {_shown(raw)}") from None
     if not levels:
         raise UsageError("config.levels is empty")
     return levels
@@ -90,7 +104,7 @@ def _strategy(config: dict[str, Any]) -> str:
     strategy = PROMPT_TYPES.get(value, value)
     if strategy not in STRATEGIES:
         accepted = ", ".join([*STRATEGIES, *PROMPT_TYPES])
-        raise UsageError(f"config.strategy/prompt_type {value!r} is not one of {accepted}")
+        raise UsageError(f"config.strategy/prompt_type {_shown(value)} is not one of {accepted}")
     return strategy
 
 
@@ -107,26 +121,28 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
         raise UsageError(f"exactly one participant is evaluated at a time, got {len(participants)}")
     (role, url), = participants.items()
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-        raise UsageError(f"participant {role!r} needs an http(s) URL, got {url!r}")
+        raise UsageError(f"participant {_shown(role)} needs an http(s) URL, got {_shown(url)}")
     config = request.get("config", {})
     if not isinstance(config, dict):
         raise UsageError("\"config\" must be an object")
+    if "options" in config:
+        raise UsageError(OPERATOR_ONLY)
     unknown = sorted(set(config) - set(KNOWN_KEYS) - IGNORED_KEYS)
-    warnings = tuple(f"unknown config key {key!r} ignored; accepted: {', '.join(KNOWN_KEYS)}" for key in unknown)
-    num = _int(config, "num_queries", DEFAULT_NUM_QUERIES.get(app.name, DEFAULT_NUM_QUERIES_OTHER), 1)
+    warnings = tuple(f"unknown config key {_shown(key)} ignored; accepted: {', '.join(KNOWN_KEYS)}"
+                     for key in unknown[:10])
+    num = _int(config, "num_queries", DEFAULT_NUM_QUERIES.get(app.name, DEFAULT_NUM_QUERIES_OTHER), 1,
+               MAX_NUM_QUERIES)
     extra = dict((defaults or {}).get("options", {}))
-    options_given = config.get("options", {})
-    if not isinstance(options_given, dict):
-        raise UsageError("config.options must be an object of app options, e.g. {\"route-size\": \"2x1\"}")
-    extra.update({name.replace("-", "_"): value for name, value in options_given.items()})
     if app.name == "route" and ("num_switches" in config or "num_hosts_per_subnet" in config):
-        subnets = _int(config, "num_switches", 2, 2)
-        hosts = _int(config, "num_hosts_per_subnet", 1, 1)
+        subnets = _int(config, "num_switches", 2, 2, MAX_SUBNETS)
+        hosts = _int(config, "num_hosts_per_subnet", 1, 1, MAX_HOSTS)
         extra.setdefault("route_size", f"{subnets}x{hosts}")
-    seed = _int(config, "seed", None, 0)
+    seed = _int(config, "seed", None, 0, MAX_SEED)
     if seed is None:  # new queries every assessment, as NetArena's; the result reports the seed to replay it
         seed = new_run_seed()
     compat = config.get("compat", (defaults or {}).get("compat"))
+    if compat is not None and (not isinstance(compat, str) or len(compat) > 20):
+        raise UsageError(f"config.compat takes netarena or none, got {_shown(compat)}")
     profile = parse_profile(compat, "config.compat")
     options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, profile=profile)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
@@ -135,18 +151,18 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     if not categories:
         raise UsageError(f"the {app.name} app has no query at levels {list(levels)}")
     options.queries = num  # per query type, as NetArena counts
-    options.max_steps = _int(config, "max_iterations", None, 1)
+    options.max_steps = _int(config, "max_iterations", None, 1, MAX_ITERATIONS)
     timeout = _seconds(config, "timeout_s", DEFAULT_TIMEOUT_S)
     max_reply = max(_seconds(config, "max_reply_s", DEFAULT_MAX_REPLY_S), timeout)
     streaming = config.get("streaming", True)
     if not isinstance(streaming, bool):
-        raise UsageError(f"config.streaming must be true or false, got {streaming!r}")
+        raise UsageError(f"config.streaming must be true or false, got {_shown(streaming)}")
     # round robin over levels, then over each level's categories: a few queries still cover every level
     rank = {(c.level, c.name): i for level in levels
             for i, c in enumerate(sorted(c for c in categories if c.level == level))}
     queries = sorted(app.generate(options), key=lambda q: (q.index, rank[q.level, q.category], q.level))
-    start = _int(config, "start_index", 0, 0)
-    end = _int(config, "end_index", None, 0)
+    start = _int(config, "start_index", 0, 0, 2**31)
+    end = _int(config, "end_index", None, 0, 2**31)
     queries = queries[start:end]
     if not queries:
         raise UsageError(f"start_index {start} and end_index {end} leave no query of {len(categories) * num}")
@@ -163,7 +179,7 @@ def _seconds(config: dict[str, Any], key: str, default: float) -> float:
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 3600:
-        raise UsageError(f"config.{key} must be a number of seconds in (0, 3600], got {value!r}")
+        raise UsageError(f"config.{key} must be a number of seconds in (0, 3600], got {_shown(value)}")
     return float(value)
 
 

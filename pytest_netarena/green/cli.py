@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         description="Serve one app's suite as an AgentBeats green agent over A2A (JSON-RPC, streaming). "
         'A request is a user message whose text is {"participants": {ROLE: URL}, "config": {...}} with exactly '
         "one participant; config keys: num_queries, prompt_type or strategy, max_iterations, seed, levels, "
-        "timeout_s, options. Each query's result is appended to one artifact, then the summary "
+        "timeout_s (app options come only from --option, never from a request). Each query's result is appended to one artifact, then the summary "
         "(avg_correctness, avg_safety, avg_iterations or avg_latency_s).",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

@@ -11,6 +11,8 @@ from typing import Any
 
 #: seconds uvicorn lets open event streams finish when a server stops
 GRACEFUL_SHUTDOWN_S = 1
+#: the largest request body read (an assessment request or a turn's message is a few KiB)
+MAX_BODY_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,58 @@ def make_asgi_app(card: Any, executor: Any) -> Any:
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
     # AgentBeats agents still speak A2A 0.3 ("message/send"); the same endpoint answers both versions
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)]
-    return Starlette(routes=routes)
+    return BodyCap(Starlette(routes=routes), MAX_BODY_BYTES)
+
+
+class BodyCap:
+    """ASGI middleware: a request body over `limit` bytes is answered 413 and never held whole; the
+    declared length is checked before anything is read, a chunked body while it arrives."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    @property
+    def state(self) -> Any:
+        """The wrapped app's state (callers keep things there)."""
+        return self.app.state
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # later calls wait for a disconnect, as the app expects
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Callable[[Any], Any]) -> None:
+        text = f"request body over {self.limit} bytes\n".encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(text)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": text})
 
 
 def bind(host: str, port: int) -> socket.socket:

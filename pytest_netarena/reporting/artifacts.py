@@ -15,6 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import safe_read
+from ..errors import UsageError
+
 from ..core.types import EpisodeResult
 
 
@@ -91,12 +94,13 @@ def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any]:
-    from ..errors import UsageError
-
     try:
-        return json.loads((run_dir / "run.json").read_text())
-    except (OSError, ValueError) as error:
+        info = safe_read.read_json(run_dir / "run.json", inside=run_dir)
+    except UsageError as error:
         raise UsageError(f"--resume {run_dir}: not a run folder with a readable run.json ({error})") from None
+    if not isinstance(info, dict):
+        raise UsageError(f"--resume {run_dir}: run.json is not a JSON object")
+    return info
 
 
 def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -107,18 +111,23 @@ def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int],
     path = run_dir / "episodes.jsonl"
     if not path.exists():
         return {}
-    text = path.read_text(encoding="utf-8")
+    text = safe_read.read_text(path, safe_read.MAX_JSONL_BYTES, inside=run_dir)
     if repair and text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
         path.write_text(text, encoding="utf-8")
     finished = {}
     for line in text.splitlines():
         try:
-            episode = json.loads(line)
-        except ValueError:
+            episode = safe_read.parse(line, str(path))
+        except UsageError:
+            continue  # a half-written line: that episode runs again
+        if not isinstance(episode, dict):
             continue
         if episode.get("outcome") != "infra_error":
-            finished[(episode["query"]["id"], episode["agent"], int(episode["trial"]))] = episode
+            try:
+                finished[(episode["query"]["id"], episode["agent"], int(episode["trial"]))] = episode
+            except (KeyError, TypeError, ValueError):
+                continue  # not an episode: it runs again
     return finished
 
 
@@ -130,4 +139,5 @@ def read_episodes(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / "episodes.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [safe_read.parse(line, f"{path}:{number}")
+            for number, line in safe_read.json_lines(path, inside=run_dir)]

@@ -12,8 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import safe_read
 from ..budget import Budget, RunLedger
 from ..core.types import Usage
+from ..errors import UsageError
 from ..gates import Gate, check_gates
 from . import artifacts
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
@@ -101,7 +103,7 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
     })
     for name in ("episodes.jsonl", "found.jsonl"):
         lines = [line for run_dir in run_dirs if (run_dir / name).exists()
-                 for line in (run_dir / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+                 for _, line in safe_read.json_lines(run_dir / name, inside=run_dir)]
         if name == "episodes.jsonl":
             lines = [json.dumps(episode, sort_keys=True, default=str) for episode in episodes]
         if lines:
@@ -128,8 +130,10 @@ def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
     budgets = []
     for run_dir in run_dirs:
         try:
-            summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            summary = safe_read.read_json(run_dir / "summary.json", inside=run_dir)
+        except UsageError:
+            continue
+        if not isinstance(summary, dict):
             continue
         if "budget" in summary:
             budgets.append(summary["budget"])

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import safe_read
 from ..errors import UsageError
 from . import artifacts
 from .compare import compare
@@ -30,18 +31,17 @@ def load_episodes(run_dir: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise ReportError(f"{run_dir}: no episodes.jsonl in this folder (is it a run folder under reports/?)")
     episodes = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                episode = json.loads(line)
-            except ValueError as error:
-                raise ReportError(f"{path}: line {number} is not valid JSON ({error})") from None
+    try:
+        for number, line in safe_read.json_lines(path, inside=run_dir):
+            episode = safe_read.parse(line, f"{path}: line {number}")
             problem = _shape_problem(episode)
             if problem:
                 raise ReportError(f"{path}: line {number} is not an episode: {problem}")
             episodes.append(episode)
+    except ReportError:
+        raise
+    except UsageError as error:
+        raise ReportError(str(error)) from None
     return episodes
 
 
@@ -97,11 +97,18 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:
-    """run.json, or an empty dict when the run never wrote it (the report says so)."""
-    try:
-        return json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """run.json, or an empty dict when the run never wrote it (the report says so); a run.json that
+    cannot be read (not UTF-8, not JSON, a link out of the folder) is a ReportError, never "no seed"."""
+    path = run_dir / "run.json"
+    if not path.exists() and not path.is_symlink():
         return {}
+    try:
+        run = safe_read.read_json(path, inside=run_dir)
+    except UsageError as error:
+        raise ReportError(str(error)) from None
+    if not isinstance(run, dict):
+        raise ReportError(f"{path}: expected a JSON object")
+    return run
 
 
 def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -132,8 +139,8 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     records = list(records_from_episodes(episodes))
     run = read_run(run_dir)
     try:
-        previous = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        previous = safe_read.read_json(run_dir / "summary.json", inside=run_dir)
+    except UsageError:  # none yet, or unreadable: it is rebuilt
         previous = None
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)

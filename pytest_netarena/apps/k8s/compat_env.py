@@ -8,6 +8,7 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import compat
 from .env import K8sEnvironment, describe_result
+from ...core import replies
 from .replies import MAX_ACTION_BYTES
 
 
@@ -41,9 +42,10 @@ class NetArenaK8sEnvironment(K8sEnvironment):
         if word is not None:
             entry = compat.log_entry(command, compat.DISALLOWED_OUTPUT, compat.DISALLOWED_SUMMARY)
             return StepOutcome(command, compat.DISALLOWED_OUTPUT, entry, refused=True)
-        if len(command.encode("utf-8", "surrogatepass")) > MAX_ACTION_BYTES or "\0" in command:
+        if len(command.encode("utf-8", "surrogatepass")) > MAX_ACTION_BYTES or replies.unprintable(command):
             # bash -c cannot take it (one argument is capped at 128 KiB; no NUL): checked like a failed command
-            output = f"[not run: a command of at most {MAX_ACTION_BYTES} bytes without NUL is accepted]"
+            output = (f"[not run: a command of at most {MAX_ACTION_BYTES} bytes of printable text (no NUL, "
+                      "no control characters) is accepted]")
         elif command:
             try:
                 result = self.runner.run(command, self.backend.agent_kubeconfig(), self.command_timeout_s,

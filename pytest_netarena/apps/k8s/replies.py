@@ -252,6 +252,9 @@ def _inspection_and_change(actions: list[str]) -> tuple[str, str] | None:
 
 
 def _checked(command: str) -> Action:
+    problem = replies.unprintable(command)
+    if problem:
+        return Action(_printable(command), f"the command cannot run: {problem}. {ACCEPTED}")
     if len(command.encode("utf-8", "replace")) > MAX_ACTION_BYTES:
         return Action(command[:200], f"the command is {len(command)} characters long, over the limit of "
                                      f"{MAX_ACTION_BYTES} bytes; send a shorter one. {ACCEPTED}")
@@ -266,6 +269,9 @@ def held_note(change: str) -> str:
     return (f"Not run: `{_short(change, 200)}`. Your reply held an inspection and a change; one action runs "
             "per turn, so only the read-only inspection ran and the change was not run. If the output above "
             "still calls for the change, send it alone.")
+def _printable(command: str, keep: int = 200) -> str:
+    """A refused command as the transcript keeps it: control characters and surrogates escaped."""
+    return command[:keep].encode("unicode_escape").decode("ascii")
 
 
 def _short(command: str, keep: int = 80) -> str:

@@ -11,7 +11,6 @@ that cannot be read are listed with the reason. Nothing of NetArena's is copied 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ... import safe_read
 from ...core.types import Query
 from ...errors import UsageError
 from . import compat
@@ -243,7 +243,7 @@ READINGS: list[tuple[str, Reading]] = []
 
 
 def _messages(line: str) -> tuple[str, str, str]:
-    data = json.loads(line)
+    data = safe_read.parse(line, "the line")
     parts: dict[str, str] = {}
     for message in data["messages"]:
         parts.update({key: value for key, value in message.items() if isinstance(value, str)})
@@ -259,10 +259,7 @@ def read_questions(path: str | Path, names: Container[str] | None = None,
     names: the topology's node names; a question naming a node it lacks is skipped.
     levels: keep only these levels (others are neither read nor listed).
     """
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise UsageError(f"cannot read NetArena questions {path}: {error.strerror or error}") from None
+    lines = safe_read.read_text(Path(path), safe_read.MAX_JSONL_BYTES).splitlines()
     source = Path(path).name
     queries: list[Query] = []
     skipped: list[Skipped] = []

@@ -185,6 +185,14 @@ def _from_object(reply: str) -> str | None:
 
 def read_program(reply: str, last_wins: bool = False) -> Program:
     """The program of a reply; `last_wins` for chain-of-thought runs (the last process_graph answers)."""
+    program = _read_program(reply, last_wins)
+    problem = replies.unprintable(program.code) if program.code else None
+    if problem:
+        return Program(None, f"the code cannot run: {problem}", blocks=program.blocks)
+    return program
+
+
+def _read_program(reply: str, last_wins: bool) -> Program:
     pieces = _pieces(reply)
     definitions = {ast.dump(node) for piece in pieces if piece.tree is not None for node in piece.tree.body
                    if _is_process_graph(node)}

@@ -156,6 +156,9 @@ class Sandbox:
             probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
         except _Gone as error:
             probe = RunResult(False, error=str(error))
+        except InfraError:
+            self.close()
+            raise
         if not probe.ok:
             self.close()
             raise InfraError(f"the MALT box cannot run code: {probe.error}")
@@ -193,7 +196,7 @@ class Sandbox:
             fcntl.fcntl(code_w, F_SETPIPE_SZ, MAX_CODE)
         except OSError:
             pass
-        message = {"op": "run", "uid": uid, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
+        message = {"op": "run", "uid": uid, "isolate": self.boxed, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], [code_r, result_w])
         except OSError as error:
@@ -258,6 +261,11 @@ class Sandbox:
 
     def _result(self, output: bytes, over: bool, status: dict[str, Any]) -> RunResult:
         limits, elapsed = self.limits, status["elapsed_s"]
+        if not status.get("sealed") and not status["timed_out"]:
+            # before the answer's code was read: the box, not the answer, failed
+            raise InfraError("the MALT box could not seal the answer's process (its uid, limits, an IPC namespace "
+                             "of its own in a user namespace, a seccomp filter): are user namespaces disabled? "
+                             f"(exit status {status['exit']}, signal {status['signal']})")
 
         def error(text: str) -> RunResult:
             return RunResult(False, error=text, elapsed_s=elapsed)

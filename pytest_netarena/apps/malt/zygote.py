@@ -6,14 +6,20 @@ to the grader; every message is one JSON packet:
 
   grader -> zygote  {"op": "init", "limits": {...}, "libraries": path}  + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
-  grader -> zygote  {"op": "run", "uid": int|null, "limits": {...}}  + fds: code pipe (read), result pipe (write)
+  grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
   grader -> zygote  {"op": "kill"}    (optional, while a child runs: the grader stopped reading)
-  zygote -> grader  {"exit": int|null, "signal": int|null, "timed_out": bool, "elapsed_s": float, "cpu_s": float}
+  zygote -> grader  {"exit": int|null, "signal": int|null, "timed_out": bool, "sealed": bool, "elapsed_s": float,
+                     "cpu_s": float}   (sealed: the child set itself up before reading the code)
 
 The answer's code and its result travel through pipes the grader made and only the child holds:
 they never enter the zygote's memory, so a later child (forked from it) cannot find an earlier
 answer there. The child drops to the private uid it was given (no capabilities left), under
 rlimits (address space, CPU, file size, open files, no core, one process: no fork, no threads).
+
+Each child then enters an IPC namespace of its own (in a user namespace of its own, whose
+capabilities it drops at once): no SysV object or message queue outlives the answer or reaches
+another one; and a seccomp filter makes shmget, msgget, semget and mq_open fail (EPERM), so no
+memory escapes the address-space limit through shared segments.
 
 The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
 for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
@@ -40,12 +46,19 @@ PRELOAD = (
     "__future__", "collections", "itertools", "functools", "heapq", "operator", "re", "statistics",
     "random", "string", "bisect", "typing", "dataclasses", "decimal", "fractions",
 )
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 38, 3, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+CLONE_NEWIPC, CLONE_NEWUSER = 0x08000000, 0x10000000
+#: per architecture (uname -m): its seccomp AUDIT_ARCH, and the numbers of shmget, msgget, semget, mq_open
+IPC_SYSCALLS = {
+    "x86_64": (0xC000003E, (29, 68, 64, 240)),
+    "aarch64": (0xC00000B7, (194, 186, 190, 180)),
+}
 MAX_CODE = 1 << 20
 MAX_ERROR = 2000
 #: notes on converted types kept per result (a ranking of thousands of tuples fits)
 MAX_NOTES = 100_000
-LIBC = ctypes.CDLL(None)
+LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def read_all(fd, limit):
@@ -65,7 +78,7 @@ def write_all(fd, data):
         view = view[os.write(fd, view[: 1 << 16]):]
 
 
-def drop(uid, limits):
+def drop(uid, limits, isolate):
     """Everything the child does to itself before it reads and runs the answer's code."""
     with open("/proc/self/statm") as statm:
         vsize = int(statm.read().split()[0]) * resource.getpagesize()
@@ -79,9 +92,13 @@ def drop(uid, limits):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # uid 0 -> uid: every capability is gone
+    if isolate:
+        own_ipc_namespace()
     # counted per uid: the child is its uid's one process, so fork and threads fail
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if isolate:
+        no_sysv_ipc()
     os.chdir("/")
 
 
@@ -119,6 +136,54 @@ def scan(value, path, notes):
             path.append(json_key(key) if named else key)
             scan(item, path, notes)
             path.pop()
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def own_ipc_namespace():
+    """A fresh IPC namespace, dying with the child; the user namespace it needs keeps no capability."""
+    uid, gid = os.getuid(), os.getgid()
+    if LIBC.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
+    dumpable = LIBC.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    LIBC.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a uid change made /proc/self root's: ours while we write
+    for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as mapping:  # the same ids inside as outside
+            mapping.write(text)
+    LIBC.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+    empty = (CapData * 2)()
+    if LIBC.capset(ctypes.byref(CapHeader(0x20080522, 0)), empty) != 0:  # _LINUX_CAPABILITY_VERSION_3
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def no_sysv_ipc():
+    """Seccomp: creating or opening SysV segments, queues, semaphores or POSIX queues fails with EPERM
+    (their memory is outside RLIMIT_AS); a system call of another architecture kills the child."""
+    arch, numbers = IPC_SYSCALLS.get(os.uname().machine, (None, ()))
+    if arch is None:
+        return  # an architecture without a table here: the IPC namespace alone still isolates answers
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    deny = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
+    tests = [(jge, 0x40000000)] + [(jeq, number) for number in numbers]  # >= 0x40000000: x86's x32 ABI
+    program = [(load, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, 0x80000000), (load, 0, 0, 0)]
+    for index, (op, value) in enumerate(tests):
+        program.append((op, len(tests) - index, 0, value))
+    program += [(ret, 0, 0, 0x7FFF0000), (ret, 0, 0, deny)]
+    filters = (SockFilter * len(program))(*program)
+    if LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SockFprog(len(program), filters)), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
 
 
 def encode(value):
@@ -161,16 +226,21 @@ def describe(error, code_name):
     return text + where
 
 
-def child(code_fd, result_fd, uid, limits, graph):
-    """Runs in the forked child; never returns."""
+def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
+    """Runs in the forked child; never returns. One byte on sealed_fd says the child is sealed (its
+    limits, uid and namespaces in place) before any of the answer's code is read."""
     try:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.closerange(3, code_fd)
-        os.closerange(code_fd + 1, result_fd)
-        os.closerange(result_fd + 1, 1 << 16)
-        drop(uid, limits)
+        low = 3
+        for kept in sorted((code_fd, result_fd, sealed_fd)):
+            os.closerange(low, kept)
+            low = kept + 1
+        os.closerange(low, 1 << 16)
+        drop(uid, limits, isolate)
+        os.write(sealed_fd, b"1")
+        os.close(sealed_fd)
         code = read_all(code_fd, MAX_CODE).decode("utf-8", "replace")
         os.close(code_fd)
     except BaseException:  # noqa: BLE001 - reported by the exit status
@@ -208,11 +278,14 @@ def run_one(control, message, fds, graph):
     code_fd, result_fd = fds
     limits = message["limits"]
     started = time.perf_counter()
+    sealed_r, sealed_w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        child(code_fd, result_fd, message.get("uid"), limits, graph)
+        os.close(sealed_r)
+        child(code_fd, result_fd, sealed_w, message.get("uid"), limits, message.get("isolate", True), graph)
     os.close(code_fd)
     os.close(result_fd)
+    os.close(sealed_w)
     watch = os.pidfd_open(pid)
     deadline = started + limits["wall_s"]
     timed_out, killed, grader_gone = False, False, False
@@ -239,12 +312,15 @@ def run_one(control, message, fds, graph):
             pass
     _, status, usage = os.wait4(pid, 0)
     os.close(watch)
+    sealed = os.read(sealed_r, 1) == b"1"  # the child is gone: this never blocks
+    os.close(sealed_r)
     if grader_gone:
         sys.exit(0)
     return {
         "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "timed_out": timed_out,
+        "sealed": sealed,
         "elapsed_s": time.perf_counter() - started,
         "cpu_s": usage.ru_utime + usage.ru_stime,
     }

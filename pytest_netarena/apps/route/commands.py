@@ -110,6 +110,9 @@ class Reader:
             listed = "; ".join(f"`{_short(a.text)}`" for a in actions[:4])
             raise Refusal(f"{len(actions)} different actions found ({listed}): nothing was run; give exactly one "
                           f"action per reply: {self.accepted()}")
+        problem = replies.unprintable(actions[-1].command)
+        if problem:
+            raise Refusal(f"the command cannot run: {problem}: {self.accepted()}")
         return actions[-1]
 
     def _objects(self, text: str) -> list[_Candidate]:
