@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import baseline, bodies, errors, handlers, registry
+from . import baseline, bodies, errors, handlers, limits, registry
 from .ops import Cluster
 from .store import Store
 from .watch import CONTENT_TYPES, stream
@@ -124,7 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
-            result = app.router.handle(req)
+            with limits.cpu_budget(app.request_cpu_s):
+                result = app.router.handle(req)
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
@@ -195,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _too_large(limit: int) -> errors.ApiError:
-    return errors.ApiError(413, "RequestEntityTooLarge", f"the request body is larger than the limit of {limit} bytes")
+    return errors.entity_too_large(f"limit is {limit}")
 
 
 def _unreadable(why: str) -> errors.ApiError:
@@ -221,6 +222,7 @@ class EmbeddedAPIServer:
             self.host, self.port = sock.getsockname()[:2]
         self.max_body = MAX_BODY
         self.idle_timeout_s = IDLE_TIMEOUT_S
+        self.request_cpu_s = limits.REQUEST_CPU_S  #: CPU seconds one HTTP request may spend (None: unbounded)
 
         self.store = Store()
         self.cluster = Cluster(self.store, controllers=controllers)
@@ -427,10 +429,16 @@ class EmbeddedAPIServer:
         return iter(self.store.list(res.plural, namespace if res.namespaced else None))
 
     @contextmanager
-    def reading(self) -> Iterator[int]:
-        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see."""
-        with self.store.lock:
+    def reading(self, timeout: float | None = None) -> Iterator[int]:
+        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see.
+
+        timeout: the longest to wait for the lock (None: no limit), then TimeoutError."""
+        if not self.store.lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError(f"the API server's store was busy for {timeout:g} s")
+        try:
             yield self.store.resource_version
+        finally:
+            self.store.lock.release()
 
     def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
         res = registry.resource_for_kind(kind)
