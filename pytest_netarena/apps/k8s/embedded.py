@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Mapping
 
 from ...errors import BackendUnavailable, InfraError
-from .backend import Backend, ClusterState
+from .backend import Backend, ClusterBusy, ClusterState
 from .matrix import MatrixChecker
 from .model import AppSpec
 from .protected import FingerprintCache
@@ -29,6 +29,9 @@ KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
 #: where agents reach the server, inside each environment's own network namespace: one address for
 #: every environment, so their kubeconfigs and kubectl discovery caches are the same (shared per process)
 AGENT_PORT = 6443
+#: the longest the harness waits to read the store after an action: a request holds its lock for
+#: milliseconds (patches are computed outside it, within a CPU budget), so this is never reached by a fair one
+READ_TIMEOUT_S = 30.0
 
 
 class EmbeddedBackend(Backend):
@@ -48,6 +51,7 @@ class EmbeddedBackend(Backend):
         self._checker = MatrixChecker(app, namespace)
         self._cache = FingerprintCache()
         self._last: tuple[int, ClusterState] | None = None
+        self.read_timeout_s = READ_TIMEOUT_S
 
     def prepare(self) -> None:
         try:
@@ -112,11 +116,16 @@ class EmbeddedBackend(Backend):
 
     def observe(self) -> ClusterState:
         server = self.server
-        with server.reading() as version:  # read-only views, no copies: nothing below mutates them
-            if self._last is not None and self._last[0] == version:
-                return self._last[1]
-            objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
-            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+        try:
+            # read-only views, no copies: nothing below mutates them
+            with server.reading(self.read_timeout_s) as version:
+                if self._last is not None and self._last[0] == version:
+                    return self._last[1]
+                objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
+                policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+        except TimeoutError as error:
+            raise ClusterBusy(f"the cluster could not be read after the command: {error} (a request the "
+                              "command sent was still being served)") from None
         ns = self.namespace
 
         def local(items):
