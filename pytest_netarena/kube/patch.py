@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 from . import limits
 from . import schema as sch
@@ -73,12 +74,12 @@ def json_patch(doc, operations) -> dict:
             elif kind == "test":
                 value = op["value"]
             elif kind == "copy":
-                found = _walk(doc, _pointer(op["from"]))
-                copied += limits.encoded_size(found, limits.MAX_COPY_BYTES - copied)
+                text = limits.compact_json(_walk(doc, _pointer(op["from"])))  # the copy, priced as it is made
+                copied += len(text)
                 if copied > limits.MAX_COPY_BYTES:
                     raise patch_failed(f"Unable to complete the copy, the accumulated size increase of copy is "
                                        f"{copied}, exceeding the limit {limits.MAX_COPY_BYTES}")
-                value = copy.deepcopy(found)
+                value = json.loads(text)
             elif kind == "move":
                 source = _pointer(op["from"])
                 value = _walk(doc, source)  # detached below, so it needs no copy
