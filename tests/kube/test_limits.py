@@ -142,3 +142,30 @@ def test_a_write_between_read_and_store_is_never_lost(policy, cluster, monkeypat
     assert len(calls) == 2 and calls[0] != calls[1]
     assert stored["metadata"]["labels"] == {"touched": "yes"}
     assert stored["spec"]["ingress"][0]["ports"][0]["port"] == 9090
+
+
+def _scale(cluster, replicas: int) -> int:
+    return call(cluster, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale",
+                {"spec": {"replicas": replicas}}, "application/merge-patch+json")[0]
+
+
+def test_a_scales_controller_work_stops_at_the_requests_cpu_time(cluster, monkeypatch):
+    """The write stands; the pods follow with later writes, as behind a real cluster's lagging controller."""
+    cluster.apply_object(DEPLOY)
+    monkeypatch.setattr(cluster, "request_cpu_s", 0.05)
+    assert _scale(cluster, 3000) == 200
+    assert cluster.get_object("Deployment", "default", "web")["spec"]["replicas"] == 3000
+    first = len(cluster.list_objects("Pod", "default"))
+    assert 1 <= first < 3000
+    cluster.apply_object({**DEPLOY, "metadata": {**DEPLOY["metadata"], "labels": {"again": "1"}},
+                          "spec": {**DEPLOY["spec"], "replicas": 3000}})  # the harness's own write: no budget
+    assert len(cluster.list_objects("Pod", "default")) == 3000
+
+
+def test_pods_stop_at_the_namespace_quota(cluster, monkeypatch):
+    from pytest_netarena.kube import controllers
+
+    cluster.apply_object(DEPLOY)
+    monkeypatch.setattr(controllers, "MAX_PODS_PER_NAMESPACE", 40, raising=False)
+    assert _scale(cluster, 3000) == 200
+    assert len(cluster.list_objects("Pod", "default")) == 40
