@@ -295,6 +295,8 @@ class Cluster:
                 except errors.ApiError as error:
                     if error.code != 504:
                         raise
+                    # what the interrupted round had taken off the queue is revisited by the next one
+                    self.queue.mark_all(sorted(n["metadata"]["name"] for n in self.store.list("namespaces")))
 
     @contextmanager
     def batch(self) -> Iterator[Cluster]:
