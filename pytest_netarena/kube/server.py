@@ -7,6 +7,7 @@ import os
 import socket
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,6 +24,9 @@ MAX_BODY = 3 * 1024 * 1024
 POLL_INTERVAL_S = 0.05
 #: seconds a connection may stay silent (between or inside requests) before it is closed
 IDLE_TIMEOUT_S = 30.0
+#: after refusing a body unread, how long the reply has to reach the client before the connection is
+#: reset (Go's net/http rstAvoidanceDelay)
+RST_AVOIDANCE_DELAY_S = 0.5
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -118,6 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = self._read_body()
             except errors.ApiError:
                 self.close_connection = True  # the rest of the body is never read: the stream is lost
+                self.refused_unread = True
                 raise
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
             req.scope = self.server.scope
@@ -136,8 +141,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._watch(app, result)
             else:
                 self._respond(result)
+            if getattr(self, "refused_unread", False):
+                self._close_write_and_wait()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
+
+    def _close_write_and_wait(self) -> None:
+        """After a reply to a body left unread: send a FIN and wait a moment before the close, which resets
+        the connection (unread data) and would make the client's kernel drop a reply it has not read yet.
+        Go's net/http, and so a real API server, does the same (closeWriteAndWait)."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+        except OSError:  # the client is gone already
+            return
+        time.sleep(RST_AVOIDANCE_DELAY_S)
 
     def _respond(self, result: handlers.Response) -> None:
         payload = result.body
@@ -291,8 +309,6 @@ class EmbeddedAPIServer:
 
     def wait_ready(self, timeout: float = 5.0) -> None:
         """Block until /healthz answers over TCP."""
-        import time
-
         deadline = time.monotonic() + timeout
         while True:
             try:
