@@ -322,20 +322,22 @@ class Cluster:
         return to_scale(self.get(res, namespace, name))
 
     def set_scale(self, res: Resource, namespace: str, name: str, scale_body: dict, dry_run: bool = False) -> dict:
-        with self.store.transaction():
-            current = self.get(res, namespace, name)
-            wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
-            if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
+        wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
+        replicas = (scale_body.get("spec") or {}).get("replicas")
+
+        def scaled(old: dict) -> dict:
+            if wanted_rv and wanted_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(res.plural, res.group, name)
-            replicas = (scale_body.get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid("Scale", "autoscaling", name,
                                      [validation.bad_value("spec.replicas", replicas,
                                                            "must be greater than or equal to 0")])
+            current = copy.deepcopy(old)
             current.setdefault("spec", {})["replicas"] = replicas
             current["metadata"].pop("resourceVersion", None)
-            updated = self.update(res, namespace, name, current, dry_run=dry_run)
-            return to_scale(updated)
+            return self._updated(res, old, self._prepare_body(res, namespace, current, name, False), "", False)
+
+        return to_scale(self._guaranteed_update(res, namespace if res.namespaced else "", name, scaled, dry_run))
 
 
 def _spec_of(obj: dict):
