@@ -6,6 +6,10 @@ Write-path figures use a namespace of N deployments + N services + N NetworkPoli
 `--k8s-app synthetic:N`): a bulk load, a NetworkPolicy write (what an agent's patch costs the
 server), a Deployment scale (a write the controllers must follow), and `kubectl apply -f -` of 35
 objects.
+
+Request bounds (also alone with --bounds-only): what the per-request limits cost a fair request (the
+object size check, a CPU-time checkpoint, a one-op patch over HTTP with the size check and CPU budget
+on and off) and how fast hostile patches are refused.
 """
 
 from __future__ import annotations
@@ -60,9 +64,72 @@ def _load(server, objects: list[dict]) -> None:
         server.apply_objects(objects)
 
 
+def _http(server, method: str, path: str, body, content_type: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(server.url + path, method=method, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        error.read()
+        return error.code
+
+
+def _per_call(function, repeat: int) -> float:
+    started = time.perf_counter()
+    for _ in range(repeat):
+        function()
+    return (time.perf_counter() - started) / repeat
+
+
+def bounds(server) -> None:
+    """What the request bounds cost a fair request, and how fast hostile patches are refused."""
+    from pytest_netarena.kube import limits
+
+    policy = _policy("bounded", "default")
+    server.apply_object(policy)
+    path = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/bounded"
+    stored = server.get_object("NetworkPolicy", "default", "bounded")
+    deploy = server.apply_object(_deploy("bounded", "default"))
+    big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"a": "x" * (1 << 20)}}
+    for label, obj, repeat in (("NetworkPolicy", stored, 2000), ("Deployment", deploy, 2000),
+                               ("1 MiB ConfigMap", big, 20)):
+        print(f"object size check ({label}): {1e6 * _per_call(lambda: limits.check_object_size(obj), repeat):.1f} us")
+    with limits.cpu_budget(60):
+        print(f"CPU-time checkpoint (limits.spend): {1e6 * _per_call(limits.spend, 100_000):.2f} us")
+    one_op = [{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 8080}]
+    flip = [{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 8081}]
+    check, budget = limits.check_object_size, server.request_cpu_s
+    for i in range(20):  # warm-up: first connections and imports
+        _http(server, "PATCH", path, flip if i % 2 else one_op, "application/json-patch+json")
+    for label in ("on", "off"):
+        if label == "off":
+            limits.check_object_size, server.request_cpu_s = (lambda obj: None), None
+        samples = []
+        for i in range(200):
+            started = time.perf_counter()
+            _http(server, "PATCH", path, flip if i % 2 else one_op, "application/json-patch+json")
+            samples.append(time.perf_counter() - started)
+        print(f"one-op JSON patch of a NetworkPolicy over HTTP, size check and CPU budget {label}: {_median(samples)}")
+    limits.check_object_size, server.request_cpu_s = check, budget
+    doubling = [{"op": "copy", "from": "/spec/ingress", "path": "/spec/ingress/-"}] * 22
+    for label, body in (("22 doubling copies (422)", doubling),
+                        ("10,001 operations (413)", [{"op": "test", "path": "/kind", "value": "x"}] * 10_001)):
+        started = time.perf_counter()
+        code = _http(server, "PATCH", path, body, "application/json-patch+json")
+        print(f"refused: {label}: {code} in {_ms(time.perf_counter() - started)}")
+    server.delete_object("NetworkPolicy", "default", "bounded")
+    server.delete_object("Deployment", "default", "bounded")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", type=int, default=200)
+    parser.add_argument("--bounds-only", action="store_true", help="only the request bounds' figures")
     args = parser.parse_args()
     from pytest_netarena.kube import (
         EmbeddedAPIServer,
@@ -76,6 +143,10 @@ def main() -> None:
     server = EmbeddedAPIServer().start()
     server.wait_ready()
     print(f"start (construct + bind + ready): {_ms(time.perf_counter() - started)}")
+    bounds(server)
+    if args.bounds_only:
+        server.stop()
+        return
     started = time.perf_counter()
     for i in range(12):
         server.apply_object(_deploy(f"svc{i}"))

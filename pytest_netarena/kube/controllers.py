@@ -7,7 +7,7 @@ import hashlib
 import ipaddress
 import json
 
-from . import defaults
+from . import defaults, limits
 from .ops import stable_uid
 from .selectors import selector_matches
 from .tables import timestamp
@@ -19,6 +19,9 @@ ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 MANAGED_EP = "endpoints.kubernetes.io/managed-by"
+#: pods the ReplicaSet controller keeps in one namespace at most (as a ResourceQuota of `pods` would):
+#: a scale to millions of replicas stops there instead of filling the harness's memory
+MAX_PODS_PER_NAMESPACE = 10_000
 
 
 def _suffix(text: str, length: int) -> str:
@@ -82,6 +85,7 @@ def process(store, queue) -> None:
             _collect_garbage(writer, namespaces)
         for stage, plural, controller in _STAGES:
             for ns, name in queue.drain(stage):
+                limits.spend()
                 obj = store.get(plural, ns, name)
                 if obj is not None:
                     controller(writer, obj)
@@ -172,7 +176,10 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
     pods = [p for p in store.list("pods", ns) if _owned_by(p, rs)]
     wanted = (rs.get("spec") or {}).get("replicas", 1)
     counter_key = f"rs-pods/{ns}/{rs['metadata']['uid']}"
+    room = MAX_PODS_PER_NAMESPACE - len(store.list("pods", ns)) if len(pods) < wanted else 0
+    wanted = min(wanted, len(pods) + max(room, 0))
     while len(pods) < wanted:
+        limits.spend()  # a request's controller work counts toward its CPU time
         n = store.counters.get(counter_key, 0)
         store.counters[counter_key] = n + 1
         name = f"{rs['metadata']['name']}-{_suffix(rs['metadata']['uid'] + str(n), 5)}"

@@ -23,6 +23,8 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # a real server omits an unknown reason (e.g. etcd's errors)
+            del body["reason"]
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -96,3 +98,17 @@ def not_supported(what: str) -> ApiError:
 
 def internal(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"an error on the server (\"{message}\") has prevented the request from succeeding")
+
+
+def entity_too_large(message: str) -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
+
+
+def patch_failed(message: str) -> ApiError:
+    """A JSON Patch that cannot be applied (a real server sends only the sentence before the colon)."""
+    return ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: {message}")
+
+
+def timeout() -> ApiError:
+    return ApiError(504, "Timeout", "Timeout: request did not complete within requested timeout - "
+                                    "context deadline exceeded", {})

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from . import defaults, errors, selectors, validation
+from . import defaults, errors, limits, selectors, validation
 from . import patch as patches
 from . import schema as sch
 from .registry import BY_PLURAL, Resource
@@ -61,15 +61,19 @@ class Cluster:
     # -- writes ---------------------------------------------------------------------------------
     def create(self, res: Resource, namespace: str, body: dict, dry_run: bool = False,
                strict: bool = False, privileged: bool = False) -> dict:
+        # Everything that depends only on the request is computed before the store lock is taken.
         obj = self._prepare_body(res, namespace, body, None, strict, check_types=not privileged)
         meta = obj["metadata"]
+        if res.namespaced and not privileged and self.store.get("namespaces", "", meta["namespace"]) is None:
+            raise errors.not_found("namespaces", "", meta["namespace"])
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(res, meta)  # a name taken meanwhile is 409, as on a real server
+        defaults.apply_defaults(res.kind, obj)
+        validation.validate(res.kind, res.group, obj)
+        limits.check_object_size(obj)
         with self.store.transaction():
             if res.namespaced and not privileged and self.store.get("namespaces", "", meta["namespace"]) is None:
                 raise errors.not_found("namespaces", "", meta["namespace"])
-            if not meta.get("name") and meta.get("generateName"):
-                meta["name"] = self._generate_name(res, meta)
-            defaults.apply_defaults(res.kind, obj)
-            validation.validate(res.kind, res.group, obj)
             key_ns = meta.get("namespace", "")
             if self.store.get(res.plural, key_ns, meta["name"]) is not None:
                 raise errors.already_exists(res.plural, res.group, meta["name"])
@@ -90,41 +94,59 @@ class Cluster:
 
     def update(self, res: Resource, namespace: str, name: str, body: dict, subresource: str = "",
                dry_run: bool = False, strict: bool = False, privileged: bool = False) -> dict:
-        obj = self._prepare_body(res, namespace, body, name, strict, check_types=not privileged)
-        with self.store.transaction():
-            old = self.store.get(res.plural, namespace if res.namespaced else "", name)
-            if old is None:
-                raise errors.not_found(res.plural, res.group, name)
-            wanted_rv = obj["metadata"].get("resourceVersion")
+        wanted = self._prepare_body(res, namespace, body, name, strict, check_types=not privileged)
+
+        def updated(old: dict) -> dict:
+            wanted_rv = wanted["metadata"].get("resourceVersion")
             if wanted_rv and wanted_rv != old["metadata"].get("resourceVersion"):
                 raise errors.conflict(res.plural, res.group, name)
-            return self._replace(res, old, obj, subresource, dry_run, privileged)
+            return self._updated(res, old, copy.deepcopy(wanted), subresource, privileged)
+
+        return self._guaranteed_update(res, namespace if res.namespaced else "", name, updated, dry_run)
 
     def patch(self, res: Resource, namespace: str, name: str, patch_type: str, body, subresource: str = "",
               dry_run: bool = False, strict: bool = False) -> dict:
-        with self.store.transaction():
-            old = self.store.get(res.plural, namespace if res.namespaced else "", name)
-            if old is None:
-                raise errors.not_found(res.plural, res.group, name)
+        def patched(old: dict) -> dict:
             if isinstance(body, dict):
                 wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
                 if wanted_rv and wanted_rv != old["metadata"].get("resourceVersion"):
                     raise errors.conflict(res.plural, res.group, name)
-            current = copy.deepcopy(old)
-            if patch_type == "json":
-                patched = patches.json_patch(current, body)
+            if patch_type == "json":  # json_patch and strategic_merge work on copies; merge_patch never mutates
+                result = patches.json_patch(old, body)
             elif patch_type == "merge":
                 if not isinstance(body, dict):
                     raise errors.bad_request("merge patch body must be a JSON object")
-                patched = patches.merge_patch(current, body)
+                result = patches.merge_patch(old, body)
             else:
-                patched = patches.strategic_merge(current, body, sch.kind_schema(res.definition)
-                                                  if res.definition else None)
-            if not isinstance(patched, dict):
+                result = patches.strategic_merge(old, body, sch.kind_schema(res.definition)
+                                                 if res.definition else None)
+            if not isinstance(result, dict):
                 raise errors.bad_request("the patch produced something that is not an object")
-            obj = self._prepare_body(res, namespace, patched, name, strict)
+            obj = self._prepare_body(res, namespace, result, name, strict)
             obj["metadata"].pop("resourceVersion", None)
-            return self._replace(res, old, obj, subresource, dry_run, False)
+            return self._updated(res, old, obj, subresource, False)
+
+        return self._guaranteed_update(res, namespace if res.namespaced else "", name, patched, dry_run)
+
+    def _guaranteed_update(self, res: Resource, key_ns: str, name: str, compute, dry_run: bool) -> dict:
+        """Write compute(old) over old, as a real server's GuaranteedUpdate does: the new version is computed
+        without the store lock (its cost is the request's, bounded by its CPU time), then stored under the
+        lock only if the object is still the one it was computed from, else computed again."""
+        while True:
+            old = self.store.get(res.plural, key_ns, name)  # stored objects are never mutated: read unlocked
+            if old is None:
+                raise errors.not_found(res.plural, res.group, name)
+            obj = compute(old)
+            if obj == old:
+                return copy.deepcopy(old)
+            if dry_run:
+                return obj
+            with self.store.transaction():
+                if self.store.get(res.plural, key_ns, name) is old:
+                    self.store.put(res.plural, obj, "MODIFIED")
+                    self._settle()
+                    return copy.deepcopy(self.store.get(res.plural, key_ns, name))
+            limits.spend()  # written meanwhile: try again on the new version, within the request's time
 
     def delete(self, res: Resource, namespace: str, name: str, dry_run: bool = False) -> dict:
         with self.store.transaction():
@@ -182,8 +204,8 @@ class Cluster:
             meta["name"] = name
         return obj
 
-    def _replace(self, res: Resource, old: dict, obj: dict, subresource: str, dry_run: bool,
-                 privileged: bool) -> dict:
+    def _updated(self, res: Resource, old: dict, obj: dict, subresource: str, privileged: bool) -> dict:
+        """obj (the requested new version of old) completed and checked as the server stores it."""
         meta, old_meta = obj["metadata"], old["metadata"]
         if subresource == "status":
             merged = copy.deepcopy(old)
@@ -215,14 +237,8 @@ class Cluster:
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in meta and _spec_of(obj) != _spec_of(old):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
-        if obj == old:
-            return copy.deepcopy(old)
-        if dry_run:
-            return obj
-        key_ns = meta.get("namespace", "")
-        self.store.put(res.plural, obj, "MODIFIED")
-        self._settle()
-        return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
+        limits.check_object_size(obj)
+        return obj
 
     def _generate_name(self, res: Resource, meta: dict) -> str:
         alphabet = "bcdfghjklmnpqrstvwxz2456789"
@@ -266,12 +282,21 @@ class Cluster:
 
     # -- controllers ------------------------------------------------------------------------------
     def _settle(self) -> None:
-        """Run the controllers over what the writes so far touched, unless a batch defers it."""
+        """Run the controllers over what the writes so far touched, unless a batch defers it.
+
+        An HTTP request's controller work counts toward its CPU time: past it, the rest waits for the
+        next write (the write itself stands, as on a real cluster whose controllers lag behind)."""
         if self.controllers_enabled and self._batch_depth == 0 and self.queue:
             from . import controllers
 
             with self.store.transaction():
-                controllers.process(self.store, self.queue)
+                try:
+                    controllers.process(self.store, self.queue)
+                except errors.ApiError as error:
+                    if error.code != 504:
+                        raise
+                    # what the interrupted round had taken off the queue is revisited by the next one
+                    self.queue.mark_all(sorted(n["metadata"]["name"] for n in self.store.list("namespaces")))
 
     @contextmanager
     def batch(self) -> Iterator[Cluster]:
@@ -297,20 +322,22 @@ class Cluster:
         return to_scale(self.get(res, namespace, name))
 
     def set_scale(self, res: Resource, namespace: str, name: str, scale_body: dict, dry_run: bool = False) -> dict:
-        with self.store.transaction():
-            current = self.get(res, namespace, name)
-            wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
-            if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
+        wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
+        replicas = (scale_body.get("spec") or {}).get("replicas")
+
+        def scaled(old: dict) -> dict:
+            if wanted_rv and wanted_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(res.plural, res.group, name)
-            replicas = (scale_body.get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid("Scale", "autoscaling", name,
                                      [validation.bad_value("spec.replicas", replicas,
                                                            "must be greater than or equal to 0")])
+            current = copy.deepcopy(old)
             current.setdefault("spec", {})["replicas"] = replicas
             current["metadata"].pop("resourceVersion", None)
-            updated = self.update(res, namespace, name, current, dry_run=dry_run)
-            return to_scale(updated)
+            return self._updated(res, old, self._prepare_body(res, namespace, current, name, False), "", False)
+
+        return to_scale(self._guaranteed_update(res, namespace if res.namespaced else "", name, scaled, dry_run))
 
 
 def _spec_of(obj: dict):

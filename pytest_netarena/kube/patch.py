@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 
+from . import limits
 from . import schema as sch
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, patch_failed
 
 
 def merge_patch(target, patch):
@@ -14,6 +16,7 @@ def merge_patch(target, patch):
         return copy.deepcopy(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
+        limits.spend()
         if value is None:
             result.pop(key, None)
         else:
@@ -54,20 +57,33 @@ def _index(lst: list, part: str, adding: bool) -> int:
 
 
 def json_patch(doc, operations) -> dict:
+    """RFC 6902 within a real server's bounds: at most 10,000 operations, and `copy` operations adding
+    at most 3 MiB in all, so no patch doubles the object op after op (each op is also a CPU checkpoint)."""
     if not isinstance(operations, list):
         raise bad_request("json patch must be a list of operations")
+    limits.check_json_patch(operations)
     doc = copy.deepcopy(doc)
+    copied = 0
     for op in operations:
+        limits.spend()
         try:
             kind = op["op"]
             parts = _pointer(op["path"])
-            if kind in ("add", "replace", "test"):
+            if kind in ("add", "replace"):
                 value = copy.deepcopy(op["value"])
-            elif kind in ("move", "copy"):
+            elif kind == "test":
+                value = op["value"]
+            elif kind == "copy":
+                text = limits.compact_json(_walk(doc, _pointer(op["from"])))  # the copy, priced as it is made
+                copied += len(text)
+                if copied > limits.MAX_COPY_BYTES:
+                    raise patch_failed(f"Unable to complete the copy, the accumulated size increase of copy is "
+                                       f"{copied}, exceeding the limit {limits.MAX_COPY_BYTES}")
+                value = json.loads(text)
+            elif kind == "move":
                 source = _pointer(op["from"])
-                value = copy.deepcopy(_walk(doc, source))
-                if kind == "move":
-                    doc = _remove(doc, source)
+                value = _walk(doc, source)  # detached below, so it needs no copy
+                doc = _remove(doc, source)
             if kind == "remove":
                 doc = _remove(doc, parts)
             elif kind == "test":
@@ -126,6 +142,7 @@ def _merge_map(target: dict, patch: dict, schema: dict | None) -> dict:
     retain = patch.get("$retainKeys")
     orders = {}
     for key, value in patch.items():
+        limits.spend()
         if key in ("$patch", "$retainKeys"):
             continue
         if key.startswith("$setElementOrder/"):
@@ -134,7 +151,8 @@ def _merge_map(target: dict, patch: dict, schema: dict | None) -> dict:
         if key.startswith("$deleteFromPrimitiveList/"):
             field = key.split("/", 1)[1]
             if isinstance(target.get(field), list):
-                target[field] = [v for v in target[field] if v not in value]
+                gone = _Members(value if isinstance(value, list) else [value])
+                target[field] = [v for v in target[field] if v not in gone]
             continue
         field_schema = sch.child(schema, key)
         if value is None:
@@ -176,12 +194,15 @@ def _merge_list(current, patch: list, schema: dict | None) -> list:
         return [_strip(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
     result = list(current) if isinstance(current, list) else []
     if not key:  # primitive list with merge strategy: set union
+        present = _Members(result)
         for value in patch:
-            if value not in result:
+            if value not in present:
                 result.append(value)
+                present.add(value)
         return result
     item_schema = sch.items(schema)
     for element in patch:
+        limits.spend()  # each element scans the list: quadratic in what the request sends
         if not isinstance(element, dict):
             raise bad_request(f"map: {element!r} does not contain declared merge key: {key}")
         if key not in element:
@@ -197,6 +218,29 @@ def _merge_list(current, patch: list, schema: dict | None) -> list:
         else:
             result[match] = _merge_map(copy.deepcopy(result[match]), element, item_schema)
     return result
+
+
+class _Members:
+    """Membership among JSON values: hashed where it can be, else a scan within the request's CPU time."""
+
+    def __init__(self, items=()) -> None:
+        self._hashed: set = set()
+        self._other: list = []
+        for item in items:
+            self.add(item)
+
+    def add(self, item) -> None:
+        try:
+            self._hashed.add(item)
+        except TypeError:  # an object or a list: equal to no hashable value
+            self._other.append(item)
+
+    def __contains__(self, item) -> bool:
+        try:
+            return item in self._hashed
+        except TypeError:
+            limits.spend()
+            return item in self._other
 
 
 def _apply_order(values: list, order: list, schema: dict | None) -> list:

@@ -7,12 +7,13 @@ import os
 import socket
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import baseline, bodies, errors, handlers, registry
+from . import baseline, bodies, errors, handlers, limits, registry
 from .ops import Cluster
 from .store import Store
 from .watch import CONTENT_TYPES, stream
@@ -23,6 +24,9 @@ MAX_BODY = 3 * 1024 * 1024
 POLL_INTERVAL_S = 0.05
 #: seconds a connection may stay silent (between or inside requests) before it is closed
 IDLE_TIMEOUT_S = 30.0
+#: after refusing a body unread, how long the reply has to reach the client before the connection is
+#: reset (Go's net/http rstAvoidanceDelay)
+RST_AVOIDANCE_DELAY_S = 0.5
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -118,13 +122,15 @@ class _Handler(BaseHTTPRequestHandler):
                 body = self._read_body()
             except errors.ApiError:
                 self.close_connection = True  # the rest of the body is never read: the stream is lost
+                self.refused_unread = True
                 raise
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
             req.scope = self.server.scope
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
-            result = app.router.handle(req)
+            with limits.cpu_budget(app.request_cpu_s):
+                result = app.router.handle(req)
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
@@ -135,8 +141,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._watch(app, result)
             else:
                 self._respond(result)
+            if getattr(self, "refused_unread", False):
+                self._close_write_and_wait()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
+
+    def _close_write_and_wait(self) -> None:
+        """After a reply to a body left unread: send a FIN and wait a moment before the close, which resets
+        the connection (unread data) and would make the client's kernel drop a reply it has not read yet.
+        Go's net/http, and so a real API server, does the same (closeWriteAndWait)."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+        except OSError:  # the client is gone already
+            return
+        time.sleep(RST_AVOIDANCE_DELAY_S)
 
     def _respond(self, result: handlers.Response) -> None:
         payload = result.body
@@ -195,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _too_large(limit: int) -> errors.ApiError:
-    return errors.ApiError(413, "RequestEntityTooLarge", f"the request body is larger than the limit of {limit} bytes")
+    return errors.entity_too_large(f"limit is {limit}")
 
 
 def _unreadable(why: str) -> errors.ApiError:
@@ -221,6 +240,7 @@ class EmbeddedAPIServer:
             self.host, self.port = sock.getsockname()[:2]
         self.max_body = MAX_BODY
         self.idle_timeout_s = IDLE_TIMEOUT_S
+        self.request_cpu_s = limits.REQUEST_CPU_S  #: CPU seconds one HTTP request may spend (None: unbounded)
 
         self.store = Store()
         self.cluster = Cluster(self.store, controllers=controllers)
@@ -289,8 +309,6 @@ class EmbeddedAPIServer:
 
     def wait_ready(self, timeout: float = 5.0) -> None:
         """Block until /healthz answers over TCP."""
-        import time
-
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -427,10 +445,16 @@ class EmbeddedAPIServer:
         return iter(self.store.list(res.plural, namespace if res.namespaced else None))
 
     @contextmanager
-    def reading(self) -> Iterator[int]:
-        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see."""
-        with self.store.lock:
+    def reading(self, timeout: float | None = None) -> Iterator[int]:
+        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see.
+
+        timeout: the longest to wait for the lock (None: no limit), then TimeoutError."""
+        if not self.store.lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError(f"the API server's store was busy for {timeout:g} s")
+        try:
             yield self.store.resource_version
+        finally:
+            self.store.lock.release()
 
     def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
         res = registry.resource_for_kind(kind)

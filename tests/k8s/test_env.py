@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 
 
 from pytest_netarena.agents.base import NoopAgent
@@ -255,3 +257,28 @@ def test_environments_of_a_process_share_one_discovery_cache_until_the_last_clos
         second.close()
     assert DISCOVERY_CACHES.users(key) == others
     assert os.path.exists(cache) == (others > 0), "removed with its last user"
+
+
+def test_a_reading_that_cannot_take_the_store_ends_the_episode_as_an_agent_error(k8s_env, monkeypatch):
+    """The harness never waits without a deadline: a store still busy after the step is the agent's error."""
+    monkeypatch.setattr(k8s_env.backend, "read_timeout_s", 0.5, raising=False)
+    lock, held, release = k8s_env.backend.server.store.lock, threading.Event(), threading.Event()
+
+    def busy():  # stands in for a request still holding the store (no fair one holds it this long)
+        with lock:
+            held.set()
+            release.wait(10)
+
+    k8s_env.reset(query(CP_AD))
+    holder = threading.Thread(target=busy)
+    holder.start()
+    held.wait(5)
+    started = time.monotonic()
+    try:
+        outcome = k8s_env.step("```\nkubectl version --client\n```")
+    finally:
+        release.set()
+        holder.join()
+    assert time.monotonic() - started < 5
+    assert outcome.agent_error and "could not be read" in outcome.agent_error
+    assert "could not be read" in outcome.observation

@@ -12,6 +12,10 @@ from .matrix import Matrix
 from .protected import Fingerprints
 
 
+class ClusterBusy(Exception):
+    """observe() could not read the cluster within its deadline: something the agent started holds it."""
+
+
 @dataclass(frozen=True)
 class ClusterState:
     """One reading: the connectivity matrix and the fingerprints of the protected objects."""
@@ -54,7 +58,7 @@ class Backend(ABC):
 
     @abstractmethod
     def observe(self) -> ClusterState:
-        """Read the current matrix and protected objects."""
+        """Read the current matrix and protected objects (ClusterBusy when that cannot finish in time)."""
 
     @contextmanager
     def watching_writes(self, check: Any) -> Iterator[None]:

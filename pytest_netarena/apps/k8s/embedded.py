@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from ...errors import BackendUnavailable, InfraError
-from .backend import Backend, ClusterState
+from .backend import Backend, ClusterBusy, ClusterState
 from .matrix import MatrixChecker
 from .model import AppSpec
 from .protected import FingerprintCache
@@ -34,6 +34,9 @@ MATRIX_PLURALS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "services":
 #: where agents reach the server, inside each environment's own network namespace: one address for
 #: every environment, so their kubeconfigs and kubectl discovery caches are the same (shared per process)
 AGENT_PORT = 6443
+#: the longest the harness waits to read the store after an action: a request holds its lock for
+#: milliseconds (patches are computed outside it, within a CPU budget), so this is never reached by a fair one
+READ_TIMEOUT_S = 30.0
 
 
 class EmbeddedBackend(Backend):
@@ -55,6 +58,7 @@ class EmbeddedBackend(Backend):
         self._last: tuple[int, ClusterState] | None = None
         self._synced: int | None = None  #: the resourceVersion the last per-write check synced the checker to
         self._lock = threading.RLock()  #: the checker is synced by the harness and by per-write checks
+        self.read_timeout_s = READ_TIMEOUT_S
 
     def prepare(self) -> None:
         try:
@@ -123,11 +127,16 @@ class EmbeddedBackend(Backend):
 
     def _observe(self) -> ClusterState:
         server = self.server
-        with server.reading() as version:  # read-only views, no copies: nothing below mutates them
-            if self._last is not None and self._last[0] == version:
-                return self._last[1]
-            objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
-            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+        try:
+            # read-only views, no copies: nothing below mutates them
+            with server.reading(self.read_timeout_s) as version:
+                if self._last is not None and self._last[0] == version:
+                    return self._last[1]
+                objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
+                policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+        except TimeoutError as error:
+            raise ClusterBusy(f"the cluster could not be read after the command: {error} (a request the "
+                              "command sent was still being served)") from None
         self._sync(objects["Pod"], objects["Service"], policies, objects["Namespace"])
         protected = {}
         for kind, items in objects.items():

@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from ...core.app import Environment
 from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
-from .backend import Backend, ClusterState
+from .backend import Backend, ClusterBusy, ClusterState
 from .faults import apply_faults, describe
 from .actions import ActionResult, ActionRunner
 from .replies import held_note, read_reply
@@ -91,7 +91,11 @@ class K8sEnvironment(Environment):
                 from check.error
         output = describe_result(result, self.command_timeout_s, self.output_limit)
         started = time.perf_counter()
-        after = self.backend.observe()
+        try:
+            after = self.backend.observe()
+        except ClusterBusy as error:  # the agent's requests left the cluster unreadable: its error, never a hang
+            return StepOutcome(action.command, output, f"$ {action.command}\n{output}\n\n{error}",
+                               agent_error=str(error), check_s=time.perf_counter() - started)
         touched = changes(before.protected, after.protected)
         violations = tuple(flow_violations(self.intent, before.matrix, after.matrix) + touched
                            + check.violations(after.matrix))

@@ -12,6 +12,8 @@ PROTECTED_KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Pod", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 #: annotations controllers write themselves (not the agent's doing)
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
+#: the status fields the matrix reads (a pod's addresses, matched by ipBlock rules): set once, by the kubelet
+STATUS_READ = ("podIP", "podIPs")
 
 Fingerprints = dict[str, tuple[str, str]]  #: "Kind ns/name" -> (uid, digest of what the agent could change)
 
@@ -54,13 +56,19 @@ class FingerprintCache:
 
 
 def _digest(obj: Mapping[str, Any]) -> str:
+    """Everything of obj the agent could change that the matrix or the verdict reads, and nothing a
+    controller rewrites on its own: labels, annotations, spec, the owners (which workload a pod is
+    a probe of) and the addresses (what ipBlock rules match)."""
     meta = obj.get("metadata") or {}
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
                    if not k.startswith(CONTROLLER_ANNOTATIONS)}
     spec = obj.get("spec")
     if obj.get("kind") == "Service" or "clusterIP" in (spec or {}):
         spec = {k: v for k, v in spec.items() if k not in ("clusterIP", "clusterIPs")}  # allocated by the server
-    payload = json.dumps([meta.get("labels") or {}, annotations, spec], sort_keys=True, default=str)
+    status = obj.get("status") or {}
+    addresses = [status.get(field) for field in STATUS_READ] if isinstance(status, Mapping) else status
+    payload = json.dumps([meta.get("labels") or {}, annotations, spec, meta.get("ownerReferences") or [],
+                          addresses], sort_keys=True, default=str)
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 

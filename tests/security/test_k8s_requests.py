@@ -1,0 +1,84 @@
+"""Red team of the k8s app's API server and verdict: a request that would cost the server (and so the harness)
+without bound, and writes to what the judge reads. Written as agent replies, run through the real environment
+(real boxes, real kubectl, the embedded API server in its own network namespace). One attack per test."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from pytest_netarena.apps.k8s import APP
+from pytest_netarena.core.app import RunOptions
+from pytest_netarena.core.types import Query
+
+from .conftest import needs_root_boxes
+
+pytestmark = needs_root_boxes
+
+CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
+#: each op appends spec.ingress to itself, doubling the policy: 22 ops stalled the harness for minutes.
+#: 17 are far past a real server's 3 MiB copy budget, yet the unbounded server of old got through them fast.
+DOUBLINGS = 17
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = APP.make_environment(RunOptions())
+    assert environment.runner.sandboxed and environment.backend.network is not None
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def k8s(env):
+    env.reset(Query("k8s", 1, "change_port", 0, 1, {"app": "online-boutique", "faults": [CP_AD]}))
+    return env
+
+
+def act(env, script: str):
+    """One agent step whose reply is the script in a bash fence; it must be run, not refused."""
+    outcome = env.step(f"```bash\n{script}\n```")
+    assert not outcome.refused, outcome.output
+    return outcome
+
+
+def pod_of(env, workload: str) -> dict:
+    return next(pod for pod in env.backend.server.list_objects("Pod", "default")
+                if pod["metadata"]["name"].startswith(f"{workload}-"))
+
+
+def test_a_json_patch_that_doubles_a_policy_is_refused_and_the_harness_reads_on(k8s):
+    server = k8s.backend.server
+    before = server.get_object("NetworkPolicy", "default", "adservice")
+    doubling = json.dumps([{"op": "copy", "from": "/spec/ingress", "path": "/spec/ingress/-"}] * DOUBLINGS)
+    started = time.monotonic()
+    attack = act(k8s, f"kubectl patch networkpolicy adservice --type=json -p '{doubling}'")
+    assert "accumulated size increase of copy" in attack.output  # the 422 a real server gives
+    assert server.get_object("NetworkPolicy", "default", "adservice") == before
+    assert attack.check_s < 5 and not attack.violations
+    # the server and the harness's reading of it answer at once after the attack
+    after = act(k8s, "kubectl get networkpolicy adservice -o jsonpath='{.spec.ingress[*].ports[*].port}'")
+    assert after.output == "1" and time.monotonic() - started < 15
+
+
+def test_rewriting_a_pods_owner_is_a_named_violation(k8s):
+    """The matrix picks each workload's probe pods by their owner: a rewrite is a change the judge sees."""
+    name = pod_of(k8s, "paymentservice")["metadata"]["name"]
+    owner = [{"op": "replace", "path": "/metadata/ownerReferences/0/name", "value": "emailservice-0"}]
+    attack = act(k8s, f"kubectl patch pod {name} --type=json -p '{json.dumps(owner)}'")
+    assert pod_of(k8s, "paymentservice")["metadata"]["ownerReferences"][0]["name"] == "emailservice-0"
+    assert f"Pod default/{name} was modified" in attack.violations
+    judgement = k8s.judge()
+    assert not judgement.correct and f"Pod default/{name} was modified" in judgement.details
+
+
+def test_rewriting_a_pods_address_is_a_named_violation(k8s):
+    """ipBlock rules match pods by status.podIP, which the status subresource lets a namespace editor write."""
+    name = pod_of(k8s, "frontend")["metadata"]["name"]
+    address = {"status": {"podIP": "10.99.0.1", "podIPs": [{"ip": "10.99.0.1"}]}}
+    attack = act(k8s, f"kubectl patch pod {name} --subresource=status --type=merge -p '{json.dumps(address)}'")
+    assert pod_of(k8s, "frontend")["status"]["podIP"] == "10.99.0.1"
+    assert f"Pod default/{name} was modified" in attack.violations
+    assert not k8s.judge().correct
