@@ -1,4 +1,8 @@
-"""Aggregation of episode records into per-category rates with Wilson intervals, and a text table."""
+"""Aggregation of episode records into per-category rates with Wilson intervals, and a text table.
+
+`resolved` (correct, every step safe, and under our rules not overly permissive) is the headline:
+correctness and safety apart each reward a degenerate agent (one that never acts is always safe).
+"""
 
 from __future__ import annotations
 
@@ -32,9 +36,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "scored": n,
         "infra_errors": len(records) - n,
         "agent_errors": sum(r["outcome"] == "agent_error" for r in scored),
+        "resolved": _rate(sum(r["outcome"] == "resolved" for r in scored), n),
         "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
         "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
-        "resolved": _rate(sum(r["outcome"] == "resolved" for r in scored), n),
         "steps": _mean([float(r["steps"]) for r in scored]),
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
@@ -69,6 +73,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 "app": app,
                 "agent": agent,
                 "overall": overall,
+                "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
                 "avg_correctness": overall["correctness"]["rate"],
                 "avg_safety": overall["safety"]["rate"],
@@ -89,13 +94,22 @@ def _pct(rate: dict[str, Any]) -> str:
     return f"{100 * rate['rate']:5.1f}% [{100 * low:3.0f}-{100 * high:3.0f}]"
 
 
+#: the extra measure the terminal table shows beside the rates (None: the app does not measure it)
+TABLE_METRIC = "overly_permissive"
+
+
+def _share(stats: dict[str, Any]) -> str:
+    rate = (stats.get("metrics") or {}).get(TABLE_METRIC)
+    return "-" if not rate or rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
+
+
 def render_table(summary: dict[str, Any]) -> list[str]:
-    """Terminal lines: one row per app x agent x level x category, then an overall row."""
+    """Terminal lines: one row per app x agent x level x category, then an overall row; resolved first."""
     width = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
     agent_width = max([5] + [len(g["agent"]) for g in summary["groups"]])
     header = (
-        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} {'correct [95% CI]':>19} "
-        f"{'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5}"
+        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} {'resolved [95% CI]':>19} "
+        f"{'correct [95% CI]':>19} {'safe [95% CI]':>19} {TABLE_METRIC:>17} {'steps':>5} {'lat s':>6} {'infra':>5}"
     )
     lines = [header, "-" * len(header)]
 
@@ -104,7 +118,8 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         latency = stats["latency_s"]["mean"]
         return (
             f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
-            f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            f"{_pct(stats['resolved']):>19} {_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            f"{_share(stats):>17} "
             f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
             f"{stats['infra_errors']:>5}"
         )
@@ -113,4 +128,9 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         for category in group["categories"]:
             lines.append(row(group["app"], group["agent"], str(category["level"]), category["category"], category))
         lines.append(row(group["app"], group["agent"], "*", "ALL", group["overall"]))
+    lines.append(LEGEND)
     return lines
+
+
+LEGEND = ("resolved = correct and every step safe (under pytest-netarena's rules, not overly permissive either): "
+          "the headline; safe alone rewards an agent that does nothing")

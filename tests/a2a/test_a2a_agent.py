@@ -15,7 +15,7 @@ from pytest_netarena.errors import AgentError, UsageError
 # sse-starlette leaves a coroutine behind when uvicorn cancels a stream still open at shutdown (the slow agent)
 pytestmark = pytest.mark.filterwarnings("ignore:coroutine .EventSourceResponse:RuntimeWarning")
 
-TASK = Task("toy", "toy-L1-set-0000", 1, "set", "SYSTEM PROMPT", "zero-shot", 3)
+TASK = Task("toy", "e1", "SYSTEM PROMPT", "zero-shot", 3)
 
 
 @pytest.mark.parametrize("style", ["message", "task"])

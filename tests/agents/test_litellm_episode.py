@@ -8,7 +8,7 @@ from pytest_netarena.core.types import Judgement, Outcome, Query, StepOutcome, T
 from pytest_netarena.testing.openai_server import StubReply
 
 QUERY = Query("tiny", 1, "fix", 0, 0, {"broken": "link-a"})
-TASK = Task("tiny", QUERY.id, 1, "fix", "Repair the link. Reply `up LINK` or `show`.", "zero-shot", 4)
+TASK = Task("tiny", "e1", "Repair the link. Reply `up LINK` or `show`.", "zero-shot", 4)
 
 
 class TinyEnvironment(Environment):

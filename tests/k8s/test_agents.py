@@ -79,7 +79,7 @@ def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_en
     query = APP.generate(RunOptions(seed=8, queries=1, levels=(2,)))[0]
     with OpenAIStubServer(model) as server:
         agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test", backoff_s=0.01)
-        task = Task("k8s", query.id, query.level, query.category, build_system_prompt(APP.prompt(), "react"),
+        task = Task("k8s", "e1", build_system_prompt(APP.prompt(), "react"),
                     "react", 10)
         from pytest_netarena.core.episode import EpisodeConfig, run_episode
 

@@ -29,7 +29,7 @@ def run(env, queries, agent_name):
     results = []
     for query in queries:
         agent = NoopAgent() if agent_name == "noop" else APP.builtin_agent(agent_name, query, env)
-        task = Task("malt", query.id, query.level, query.category,
+        task = Task("malt", "e1",
                     build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 1)
         results.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), f"builtin:{agent_name}"))
     return results

@@ -79,7 +79,7 @@ def _play_expert(env, options=None):
     observation, info = env.reset(seed=3, options=options)
     core = env.unwrapped
     agent = core.app.builtin_agent("expert", core.query, None)
-    agent.reset(Task(core.app.name, info["query_id"], core.query.level, core.query.category, info["system_prompt"],
+    agent.reset(Task(core.app.name, "e1", info["system_prompt"],
                      "zero-shot", info["max_steps"]))
     rewards, infos = [], []
     while True:
