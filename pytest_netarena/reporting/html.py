@@ -239,15 +239,17 @@ def _stat_cells(stats: dict[str, Any], color: str) -> str:
     cells = []
     for metric in ("resolved", "correctness", "safety"):
         rate = stats[metric]
-        cells.append(f"<td class=num>{pct(rate['rate'])} <span class=ci>{ci_text(rate)}</span></td><td>{_rate_bar(rate, color)}</td>")
+        cells.append(f"<td class=num>{pct(rate['rate'])} <span class=ci>{ci_text(rate)}</span></td>")
+        if metric == "resolved":  # the headline gets the bar
+            cells.append(f"<td>{_rate_bar(rate, color)}</td>")
     cells.append(f"<td class=num>{_mean_text(stats['steps'])}</td>")
     cells.append(f"<td class=num>{_mean_text(stats['latency_s'], 3)}</td>")
     cells.append(f"<td class=num>{stats['infra_errors']}</td><td class=num>{stats['agent_errors']}</td>")
     return "".join(cells)
 
 
-STAT_HEADER = ("<th>n</th><th>resolved [95% CI]</th><th></th><th>correct [95% CI]</th><th></th><th>safe [95% CI]</th>"
-               "<th></th><th>steps [95% CI]</th><th>agent s [95% CI]</th><th>infra err</th><th>agent err</th>")
+STAT_HEADER = ("<th>n</th><th>resolved [95% CI]</th><th></th><th>correct [95% CI]</th><th>safe [95% CI]</th>"
+               "<th>steps [95% CI]</th><th>agent s [95% CI]</th><th>infra err</th><th>agent err</th>")
 
 HEADLINE_NOTE = ("<p class=muted><b>resolved</b> is the headline: the final state is correct, every step was safe, "
                  "and (under pytest-netarena's rules) the fix admits no more than the intent (not overly permissive). "

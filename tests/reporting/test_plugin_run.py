@@ -33,9 +33,10 @@ def test_rebuilt_summary_equals_the_plugins_and_adds_comparisons(pytester: pytes
     page = build_report(run, plots=False)
     rebuilt = json.loads((run / "summary.json").read_text())
     assert rebuilt["groups"] == written_by_plugin["groups"]
-    [correctness, safety] = rebuilt["comparisons"]
+    [resolved, correctness, safety] = rebuilt["comparisons"]
     assert (safety["agent_a"], safety["agent_b"], safety["pairs"], safety["only_a"]) == ("builtin:oracle", "builtin:reckless", 8, 8)
     assert correctness["difference"] == 0.0
+    assert resolved["metric"] == "resolved" and resolved["only_a"] == 8 and resolved["difference"] == 1.0
     assert {(row["agent"], row["k"]) for row in rebuilt["pass_k"]} >= {("builtin:reckless", 2), ("builtin:oracle", 2)}
     text = page.read_text()
     assert "--trials=2" in text and "builtin:reckless" in text
