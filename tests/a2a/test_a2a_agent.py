@@ -47,10 +47,10 @@ def test_every_turn_carries_system_prompt_and_history(purple, play_toy):
     result = play_toy(A2AAgent(purple(respond), timeout_s=10))
     assert len(prompts) == 3 and result.outcome is Outcome.UNSAFE
     first, last = prompts[0], prompts[2]
-    assert first.startswith("You control a counter. Reply 'set N'.\n\n[Step 1 of 3: you have 3 replies.]\n"
+    assert first.startswith("You control a counter. Reply 'set N'.\n\n[Step 1 of 3; 3 replies left.]\n"
                             "counter is 0; make it ")
     assert last.startswith("You control a counter.")
-    assert "### Observation 1\n[Step 1 of 3: you have 3 replies.]\ncounter is 0; make it" in last
+    assert "### Observation 1\n[Step 1 of 3; 3 replies left.]\ncounter is 0; make it" in last
     assert "### Your reply 1\nset -5" in last and "### Your reply 2\nhmm" in last
     assert last.index("### Your reply 2") < last.index("## Current observation")
 
