@@ -91,10 +91,11 @@ def reply_problem(text: str) -> str | None:
     return None
 
 
-def step_header(done: int, max_steps: int) -> str:
-    """The budget line in front of an observation once `done` of `max_steps` replies were taken."""
-    if done >= max_steps:
-        return f"[No steps left: all {max_steps} used.]"
+def step_header(done: int, max_steps: int, over: bool = False) -> str:
+    """The budget line in front of an observation once `done` of `max_steps` replies were taken
+    (`over`: the environment ended the episode)."""
+    if over or done >= max_steps:
+        return f"[Episode over: {done} of {max_steps} steps used.]"
     left = max_steps - done
     return f"[Step {done + 1} of {max_steps}; {left} repl{'y' if left == 1 else 'ies'} left.]"
 
@@ -119,20 +120,20 @@ class Episode:
         self.observation = self._announced(self.env.reset(self.query), 0)
         return self.observation
 
-    def _announced(self, observation: str, done: int) -> str:
+    def _announced(self, observation: str, done: int, over: bool = False) -> str:
         """The observation with the step budget in front, naming the step the next reply will be (never
         the one just taken), so no step number is shown twice: [Step 1 of 3; 3 replies left.], then
-        [Step 2 of 3; 2 replies left.], ... and [No steps left: all 3 used.] after the last."""
+        [Step 2 of 3; 2 replies left.], ... and [Episode over: 3 of 3 steps used.] at the end."""
         if self.max_steps is None:
             return observation
-        return f"{step_header(done, self.max_steps)}\n{observation}"
+        return f"{step_header(done, self.max_steps, over)}\n{observation}"
 
     def step(self, reply: Reply, agent_s: float = 0.0) -> Step:
         started = time.perf_counter()
         problem = reply_problem(reply.text)
         outcome = self.env.refuse(problem) if problem else self.env.step(reply.text)
         exec_s = time.perf_counter() - started - outcome.check_s
-        observation = self._announced(outcome.observation, len(self.steps) + 1)
+        observation = self._announced(outcome.observation, len(self.steps) + 1, outcome.done)
         step = Step(
             index=len(self.steps) + 1,
             reply=reply.text if not problem else _printable(reply.text),

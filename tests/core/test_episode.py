@@ -67,7 +67,7 @@ def test_resolved_episode_records_each_step_with_usage(app, query) -> None:
     assert result.usage == Usage(10, 5, 0.25) and result.usage.tokens == 15
     assert result.first_observation.startswith("[Step 1 of 3; 3 replies left.]\ncounter is 0")
     assert result.steps[0].observation.startswith("[Step 2 of 3; 2 replies left.]\n")
-    assert result.steps[1].observation == f"[Step 3 of 3; 1 reply left.]\ncounter is {target}"
+    assert result.steps[1].observation == f"[Episode over: 2 of 3 steps used.]\ncounter is {target}"  # fixed
 
 
 def test_unsafe_step_makes_the_outcome_unsafe_even_if_fixed_later(app, query) -> None:
@@ -128,7 +128,7 @@ def test_the_prompt_and_every_observation_state_the_step_budget(app, query) -> N
     result = run(app, query, Scripted("no", "no", "no"))
     heads = [result.first_observation.splitlines()[0]] + [s.observation.splitlines()[0] for s in result.steps]
     assert heads == ["[Step 1 of 3; 3 replies left.]", "[Step 2 of 3; 2 replies left.]",
-                     "[Step 3 of 3; 1 reply left.]", "[No steps left: all 3 used.]"]
+                     "[Step 3 of 3; 1 reply left.]", "[Episode over: 3 of 3 steps used.]"]
 
 
 def test_each_header_names_the_next_replys_step_once(app, query) -> None:
