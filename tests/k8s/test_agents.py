@@ -103,6 +103,6 @@ def test_expert_reads_output_under_the_step_budget_line():
     # regression: the budget line was taken for output, and with a real shell its ';' split the next command
     from pytest_netarena.apps.k8s.expert import _split_observation
 
-    output, report = _split_observation("[Step 4 of 10 done; 6 left.]\n$ kubectl get networkpolicy -o name\n"
+    output, report = _split_observation("[Step 5 of 10; 6 replies left.]\n$ kubectl get networkpolicy -o name\n"
                                         "a b\n\nConnectivity check: 1 of 2 flows mismatch the intent.\nx")
     assert output == "a b" and report[-1] == "x"
