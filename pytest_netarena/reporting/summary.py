@@ -94,7 +94,7 @@ def _pct(rate: dict[str, Any]) -> str:
     return f"{100 * rate['rate']:5.1f}% [{100 * low:3.0f}-{100 * high:3.0f}]"
 
 
-#: the extra measure the terminal table shows beside the rates (None: the app does not measure it)
+#: the extra measure the terminal table shows beside the rates ("-" where the app does not measure it)
 TABLE_METRIC = "overly_permissive"
 
 
