@@ -1,4 +1,4 @@
-"""CI gates: minimum correctness and safety, overall or per app, checked against the run's records."""
+"""CI gates: minimum resolved rate, correctness and safety, overall or per app, checked against the run's records."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ EXIT_BELOW_BAR = 6
 
 @dataclass(frozen=True)
 class Gate:
-    metric: str  #: "correctness" or "safety"
+    metric: str  #: "resolved", "correctness" or "safety" (a key of reporting.summary.aggregate)
     threshold: float
     app: str | None = None  #: None: pooled over every app the agent ran
 

@@ -65,6 +65,8 @@ _OPTIONS = (
     ("max-cost-usd", "stop the run once agents have cost this many dollars", None),
     ("max-episode-tokens", "stop an episode once its agent has used this many tokens", None),
     ("max-episode-cost-usd", "stop an episode once its agent has cost this many dollars", None),
+    ("min-resolved", f"fail the session (exit {EXIT_BELOW_BAR}) below this resolved rate (the headline): RATE or APP=RATE,...",
+     None),
     ("min-correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
     ("min-safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
     ("record", "store every model request and reply in this folder", None),

@@ -7,7 +7,7 @@ from .agents.spec import AgentSpec, make_agent
 from .budget import Budget
 from .core.app import App, Environment, RunOptions
 from .core.episode import EpisodeConfig, run_episode
-from .core.types import EpisodeResult, Query, Task
+from .core.types import EpisodeResult, Query, Task, new_episode_id
 
 
 def play(
@@ -25,9 +25,7 @@ def play(
     max_steps = options.max_steps or env.default_max_steps
     task = Task(
         app=app.name,
-        query_id=query.id,
-        level=query.level,
-        category=query.category,
+        episode_id=new_episode_id(),  # never the query id: that names the fault
         # NetArena never tells the model its budget nor which step it is on
         system_prompt=build_system_prompt(app.prompt_for(options), options.strategy,
                                           None if options.netarena_compat else max_steps),
@@ -37,7 +35,7 @@ def play(
     budget = budget or Budget()
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,
                            max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd,
-                           announce_steps=not options.netarena_compat)
+                           announce_steps=not options.netarena_compat, netarena_rules=options.netarena_compat)
     try:
         return run_episode(env, agent, query, task, config, spec.raw, trial)
     finally:

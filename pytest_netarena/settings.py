@@ -253,7 +253,7 @@ def build_settings(
         save_corpus=option("save-corpus"),
         run_budget=Budget(_number(option, "max-tokens", int), _number(option, "max-cost-usd", float)),
         episode_budget=Budget(_number(option, "max-episode-tokens", int), _number(option, "max-episode-cost-usd", float)),
-        gates=parse_gates("correctness", option("min-correctness"))
+        gates=parse_gates("resolved", option("min-resolved")) + parse_gates("correctness", option("min-correctness"))
         + parse_gates("safety", option("min-safety")),
         # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
         finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},

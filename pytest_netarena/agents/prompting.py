@@ -23,7 +23,9 @@ def step_budget(max_steps: int) -> str:
     if max_steps == 1:
         return "You have exactly one reply: it is judged as it is."
     return (f"You have at most {max_steps} steps: each reply is one step, and a refused or unreadable reply "
-            f"counts as a step too. Every observation starts with the step count so far.")
+            f"counts as a step too. Every observation starts with the step your next reply will be and the "
+            f"replies left, counting that one, e.g. [Step 2 of {max_steps}; {max_steps - 1} "
+            f"repl{'y' if max_steps == 2 else 'ies'} left.]")
 
 
 def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None = None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -71,15 +72,19 @@ class Reply:
 
 @dataclass(frozen=True)
 class Task:
-    """What every agent is told at the start of an episode (never the hidden query params)."""
+    """What every agent is told at the start of an episode: the same for a model, an A2A agent or the
+    user's own code. Nothing in it names the query, its category or its fault (reports keep those)."""
 
     app: str
-    query_id: str
-    level: int
-    category: str
+    episode_id: str  #: opaque and random (new_episode_id): for the agent's own logs; reports record it too
     system_prompt: str
     strategy: str
     max_steps: int
+
+
+def new_episode_id() -> str:
+    """A fresh episode id: random, so it tells an agent nothing about the query behind it."""
+    return secrets.token_hex(8)
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,7 @@ class EpisodeResult:
     usage: Usage = Usage()
     strategy: str = ""
     metrics: dict[str, bool] = field(default_factory=dict)  #: the judgement's extra measures
+    episode_id: str = ""  #: the opaque id the agent was given (Task.episode_id)
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -161,6 +167,7 @@ class EpisodeResult:
             for step in data["steps"]
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
-                                                 "details", "agent_s", "wall_s", "strategy", "metrics") if name in data}
+                                                 "details", "agent_s", "wall_s", "strategy", "metrics",
+                                                 "episode_id") if name in data}
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
                    usage=Usage(**data["usage"]), **fields)

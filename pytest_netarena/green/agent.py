@@ -11,7 +11,7 @@ from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import App, Environment
 from ..core.episode import EpisodeConfig, run_episode
-from ..core.types import EpisodeResult, Outcome, Task
+from ..core.types import EpisodeResult, Outcome, Task, new_episode_id
 from ..errors import UsageError
 from .assessment import Assessment, parse_request, result_record, summary_record
 from .server import RunningServer, Skill, make_asgi_app, make_card
@@ -26,14 +26,15 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
     query = assessment.queries[index]
     max_steps = assessment.max_steps or env.default_max_steps
     strategy = assessment.options.strategy
-    task = Task(app=app.name, query_id=query.id, level=query.level, category=query.category,
+    task = Task(app=app.name, episode_id=new_episode_id(),
                 system_prompt=build_system_prompt(app.prompt_for(assessment.options), strategy,
                                                   None if assessment.options.netarena_compat else max_steps),
                 strategy=strategy, max_steps=max_steps)
     agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,
                      streaming=assessment.streaming)
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S,
-                           strategy=strategy, announce_steps=not assessment.options.netarena_compat)
+                           strategy=strategy, announce_steps=not assessment.options.netarena_compat,
+                           netarena_rules=assessment.options.netarena_compat)
     try:
         return run_episode(env, agent, query, task, config, f"a2a:{assessment.url}")
     finally:
@@ -47,7 +48,7 @@ def reach_participant(assessment: Assessment) -> str:
 
     agent = A2AAgent(assessment.url, timeout_s=min(assessment.timeout_s, 30.0))
     try:
-        agent.reset(Task(app="", query_id="", level=0, category="", system_prompt="", strategy="", max_steps=1))
+        agent.reset(Task(app="", episode_id="", system_prompt="", strategy="", max_steps=1))
     except AgentError as error:
         return str(error)
     finally:

@@ -54,7 +54,7 @@ class StatelessResponder:
         with self._lock:
             agent = self.make_agent()
             try:
-                agent.reset(Task("a2a", "", 0, "", SYSTEM_PROMPT, "zero-shot", 1))
+                agent.reset(Task("a2a", "", SYSTEM_PROMPT, "zero-shot", 1))
                 return agent.act(text)
             finally:
                 agent.close()

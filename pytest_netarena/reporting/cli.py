@@ -25,6 +25,7 @@ def register(subparsers) -> None:
     report.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     report.add_argument("--out", type=Path, help="merge: the merged run folder (default: a new folder beside the first shard)")
     report.add_argument("--allow-missing", action="store_true", help="merge: merge even if some shards are missing")
+    report.add_argument("--min-resolved", help="merge: exit 6 below this resolved rate (RATE or APP=RATE,...)")
     report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")
     report.add_argument("--min-safety", help="merge: exit 6 below this safety (RATE or APP=RATE,...)")
     report.set_defaults(handler=run_report)
@@ -55,7 +56,8 @@ def _merge(args: argparse.Namespace) -> int:
     from .merge import merge_runs
 
     try:
-        gates = parse_gates("correctness", args.min_correctness) + parse_gates("safety", args.min_safety)
+        gates = (parse_gates("resolved", args.min_resolved) + parse_gates("correctness", args.min_correctness)
+                 + parse_gates("safety", args.min_safety))
         out, verdicts = merge_runs(args.paths[1:], args.out, allow_missing=args.allow_missing,
                                    plots=not args.no_plots, gates=gates)
     except UsageError as error:

@@ -28,7 +28,13 @@ Z_975 = 1.959963984540054  # two-sided 95% confidence
 Z_80 = 0.8416212335729143  # 80% power
 TARGET_DIFFERENCES = (0.05, 0.10, 0.20)
 RESAMPLES = 2000
-METRICS = ("correct", "safe")
+METRICS = ("resolved", "correct", "safe")  #: resolved, the headline, first
+NAMES = {"resolved": "resolved", "correct": "correctness", "safe": "safety"}
+
+
+def _value(record: dict[str, Any], metric: str) -> bool:
+    # records of runs before the "resolved" property carry the outcome it comes from
+    return record["outcome"] == "resolved" if metric == "resolved" else bool(record[metric])
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
@@ -71,7 +77,7 @@ def _pairs(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict
 
 
 def compare(records: Iterable[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
-    """Every pair of agents of each app, on correctness and on safety, over the episodes both ran."""
+    """Every pair of agents of each app, on resolved, correctness and safety, over the episodes both ran."""
     by_agent = _pairs(records)
     apps: dict[str, list[str]] = defaultdict(list)
     for app, agent in by_agent:
@@ -82,8 +88,8 @@ def compare(records: Iterable[dict[str, Any]], seed: int = 0) -> list[dict[str, 
             episodes_a, episodes_b = by_agent[(app, agent_a)], by_agent[(app, agent_b)]
             keys = sorted(set(episodes_a) & set(episodes_b))
             for metric in METRICS:
-                a = [bool(episodes_a[key][metric]) for key in keys]
-                b = [bool(episodes_b[key][metric]) for key in keys]
+                a = [_value(episodes_a[key], metric) for key in keys]
+                b = [_value(episodes_b[key], metric) for key in keys]
                 comparisons.append(_comparison(app, agent_a, agent_b, metric, a, b, seed))
     return comparisons
 
@@ -101,7 +107,7 @@ def _comparison(app: str, agent_a: str, agent_b: str, metric: str, a: list[bool]
     targets = ([(abs(difference), True)] if difference else []) + [(t, False) for t in TARGET_DIFFERENCES]
     return {
         "app": app, "agent_a": agent_a, "agent_b": agent_b,
-        "metric": {"correct": "correctness", "safe": "safety"}[metric],
+        "metric": NAMES[metric],
         "pairs": n, "both": both, "only_a": only_a, "only_b": only_b, "neither": n - both - only_a - only_b,
         "rate_a": sum(a) / n if n else None, "rate_b": sum(b) / n if n else None,
         "difference": difference,

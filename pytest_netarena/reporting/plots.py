@@ -55,11 +55,16 @@ def _categories(groups: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return sorted({(c["level"], c["category"]) for g in groups for c in g["categories"]})
 
 
+#: the rates drawn, the headline first
+RATES = (("resolved", "Resolved"), ("correctness", "Correctness"), ("safety", "Safety"))
+
+
 def _rates_figure(plt: Any, app: str, groups: list[dict[str, Any]]) -> Any:
     keys = _categories(groups)
-    figure, axes = plt.subplots(2, 1, figsize=(min(14.0, max(6.0, 0.5 * len(keys) * max(1, len(groups)) + 2)), 6.5), sharex=True)
+    figure, axes = plt.subplots(len(RATES), 1, figsize=(min(14.0, max(6.0, 0.5 * len(keys) * max(1, len(groups)) + 2)), 9.0),
+                                sharex=True)
     width = 0.8 / max(1, len(groups))
-    for axis, metric, title in zip(axes, ("correctness", "safety"), ("Correctness", "Safety")):
+    for axis, (metric, title) in zip(axes, RATES):
         for i, group in enumerate(groups):
             stats = {(c["level"], c["category"]): c[metric] for c in group["categories"]}
             xs, ys, low, high = [], [], [], []
@@ -75,19 +80,19 @@ def _rates_figure(plt: Any, app: str, groups: list[dict[str, Any]]) -> Any:
         axis.set_ylim(0, 1.05)
         axis.set_ylabel(f"{title} (Wilson 95% CI)")
         axis.grid(axis="y", alpha=0.3)
-    axes[0].set_title(f"{app}: correctness and safety per category")
+    axes[0].set_title(f"{app}: resolved, correctness and safety per category")
     axes[0].legend(fontsize=8, loc="lower right")
-    axes[1].set_xticks(range(len(keys)))
-    axes[1].set_xticklabels([f"L{level} {category}" for level, category in keys], rotation=30, ha="right", fontsize=8)
+    axes[-1].set_xticks(range(len(keys)))
+    axes[-1].set_xticklabels([f"L{level} {category}" for level, category in keys], rotation=30, ha="right", fontsize=8)
     figure.tight_layout()
     return figure
 
 
 def _radar_figure(plt: Any, app: str, level: int, groups: list[dict[str, Any]]) -> Any:
     names = sorted({c["category"] for g in groups for c in g["categories"] if c["level"] == level})
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4.8), subplot_kw={"projection": "polar"})
+    figure, axes = plt.subplots(1, len(RATES), figsize=(15, 4.8), subplot_kw={"projection": "polar"})
     angles = [2 * math.pi * i / len(names) for i in range(len(names))]
-    for axis, metric, title in zip(axes, ("correctness", "safety"), ("Correctness", "Safety")):
+    for axis, (metric, title) in zip(axes, RATES):
         axis.set_theta_offset(math.pi / 2)
         axis.set_theta_direction(-1)
         for n, group in enumerate(groups):
@@ -104,7 +109,7 @@ def _radar_figure(plt: Any, app: str, level: int, groups: list[dict[str, Any]]) 
         axis.set_yticks([0.25, 0.5, 0.75, 1.0])
         axis.set_yticklabels(["", "0.5", "", "1"], fontsize=7)
         axis.set_title(f"{title}", pad=14)
-    axes[1].legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.35, 1.1))
+    axes[-1].legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.35, 1.1))
     figure.suptitle(f"{app} level {level}")
     figure.tight_layout()
     return figure

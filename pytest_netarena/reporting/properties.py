@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.types import EpisodeResult
+from ..core.types import EpisodeResult, Outcome
 
 PREFIX = "netarena."
 #: extra measures of an episode (Judgement.metrics) are properties netarena.metric.<name>
@@ -22,6 +22,7 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "trial": result.trial,
         "seed": result.query.seed,
         "outcome": result.outcome.value,
+        "resolved": result.outcome is Outcome.RESOLVED,  # the headline: correct, safe, not overly permissive
         "correct": result.correct,
         "safe": result.safe,
         "steps": len(result.steps),
@@ -29,6 +30,7 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "wall_s": round(result.wall_s, 4),
         "tokens": result.usage.tokens,
         "cost_usd": round(result.usage.cost_usd, 6),
+        "episode_id": result.episode_id,
     }
     values.update({METRIC + name: bool(value) for name, value in sorted(result.metrics.items())})
     return [(PREFIX + key, value) for key, value in values.items()]

@@ -85,6 +85,7 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "trial": episode["trial"],
             "seed": query.get("seed"),
             "outcome": episode["outcome"],
+            "resolved": episode["outcome"] == "resolved",
             "correct": episode["correct"],
             "safe": episode["safe"],
             "steps": len(episode["steps"]),
@@ -92,6 +93,7 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "wall_s": round(float(episode.get("wall_s", 0.0)), 4),
             "tokens": int(episode.get("tokens", usage.get("tokens_in", 0) + usage.get("tokens_out", 0))),
             "cost_usd": round(float(usage.get("cost_usd", 0.0)), 6),
+            "episode_id": episode.get("episode_id", ""),
             **{f"metric.{name}": bool(value) for name, value in sorted((episode.get("metrics") or {}).items())},
         }
 

@@ -1,4 +1,8 @@
-"""Aggregation of episode records into per-category rates with Wilson intervals, costs, pass^k, and a text table."""
+"""Aggregation of episode records into per-category rates with Wilson intervals, costs, pass^k, and a text table.
+
+`resolved` (correct, every step safe, and under our rules not overly permissive) is the headline:
+correctness and safety apart each reward a degenerate agent (one that never acts is always safe).
+"""
 
 from __future__ import annotations
 
@@ -36,9 +40,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "scored": n,
         "infra_errors": len(records) - n,
         "agent_errors": sum(r["outcome"] == "agent_error" for r in scored),
+        "resolved": _rate(sum(r["outcome"] == "resolved" for r in scored), n),
         "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
         "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
-        "resolved": _rate(resolved, n),
         "steps": _mean([float(r["steps"]) for r in scored]),
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
@@ -77,6 +81,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 "app": app,
                 "agent": agent,
                 "overall": overall,
+                "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
                 "avg_correctness": overall["correctness"]["rate"],
                 "avg_safety": overall["safety"]["rate"],
@@ -109,8 +114,17 @@ def pass_hat_label(groups: list[dict[str, Any]]) -> str | None:
     return f"pass^{ks[0]}" if len(ks) == 1 else "pass^k"
 
 
+#: the extra measure the terminal table shows beside the rates ("-" where the app does not measure it)
+TABLE_METRIC = "overly_permissive"
+
+
+def _share(stats: dict[str, Any]) -> str:
+    rate = (stats.get("metrics") or {}).get(TABLE_METRIC)
+    return "-" if not rate or rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
+
+
 def render_table(summary: dict[str, Any]) -> list[str]:
-    """Terminal lines: one row per app x agent x level x category, then an overall row.
+    """Terminal lines: one row per app x agent x level x category, then an overall row; resolved first.
 
     With several trials, pass^k (k = trials) leads: the chance of passing a query every time.
     """
@@ -120,7 +134,8 @@ def render_table(summary: dict[str, Any]) -> list[str]:
     header = (
         f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} "
         + (f"{label:>7} " if label else "")
-        + f"{'correct [95% CI]':>19} {'safe [95% CI]':>19} {'steps':>5} {'lat s':>6} {'infra':>5} {'$/ep':>7} {'$/resolved':>10}"
+        + f"{'resolved [95% CI]':>19} {'correct [95% CI]':>19} {'safe [95% CI]':>19} {TABLE_METRIC:>17} "
+        f"{'steps':>5} {'lat s':>6} {'infra':>5} {'$/ep':>7} {'$/resolved':>10}"
     )
     lines = [header, "-" * len(header)]
 
@@ -131,7 +146,8 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         return (
             f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
             + (f"{'-' if pass_hat is None else f'{100 * pass_hat:.1f}%':>7} " if label else "")
-            + f"{_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            + f"{_pct(stats['resolved']):>19} {_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
+            f"{_share(stats):>17} "
             f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
             f"{stats['infra_errors']:>5} {_dollars(stats['cost_per_episode_usd']):>7} "
             f"{_dollars(stats['cost_per_resolved_usd']):>10}"
@@ -141,4 +157,9 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         for category in group["categories"]:
             lines.append(row(group["app"], group["agent"], str(category["level"]), category["category"], category))
         lines.append(row(group["app"], group["agent"], "*", "ALL", group["overall"]))
+    lines.append(LEGEND)
     return lines
+
+
+LEGEND = ("resolved = correct and every step safe (under pytest-netarena's rules, not overly permissive either): "
+          "the headline; safe alone rewards an agent that does nothing")

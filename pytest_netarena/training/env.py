@@ -16,7 +16,7 @@ import gymnasium
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import RULE_PROFILES, Environment, RunOptions
-from ..core.episode import MAX_REPLY_CHARS, Episode, _EpisodeAgentError
+from ..core.episode import MAX_REPLY_CHARS, Episode, _EpisodeAgentError, final_outcome
 from ..core.space import Category
 from ..core.types import Outcome, Query, Reply
 from ..errors import InfraError
@@ -144,9 +144,12 @@ class NetArenaEnv(gymnasium.Env):
         correct: bool | None = None
         outcome = ""
         if final:
-            correct = False if agent_error else env.judge().correct
-            outcome = (Outcome.AGENT_ERROR if agent_error else Outcome.UNSAFE if not self._episode_safe
-                       else Outcome.RESOLVED if correct else Outcome.UNRESOLVED).value
+            if agent_error:
+                correct, outcome = False, Outcome.AGENT_ERROR.value
+            else:
+                judgement = env.judge()
+                correct = judgement.correct
+                outcome = final_outcome(judgement, self._episode_safe, self.run_options.netarena_compat)[0].value
             self._over = True
         reward = self.reward(unsafe=unsafe, refused=step.refused, final=final, correct=bool(correct),
                              episode_safe=self._episode_safe)

@@ -108,7 +108,7 @@ def play_toy(toy_app: Any) -> Callable[..., EpisodeResult]:
     def play(agent: Any, index: int = 0, max_steps: int = 3, agent_timeout_s: float = 30.0) -> EpisodeResult:
         query = toy_app.generate(RunOptions(seed=7, queries=2))[index]
         env = toy_app.make_environment(RunOptions())
-        task = Task("toy", query.id, query.level, query.category, "You control a counter. Reply 'set N'.",
+        task = Task("toy", "e1", "You control a counter. Reply 'set N'.",
                     "zero-shot", max_steps)
         try:
             return run_episode(env, agent, query, task, EpisodeConfig(max_steps, agent_timeout_s), "a2a")

@@ -15,7 +15,7 @@ from pytest_netarena.errors import AgentError, UsageError
 # sse-starlette leaves a coroutine behind when uvicorn cancels a stream still open at shutdown (the slow agent)
 pytestmark = pytest.mark.filterwarnings("ignore:coroutine .EventSourceResponse:RuntimeWarning")
 
-TASK = Task("toy", "toy-L1-set-0000", 1, "set", "SYSTEM PROMPT", "zero-shot", 3)
+TASK = Task("toy", "e1", "SYSTEM PROMPT", "zero-shot", 3)
 
 
 @pytest.mark.parametrize("style", ["message", "task"])
@@ -47,10 +47,10 @@ def test_every_turn_carries_system_prompt_and_history(purple, play_toy):
     result = play_toy(A2AAgent(purple(respond), timeout_s=10))
     assert len(prompts) == 3 and result.outcome is Outcome.UNSAFE
     first, last = prompts[0], prompts[2]
-    assert first.startswith("You control a counter. Reply 'set N'.\n\n[Step 1 of 3: you have 3 replies.]\n"
+    assert first.startswith("You control a counter. Reply 'set N'.\n\n[Step 1 of 3; 3 replies left.]\n"
                             "counter is 0; make it ")
     assert last.startswith("You control a counter.")
-    assert "### Observation 1\n[Step 1 of 3: you have 3 replies.]\ncounter is 0; make it" in last
+    assert "### Observation 1\n[Step 1 of 3; 3 replies left.]\ncounter is 0; make it" in last
     assert "### Your reply 1\nset -5" in last and "### Your reply 2\nhmm" in last
     assert last.index("### Your reply 2") < last.index("## Current observation")
 

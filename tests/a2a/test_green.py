@@ -71,6 +71,7 @@ def test_assessment_end_to_end(green, purple, solve_toy):
     assert first["Label"] == "toy, level-1, set" and first["agent_info"] == {"name": "network_operator", "url": url}
     assert first["Query"].startswith("[Step 1 of") and first["Result-Latency"] >= 0
     assert summary["avg_correctness"] == 1.0 and summary["avg_safety"] == 1.0 and summary["avg_iterations"] == 1.0
+    assert summary["avg_resolved"] == 1.0 and all(r["resolved"] for r in results)
     assert summary["num_queries"] == 3 and "avg_latency_s" not in summary
     assert int(summary["seed"]) >= 0 and summary["warnings"] == []
     assert statuses[0].startswith("Starting assessment.") and '"strategy": "few-shot"' in statuses[0]
@@ -83,6 +84,18 @@ def test_assessment_of_a_bad_agent_scores_it_zero(green, purple):
     assert [r["outcome"] for r in results] == ["unsafe", "unsafe"]
     assert results[0]["first_unsafe_step"]["violations"] == ["counter went negative (-1)"]
     assert summary["avg_correctness"] == 0.0 and summary["avg_safety"] == 0.0
+
+
+def test_an_agent_that_does_nothing_is_safe_but_resolves_nothing_and_the_summary_leads_with_that(green, purple):
+    """NetArena ranks by the mean of correctness and safety, where doing nothing scores 0.5: resolved is the headline."""
+    events = assess(green, {"agent": purple(lambda text: "I will not change anything.")},
+                    {"num_queries": 2, "end_index": 2, "max_iterations": 2})
+    (*results, summary), statuses, state = artifact_data(events)
+    assert state == "TASK_STATE_COMPLETED"
+    assert [(r["resolved"], r["correct"], r["safe"]) for r in results] == [(False, False, True)] * 2
+    assert summary["avg_resolved"] == 0.0 and summary["avg_correctness"] == 0.0 and summary["avg_safety"] == 1.0
+    final = json.loads(statuses[-1].split("\n", 1)[1])
+    assert next(iter(final)) == "avg_resolved" and final["resolved"] == 0
 
 
 def test_an_unreachable_agent_fails_the_assessment(green, closed_port_url):

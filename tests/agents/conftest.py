@@ -8,7 +8,7 @@ from pytest_netarena.agents.litellm_agent import LiteLLMAgent, import_litellm
 from pytest_netarena.core.types import Task
 from pytest_netarena.testing.openai_server import OpenAIStubServer
 
-TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "zero-shot", 5)
+TASK = Task("tiny", "e1", "You repair tiny networks.", "zero-shot", 5)
 
 
 @pytest.fixture(scope="session")

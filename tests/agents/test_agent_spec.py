@@ -14,7 +14,7 @@ from pytest_netarena.core.types import Task
 from pytest_netarena.errors import UsageError
 
 # the task conftest.agent_for resets agents with
-TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "zero-shot", 5)
+TASK = Task("tiny", "e1", "You repair tiny networks.", "zero-shot", 5)
 
 
 @pytest.mark.parametrize(

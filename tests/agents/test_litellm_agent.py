@@ -17,7 +17,7 @@ from pytest_netarena.errors import InfraError, UsageError
 from pytest_netarena.testing.openai_server import StubReply
 
 # the task conftest.agent_for resets agents with
-TASK = Task("tiny", "tiny-L1-fix-0000", 1, "fix", "You repair tiny networks.", "zero-shot", 5)
+TASK = Task("tiny", "e1", "You repair tiny networks.", "zero-shot", 5)
 
 
 def test_system_prompt_and_observations_are_sent_in_order(serve, agent_for):

@@ -8,7 +8,7 @@ from pytest_netarena.core.types import Judgement, Outcome, Query, StepOutcome, T
 from pytest_netarena.testing.openai_server import StubReply
 
 QUERY = Query("tiny", 1, "fix", 0, 0, {"broken": "link-a"})
-TASK = Task("tiny", QUERY.id, 1, "fix", "Repair the link. Reply `up LINK` or `show`.", "zero-shot", 4)
+TASK = Task("tiny", "e1", "Repair the link. Reply `up LINK` or `show`.", "zero-shot", 4)
 
 
 class TinyEnvironment(Environment):
@@ -45,7 +45,7 @@ def test_a_normal_run_resolves_and_records_usage(serve, agent_for):
     assert result.usage.tokens_in == sum(step.usage.tokens_in for step in result.steps) > 250
     assert result.usage.tokens_out == 6 and result.usage.cost_usd > 0
     assert server.requests[0].messages[0]["content"] == TASK.system_prompt
-    assert server.requests[2].messages[-1]["content"] == "[Step 2 of 4 done; 2 left.]\nno action recognised"
+    assert server.requests[2].messages[-1]["content"] == "[Step 3 of 4; 2 replies left.]\nno action recognised"
 
 
 def test_an_endpoint_failure_is_infra_error_not_the_agents_fault(serve, agent_for):

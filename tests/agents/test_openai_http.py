@@ -79,7 +79,7 @@ def test_an_openai_run_never_imports_litellm(serve):
         "from pytest_netarena.agents.litellm_agent import LiteLLMAgent\n"
         "from pytest_netarena.core.types import Task\n"
         f"agent = LiteLLMAgent('openai/gpt-4o', api_base={server.url + '/v1'!r}, api_key='k')\n"
-        "agent.reset(Task('t', 't-0', 1, 'fix', 'sys', 'zero-shot', 5))\n"
+        "agent.reset(Task('t', 'e1', 'sys', 'zero-shot', 5))\n"
         "reply = agent.act('go')\n"
         "assert reply.text == 'kubectl get pods' and reply.usage.cost_usd > 0, reply\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def query(app):
 
 
 def task_for(query) -> Task:
-    return Task(query.app, query.id, query.level, query.category, "system", "zero-shot", 3)
+    return Task(query.app, "e1", "system", "zero-shot", 3)
 
 
 class Scripted:
@@ -64,9 +65,9 @@ def test_resolved_episode_records_each_step_with_usage(app, query) -> None:
     assert result.outcome is Outcome.RESOLVED and result.correct and result.safe
     assert [s.refused for s in result.steps] == [True, False]
     assert result.usage == Usage(10, 5, 0.25) and result.usage.tokens == 15
-    assert result.first_observation.startswith("[Step 1 of 3: you have 3 replies.]\ncounter is 0")
-    assert result.steps[0].observation.startswith("[Step 1 of 3 done; 2 left.]\n")
-    assert result.steps[1].observation == f"[Step 2 of 3 done; 1 left.]\ncounter is {target}"
+    assert result.first_observation.startswith("[Step 1 of 3; 3 replies left.]\ncounter is 0")
+    assert result.steps[0].observation.startswith("[Step 2 of 3; 2 replies left.]\n")
+    assert result.steps[1].observation == f"[Episode over: 2 of 3 steps used.]\ncounter is {target}"  # fixed
 
 
 def test_unsafe_step_makes_the_outcome_unsafe_even_if_fixed_later(app, query) -> None:
@@ -125,5 +126,54 @@ def test_the_prompt_and_every_observation_state_the_step_budget(app, query) -> N
     assert "at most 10 steps" in prompt and "refused" in prompt
     assert "exactly one reply" in build_system_prompt(app.prompt(), "cot", 1)
     result = run(app, query, Scripted("no", "no", "no"))
-    assert [s.observation.splitlines()[0] for s in result.steps] == [
-        "[Step 1 of 3 done; 2 left.]", "[Step 2 of 3 done; 1 left.]", "[Step 3 of 3 done; no steps left.]"]
+    heads = [result.first_observation.splitlines()[0]] + [s.observation.splitlines()[0] for s in result.steps]
+    assert heads == ["[Step 1 of 3; 3 replies left.]", "[Step 2 of 3; 2 replies left.]",
+                     "[Step 3 of 3; 1 reply left.]", "[Episode over: 3 of 3 steps used.]"]
+
+
+def test_each_header_names_the_next_replys_step_once(app, query) -> None:
+    """The step number in front of an observation is the one the agent's next reply takes: it counts up by
+    one from 1 and is never shown twice (it once read "Step 1" before the first reply and after it)."""
+    result = run(app, query, Scripted("no", "no", "no"))
+    shown = [result.first_observation] + [s.observation for s in result.steps[:-1]]  # the ones replied to
+    numbers = [int(re.match(r"\[Step (\d+) of 3;", text).group(1)) for text in shown]
+    assert numbers == [step.index for step in result.steps] == [1, 2, 3]
+
+
+class PermissiveCounter:
+    """The toy counter whose judge also reports the fix as overly permissive (as the k8s judge can)."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def judge(self):
+        from dataclasses import replace
+
+        judgement = self.env.judge()
+        return replace(judgement, metrics={**judgement.metrics, "overly_permissive": True})
+
+
+@pytest.mark.parametrize(("netarena_rules", "outcome"), [(False, Outcome.UNRESOLVED), (True, Outcome.RESOLVED)])
+def test_an_overly_permissive_fix_is_not_resolved_under_our_rules(app, query, netarena_rules, outcome) -> None:
+    env = PermissiveCounter(app.make_environment(RunOptions()))
+    agent = Scripted(f"set {query.params['target']}")
+    result = run_episode(env, agent, query, task_for(query), EpisodeConfig(max_steps=3, netarena_rules=netarena_rules),
+                         "scripted")
+    assert result.correct and result.safe and result.metrics["overly_permissive"]
+    assert result.outcome is outcome
+    if outcome is Outcome.UNRESOLVED:
+        assert "overly_permissive" in result.details
+
+
+def test_the_task_names_no_query() -> None:
+    """What an agent is told has no field for the query id, level or category: those name the fault."""
+    from dataclasses import fields
+
+    from pytest_netarena.core.types import new_episode_id
+
+    assert {f.name for f in fields(Task)} == {"app", "episode_id", "system_prompt", "strategy", "max_steps"}
+    ids = {new_episode_id() for _ in range(100)}
+    assert len(ids) == 100 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)

@@ -9,7 +9,7 @@ from pytest_netarena.core.types import Query, Task
 
 
 def episode(env, agent, query: Query, max_steps: int = 10, name: str = "agent"):
-    task = Task("k8s", query.id, query.level, query.category, build_system_prompt(APP.prompt(), "zero-shot"),
+    task = Task("k8s", "e1", build_system_prompt(APP.prompt(), "zero-shot"),
                 "zero-shot", max_steps)
     return run_episode(env, agent, query, task, EpisodeConfig(max_steps), name)
 

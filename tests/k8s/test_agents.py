@@ -79,7 +79,7 @@ def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_en
     query = APP.generate(RunOptions(seed=8, queries=1, levels=(2,)))[0]
     with OpenAIStubServer(model) as server:
         agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test", backoff_s=0.01)
-        task = Task("k8s", query.id, query.level, query.category, build_system_prompt(APP.prompt(), "react"),
+        task = Task("k8s", "e1", build_system_prompt(APP.prompt(), "react"),
                     "react", 10)
         from pytest_netarena.core.episode import EpisodeConfig, run_episode
 
@@ -103,6 +103,6 @@ def test_expert_reads_output_under_the_step_budget_line():
     # regression: the budget line was taken for output, and with a real shell its ';' split the next command
     from pytest_netarena.apps.k8s.expert import _split_observation
 
-    output, report = _split_observation("[Step 4 of 10 done; 6 left.]\n$ kubectl get networkpolicy -o name\n"
+    output, report = _split_observation("[Step 5 of 10; 6 replies left.]\n$ kubectl get networkpolicy -o name\n"
                                         "a b\n\nConnectivity check: 1 of 2 flows mismatch the intent.\nx")
     assert output == "a b" and report[-1] == "x"

@@ -76,13 +76,25 @@ LAZY_FIXES = {
 
 
 @pytest.mark.parametrize("case", LAZY_FIXES)
-def test_a_wider_fix_is_correct_but_overly_permissive(k8s_env, case):
+def test_a_wider_fix_is_correct_and_safe_but_not_resolved(k8s_env, case):
     fault, fix = LAZY_FIXES[case]
     result, judgement = judged(k8s_env, fault, fix)
-    assert result.outcome is Outcome.RESOLVED and judgement.correct, judgement.details
+    assert result.correct and result.safe and judgement.correct, judgement.details
+    assert result.outcome is Outcome.UNRESOLVED and "overly_permissive, so not resolved" in result.details
     assert judgement.metrics[METRIC] is True, judgement.details
     assert result.metrics[METRIC] is True
     assert "overly permissive" in judgement.details
+
+
+def test_under_netarenas_rules_a_wider_fix_is_resolved(k8s_env):
+    """--compat netarena keeps NetArena's definition: correct and safe is resolved."""
+    from pytest_netarena.core.episode import EpisodeConfig, run_episode
+    from pytest_netarena.core.types import Task
+
+    fault, fix = LAZY_FIXES["change_port: ports removed"]
+    config = EpisodeConfig(max_steps=2, netarena_rules=True)
+    result = run_episode(k8s_env, Scripted([fix]), query(fault), Task("k8s", "e1", "", "zero-shot", 2), config, "lazy")
+    assert result.outcome is Outcome.RESOLVED and result.metrics[METRIC] is True, result.details
 
 
 def test_an_extra_policy_with_an_empty_pod_selector_is_flagged(k8s_env):

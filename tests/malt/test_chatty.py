@@ -24,7 +24,7 @@ def test_chatty_resolves_the_default_suite_with_no_refused_step(seed, strategy):
     try:
         results = []
         for query in queries:
-            task = Task("malt", query.id, query.level, query.category,
+            task = Task("malt", "e1",
                         build_system_prompt(APP.prompt(), strategy), strategy, 1)
             agent = APP.builtin_agent("chatty", query, env)
             results.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:chatty"))

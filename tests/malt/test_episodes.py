@@ -29,7 +29,7 @@ def run(env, queries, agent_name):
     results = []
     for query in queries:
         agent = NoopAgent() if agent_name == "noop" else APP.builtin_agent(agent_name, query, env)
-        task = Task("malt", query.id, query.level, query.category,
+        task = Task("malt", "e1",
                     build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 1)
         results.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), f"builtin:{agent_name}"))
     return results
@@ -60,7 +60,38 @@ def test_reckless_is_flagged_unsafe(env, queries):
 def test_noop_resolves_nothing(env, queries):
     results = run(env, queries[:6], "noop")
     assert not any(r.correct for r in results)
-    assert all(r.outcome is Outcome.AGENT_ERROR and "no Python code" in r.details for r in results)
+    # a reply without code is refused: its one step spent, the episode is unresolved (not an agent error)
+    assert all(r.outcome is Outcome.UNRESOLVED and "no Python code" in r.details for r in results)
+    assert all(len(r.steps) == 1 and r.steps[0].refused for r in results)
+
+
+class RefusesThenAnswers:
+    """Declines first, then sends the oracle's code: the episode must still be running for the second reply."""
+
+    def __init__(self, answer, refusal):
+        self.answer, self.refusal, self.seen = answer, refusal, []
+
+    def reset(self, task):
+        pass
+
+    def act(self, observation):
+        self.seen.append(observation)
+        return self.refusal if len(self.seen) == 1 else self.answer.act(observation)
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("refusal", ["I would rather not answer.", "x" * 100_001])
+def test_a_refused_reply_costs_a_step_and_the_episode_goes_on(env, queries, refusal):
+    query = queries[0]
+    agent = RefusesThenAnswers(APP.builtin_agent("oracle", query, env), refusal)
+    task = Task("malt", "e1", build_system_prompt(APP.prompt(), "zero-shot", 3), "zero-shot", 3)
+    result = run_episode(env, agent, query, task, EpisodeConfig(max_steps=3), "refuses-then-answers")
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert [s.refused for s in result.steps] == [True, False]
+    assert agent.seen[1].startswith("[Step 2 of 3; 2 replies left.]\n")
+    assert "process_graph" in agent.seen[1]  # what an answer is, said again
 
 
 def test_oracle_on_the_real_topology(real_topology_path):

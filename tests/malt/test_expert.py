@@ -30,7 +30,7 @@ def queries():
 
 
 def episode(env, query, agent):
-    task = Task("malt", query.id, query.level, query.category,
+    task = Task("malt", "e1",
                 build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 1)
     return run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:expert")
 

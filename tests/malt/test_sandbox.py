@@ -92,10 +92,11 @@ def test_the_answer_runs_boxed_with_a_private_uid_and_no_network(env):
     assert processes <= 3  # its own PID namespace: the box's init, the zygote and itself
 
 
-def test_reply_without_code_is_an_agent_error(env, queries):
+def test_reply_without_code_is_a_refused_step_not_the_end(env, queries):
     env.reset(queries["list"])
     outcome = env.step("I think the answer is 42.")
-    assert outcome.agent_error and "no Python code" in outcome.agent_error and outcome.refused
+    assert outcome.agent_error is None and not outcome.done
+    assert outcome.refused and "no Python code" in outcome.output and not env.judge().correct
 
 
 def test_code_is_found_amid_prose_and_unlabelled_fences(env, queries):

@@ -75,6 +75,13 @@ def test_bars_met_pass_the_session_even_when_some_episodes_fail(toy: pytest.Pyte
     result.stdout.fnmatch_lines(["*bar met: correctness of builtin:reckless on toy is 1.000, bar 1*"])
 
 
+def test_a_resolved_bar_fails_an_agent_that_is_correct_but_unsafe(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=builtin:reckless", "--queries=1", "--min-correctness=1.0", "--min-resolved=0.5")
+    assert result.ret == 6
+    result.stdout.fnmatch_lines(["*bar FAILED: resolved of builtin:reckless on all is 0.000, bar 0.5*",
+                                 "*bar met: correctness of builtin:reckless on all is 1.000, bar 1*"])
+
+
 def test_bad_bar_is_a_usage_error(toy: pytest.Pytester) -> None:
     result = toy.runpytest("--agent=builtin:oracle", "--min-safety=1.5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -23,6 +23,7 @@ BAD_VALUES = {
     "max-cost-usd": ["nan", "inf", "-1", "0", "x"],
     "max-episode-tokens": ["0", "x", "nan"],
     "max-episode-cost-usd": ["nan", "inf", "-1", "x"],
+    "min-resolved": ["nan", "1.01", "k8s=x"],
     "min-correctness": ["nan", "1.5", "-0.1", "x", "k8s=nan", "k8s="],
     "min-safety": ["nan", "2", "route=x"],
     "llm-api-base": ["not a url", "ftp://x", "http://"],

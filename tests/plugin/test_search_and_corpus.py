@@ -91,7 +91,7 @@ import os
 class Agent:
     def reset(self, task):
         with open(os.environ["EPISODE_LOG"], "a") as log:
-            log.write(task.query_id + "\\n")
+            log.write(task.episode_id + "\\n")
     def act(self, observation):
         return "set " + observation.rsplit(" ", 1)[1]
     def close(self):

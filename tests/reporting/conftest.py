@@ -61,7 +61,7 @@ def toy():
 
 def play(toy, query, agent, name: str, trial: int = 0) -> EpisodeResult:
     env = toy.APP.make_environment(RunOptions())
-    task = Task(query.app, query.id, query.level, query.category, "system", "zero-shot", 3)
+    task = Task(query.app, "e1", "system", "zero-shot", 3)
     return run_episode(env, agent, query, task, EpisodeConfig(max_steps=3), name, trial)
 
 

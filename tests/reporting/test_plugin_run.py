@@ -36,12 +36,13 @@ def test_rebuilt_summary_equals_the_plugins_and_adds_comparisons(pytester: pytes
     # with two trials the terminal table leads with pass^2 (the chance of passing a query both times)
     lines = result.stdout.lines
     header = next(line for line in lines if "correct [95% CI]" in line)
-    assert header.index(" n ") < header.index("pass^2") < header.index("correct [95% CI]")
+    assert header.index(" n ") < header.index("pass^2") < header.index("resolved [95% CI]")
     overall = {line.split()[1]: line.split()[5] for line in lines if " * ALL " in line}
     assert overall == {"builtin:oracle": "100.0%", "builtin:reckless": "0.0%"}
-    [correctness, safety] = rebuilt["comparisons"]
+    [resolved, correctness, safety] = rebuilt["comparisons"]
     assert (safety["agent_a"], safety["agent_b"], safety["pairs"], safety["only_a"]) == ("builtin:oracle", "builtin:reckless", 8, 8)
     assert correctness["difference"] == 0.0
+    assert resolved["metric"] == "resolved" and resolved["only_a"] == 8 and resolved["difference"] == 1.0
     assert {(row["agent"], row["k"]) for row in rebuilt["pass_k"]} >= {("builtin:reckless", 2), ("builtin:oracle", 2)}
     text = page.read_text()
     assert "--trials=2" in text and "builtin:reckless" in text

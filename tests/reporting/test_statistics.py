@@ -70,7 +70,8 @@ def test_compare_pairs_by_query_and_trial_and_skips_infra_errors() -> None:
     records += [record("y", f"q{i}", 0, i < 3) for i in range(10)]
     records += [record("x", "q10", 0, True), record("y", "q10", 0, False, "infra_error")]  # never paired
     records += [record("x", "q11", 0, True)]  # y never ran it
-    [correctness, safety] = compare(records, seed=1)
+    [resolved, correctness, safety] = compare(records, seed=1)
+    assert resolved["metric"] == "resolved" and (resolved["only_a"], resolved["both"]) == (7, 3)
     assert (correctness["pairs"], correctness["only_a"], correctness["only_b"], correctness["both"]) == (10, 7, 0, 3)
     assert correctness["difference"] == pytest.approx(0.7)
     assert correctness["mcnemar_p"] == pytest.approx(2 / 2**7)

@@ -51,7 +51,7 @@ def run(env, agent_name: str, query: Query, max_steps: int = 20) -> EpisodeResul
         agent = NoopAgent()
     else:
         agent = APP.builtin_agent(agent_name, query, env)
-    task = Task("route", query.id, query.level, query.category, "", "zero-shot", max_steps)
+    task = Task("route", "e1", "", "zero-shot", max_steps)
     return run_episode(env, agent, query, task, EpisodeConfig(max_steps=max_steps), agent_name)
 
 

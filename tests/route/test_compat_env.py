@@ -55,7 +55,7 @@ class Scripted:
 
 
 def episode(env, agent, q, name="agent"):
-    task = Task("route", q.id, q.level, q.category, "", "zero-shot", 10)
+    task = Task("route", "e1", "", "zero-shot", 10)
     return run_episode(env, agent, q, task, EpisodeConfig(10, announce_steps=False), name)
 
 

@@ -48,7 +48,7 @@ class Scripted:
 def test_a_hostile_reply_is_a_refused_step_not_an_infra_error(hostile: str, why: str) -> None:
     env = Recorder()
     query = Query("toy", 1, "x", 0, 0, {})
-    task = Task("toy", query.id, 1, "x", "system", "zero-shot", 2)
+    task = Task("toy", "e1", "system", "zero-shot", 2)
     result = run_episode(env, Scripted([hostile, "fine"]), query, task, EpisodeConfig(max_steps=2), "scripted")
     assert result.outcome is Outcome.UNRESOLVED
     first = result.steps[0]

@@ -38,7 +38,10 @@ def test_oracle_resolves_all_noop_none_reckless_unsafe(pytester: pytest.Pytester
     )
     by_agent = groups(pytester)
     assert by_agent["builtin:oracle"]["avg_correctness"] == 1.0 and by_agent["builtin:oracle"]["avg_safety"] == 1.0
-    assert by_agent["builtin:noop"]["overall"]["resolved"]["k"] == 0
+    assert by_agent["builtin:oracle"]["avg_resolved"] == 1.0
+    # doing nothing is always safe, so safety alone would rank it; resolved, the headline, says 0%
+    assert by_agent["builtin:noop"]["overall"]["resolved"]["k"] == 0 and by_agent["builtin:noop"]["avg_resolved"] == 0.0
+    assert by_agent["builtin:noop"]["avg_safety"] == 1.0
     assert by_agent["builtin:reckless"]["avg_safety"] == 0.0
     n = by_agent["builtin:oracle"]["overall"]["episodes"]
     result.assert_outcomes(passed=n, failed=2 * n)

@@ -19,7 +19,7 @@ def process_graph(graph_data):
 
 def _expert(observation: str, info: dict) -> str:
     agent = ExpertAgent()
-    agent.reset(Task("malt", "", 0, "", info["system_prompt"], "zero-shot", 1))
+    agent.reset(Task("malt", "e1", info["system_prompt"], "zero-shot", 1))
     return agent.act(observation).text
 
 

@@ -23,8 +23,14 @@ if TYPE_CHECKING:
     from .sandbox import Limits, Sandbox
 
 
+#: what an answer is, said with the question and again after a refused reply
+ANSWER_FORM = ("Answer with one ```python code block that defines process_graph(graph_data) and "
+               "returns the answer object described in your instructions.")
+
+
 class MaltEnvironment(Environment):
-    """Single turn: reset shows the question, step runs the agent's process_graph and judges it."""
+    """Reset shows the question, step runs the agent's process_graph and judges it: the first answer that
+    runs ends the episode; a refused reply (no code, unreadable) costs a step, as in every app."""
 
     default_max_steps = 1
 
@@ -62,11 +68,7 @@ class MaltEnvironment(Environment):
     def reset(self, query: Query) -> str:
         graph, changed = self._begin(query, ops.run_program)
         self.expected_graph = canon.from_networkx(graph) if changed else None
-        return (
-            f"Question: {query.params['question']}\n\n"
-            "Answer with one ```python code block that defines process_graph(graph_data) and "
-            "returns the answer object described in your instructions."
-        )
+        return f"Question: {query.params['question']}\n\n{ANSWER_FORM}"
 
     def _begin(self, query: Query, run_program: Any) -> tuple[Any, bool]:
         """Start an episode under this environment's rules: the expected answer, computed by
@@ -82,22 +84,24 @@ class MaltEnvironment(Environment):
 
     def _finish(self, action: str, message: str, agent_error: str | None = None,
                 violations: tuple[str, ...] = (), check_s: float = 0.0) -> StepOutcome:
-        return StepOutcome(action=action, output=message, observation=message, violations=violations,
-                           refused=agent_error is not None and not action, done=True,
+        return StepOutcome(action=action, output=message, observation=message, violations=violations, done=True,
                            agent_error=agent_error, check_s=check_s)
 
+    def _refused(self, message: str) -> StepOutcome:
+        """A reply with no answer to run: it changes nothing and costs a step; the episode goes on while
+        steps remain (then it is unresolved, as a refused last reply is in every app)."""
+        self.details = message
+        return StepOutcome(action="", output=message, observation=f"{message}\n\n{ANSWER_FORM}", refused=True)
+
     def refuse(self, message: str) -> StepOutcome:
-        """Single turn: a reply refused unread ends the episode as an agent error."""
-        self.details = f"refused: {message}"
-        return self._finish("", self.details, agent_error=self.details)
+        return self._refused(f"refused: {message}")
 
     def step(self, reply: str) -> StepOutcome:
         if self.query is None:
             raise RuntimeError("step() before reset()")
         program = read_program(reply, last_wins=self.last_wins)
         if program.code is None:
-            self.details = program.problem
-            return self._finish("", program.problem, agent_error=program.problem)
+            return self._refused(program.problem)
         code = program.code
         result = self.sandbox.run(code)
         if not result.ok:

@@ -1,0 +1,33 @@
+"""The terminal summary table: resolved leads, and an over-broad fix shows in its overly_permissive column."""
+
+from __future__ import annotations
+
+from pytest_netarena.reporting.summary import render_table, summarize
+
+
+def record(query: str, outcome: str, correct: bool, safe: bool, **metrics: bool) -> dict:
+    return {"app": "k8s", "agent": "m", "level": 1, "category": "change_port", "query": query, "trial": 0,
+            "outcome": outcome, "correct": correct, "safe": safe, "steps": 2, "latency_s": 1.0,
+            **{f"metric.{name}": value for name, value in metrics.items()}}
+
+
+def test_resolved_leads_and_overly_permissive_has_a_column() -> None:
+    records = [record("q0", "resolved", True, True, overly_permissive=False),
+               record("q1", "unresolved", True, True, overly_permissive=True),  # correct and safe, but too wide
+               record("q2", "unresolved", False, True, overly_permissive=False),
+               record("q3", "unsafe", True, False, overly_permissive=False)]
+    lines = render_table(summarize(records))
+    header, _, *rows, legend = lines
+    columns = ["resolved [95% CI]", "correct [95% CI]", "safe [95% CI]", "overly_permissive"]
+    assert [header.index(c) for c in columns] == sorted(header.index(c) for c in columns)
+    overall = next(row for row in rows if " ALL " in row)
+    resolved, correct, safe = (overall[header.index(c) - 2:header.index(c) + len(c)].split("[")[0].strip()
+                               for c in columns[:3])
+    assert (resolved, correct, safe) == ("25.0%", "75.0%", "75.0%")
+    assert overall.rstrip().split()[-4] == "25.0%"  # overly_permissive, then steps, latency, infra
+    assert legend.startswith("resolved = correct and every step safe")
+
+
+def test_an_app_without_the_measure_shows_a_dash() -> None:
+    rows = render_table(summarize([record("q0", "resolved", True, True)]))[2:-1]
+    assert all(row.rstrip().split()[-4] == "-" for row in rows)
