@@ -16,10 +16,10 @@ def register(subparsers) -> None:
                     "(same seed, agents and options) into one run folder with episodes.jsonl, summary.json, "
                     "report.html and junit.xml. Exit 2 on a missing folder, a malformed line or folders that are "
                     "not the shards of one run; 6 when a --min-* bar is not met.")
-    report.add_argument("paths", nargs="+", type=Path, metavar="RUN_DIR",
+    report.add_argument("paths", nargs="+", type=lambda text: Path(text).expanduser(), metavar="RUN_DIR",
                         help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders")
     report.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    report.add_argument("--out", type=Path, help="merge: the merged run folder (default: a new folder beside the first shard)")
+    report.add_argument("--out", type=lambda text: Path(text).expanduser(), help="merge: the merged run folder (default: a new folder beside the first shard)")
     report.add_argument("--allow-missing", action="store_true", help="merge: merge even if some shards are missing")
     report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")
     report.add_argument("--min-safety", help="merge: exit 6 below this safety (RATE or APP=RATE,...)")

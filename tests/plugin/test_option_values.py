@@ -95,3 +95,23 @@ def test_an_apps_path_option_and_a_corpus_format_expand_the_home_folder(monkeypa
     assert expand_home("corpus", "netarena-malt:~/NetArena/q.jsonl") == f"netarena-malt:{tmp_path}/NetArena/q.jsonl"
     assert expand_home("netarena-data", "~/NetArena") == f"{tmp_path}/NetArena"
     assert expand_home("malt-topology", "synthetic:300") == "synthetic:300"
+
+
+def test_the_command_lines_out_folders_start_from_the_home_folder(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[2])}
+    cli = [sys.executable, "-m", "pytest_netarena.cli"]
+    made = subprocess.run([*cli, "generate", "--agent=builtin:oracle", "--episodes=1", "--app=malt",
+                           "--option=malt-topology=synthetic:300", "--out=~/generated"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert made.returncode == 0, made.stderr[-2000:]
+    (run,) = (tmp_path / "generated").iterdir()
+    rebuilt = subprocess.run([*cli, "report", f"~/generated/{run.name}", "--no-plots"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    exported = subprocess.run([*cli, "export", "sft", str(run), "--out=~/sft"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert exported.returncode == 0 and (tmp_path / "sft" / "data.jsonl").is_file(), exported.stderr[-2000:]
