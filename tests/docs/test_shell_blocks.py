@@ -28,7 +28,8 @@ PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCKS = runnable_blocks(PAGES)
 #: markers of blocks that another test module runs, and the module that must name them
-RUN_ELSEWHERE = {"recipe": ROOT / "tests" / "scale" / "test_docs.py", "example": ROOT / "tests" / "training" / "test_docs.py"}
+RUN_ELSEWHERE = {"recipe": ROOT / "tests" / "scale" / "test_docs.py",
+                 "example": ROOT / "tests" / "training" / "test_docs.py"}
 NOT_RUN = "not run here"
 #: what a project copy needs for the documented commands (suites, scripts/bootstrap and what it hashes)
 PROJECT_FILES = ("suites", "scripts", "pyproject.toml", "setup.py", "requirements.lock")
@@ -56,16 +57,9 @@ def small(text: str) -> str:
 
 
 def bootstrapped_venv() -> Path | None:
-    """This interpreter's environment when scripts/bootstrap made it from this checkout's lock, else None."""
-    venv = Path(sys.prefix)
-    stamp = venv / ".netarena-lock"
-    if not stamp.is_file():
-        return None
-    import hashlib
-
-    digest = hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in ("requirements.lock", "pyproject.toml",
-                                                                              "setup.py"))).hexdigest()
-    return venv if stamp.read_text().strip() == digest else None
+    """This checkout's .venv (scripts/bootstrap's) when the tests run in it, else None."""
+    venv = ROOT / ".venv"
+    return venv if Path(sys.prefix).resolve() == venv.resolve() else None
 
 
 @pytest.fixture
@@ -172,6 +166,11 @@ def test_a_block_runs_as_written(block: Block, project: Path, tmp_path: Path, re
 # ---- GitHub Actions workflows: a job's steps run in order, in a workspace, as the runner would -----------------
 
 
+def without_expressions(text: str) -> str:
+    """`${{ secrets.X }}` and the like: empty here (no secrets; the model is the oracle)."""
+    return re.sub(r"\$\{\{[^}]*\}\}", "", text)
+
+
 def run_job(job: dict, workspace: Path, env: dict[str, str]) -> list[subprocess.CompletedProcess[str]]:
     """The job's checkout and run steps: the agent's repository is the workspace, pytest-netarena a copy of ours."""
     github_path = workspace.parent / "github_path"
@@ -181,16 +180,16 @@ def run_job(job: dict, workspace: Path, env: dict[str, str]) -> list[subprocess.
     for step in job["steps"]:
         uses = step.get("uses", "")
         if uses.startswith("actions/checkout") and step.get("with", {}).get("repository"):
-            copy_project(workspace / step["with"]["path"], Path(sys.prefix))
+            copy_project(workspace / step["with"]["path"], ROOT / ".venv")
         if "run" not in step:
             continue
         script = "\n".join(line for line in step["run"].splitlines()
                            if not line.strip().startswith("sudo apt-get"))  # the test machine has the Debian packages
         if os.geteuid() == 0 and shutil.which("sudo") is None:
             script = script.replace("sudo -E ", "")  # root already; this machine has no sudo
-        script = re.sub(r"\$\{\{[^}]*\}\}", "", small(script))
+        script = without_expressions(small(script))
         added = [line for line in github_path.read_text().splitlines() if line]
-        step_env = {**env, **{key: re.sub(r"\$\{\{[^}]*\}\}", "", str(value)) for key, value in step.get("env", {}).items()},
+        step_env = {**env, **{key: without_expressions(str(value)) for key, value in step.get("env", {}).items()},
                     "PATH": os.pathsep.join([*reversed(added), env["PATH"]])}
         result = bash(script, workspace, step_env)
         assert result.returncode == 0, f"step {step.get('name')!r} as run:\n{script}\n{shown(result)}"
@@ -222,9 +221,10 @@ def test_readmes_own_agent_runs_under_the_pytest_script_from_the_current_folder(
     (agent,) = [block for block in fenced_blocks(readme) if block.tag == "python" and "class Agent" in block.text]
     assert "--agent=python:my_agent:Agent" in readme.read_text()
     (project / "my_agent.py").write_text(agent.text)
-    pytest_script = project / ".venv" / "bin" / "pytest"  # not `python -m pytest`: the current folder is not on sys.path
+    pytest_script = project / ".venv" / "bin" / "pytest"  # unlike `python -m pytest`, it puts no folder of ours first
     done = subprocess.run([str(pytest_script), "suites/k8s", "--agent=python:my_agent:Agent", "--max-steps=1"],
-                          cwd=project, env=environment(tmp_path), capture_output=True, text=True, timeout=300, check=False)
+                          cwd=project, env=environment(tmp_path), capture_output=True, text=True, timeout=300,
+                          check=False)
     assert done.returncode == 1, shown(done)  # the example agent only looks: its episode is unresolved
     assert "No module named" not in done.stdout + done.stderr and "1 failed" in done.stdout, shown(done)
     (episodes,) = (project / "reports").glob("*/episodes.jsonl")
