@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from .scale.inflight import EnvironmentSlots, InFlight, runs_concurrently
 from .scale.options import ScaleOptions, build_scale_options
 from .scale.service import RemoteController, RunService
 from .search import PROFILES, SearchOutcome, search
-from .settings import LEVELS_UNSET, Settings, build_settings
+from .settings import (LEVELS_UNSET, RESUMED_OPTIONS, Settings, absolute_path, build_settings, expand_home,
+                       path_options)
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
@@ -124,14 +126,64 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(f"netarena_{spec.dest}", spec.help, default=spec.default)
 
 
-def _option(config: pytest.Config) -> Any:
-    """A lookup of an option by name: the command line first, then the ini key netarena_<name>."""
+def _option(config: pytest.Config, recorded: dict[str, Any] | None = None) -> Any:
+    """A lookup of an option by name: the command line first, then what a --resume'd run's command line gave
+    (`recorded`), then the ini key netarena_<name>; `~` expanded in paths."""
+    paths = path_options(available_apps())
 
     def value(name: str) -> Any:
         given = config.getoption(name.replace("-", "_"))
-        return given if given is not None else config.getini("netarena_" + name.replace("-", "_"))
+        if given is None and recorded:
+            given = recorded.get(name)
+        if given is None:
+            given = config.getini("netarena_" + name.replace("-", "_"))
+        return expand_home(name, given) if name in paths else given
 
     return value
+
+
+def _resumed_run(config: pytest.Config) -> dict[str, Any] | None:
+    """The run.json of the run --resume completes (as the controller read it, on an xdist worker), or None."""
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and worker.get("netarena_run_info"):
+        return worker["netarena_run_info"]
+    folder = _option(config)("resume")
+    return artifacts.read_run_info(Path(folder)) if folder else None
+
+
+def _restore_selection(config: pytest.Config, run: dict[str, Any]) -> None:
+    """`--resume DIR` alone collects what the run collected: its paths (unless paths are given), -k and -m."""
+    if run.get("paths") and config.args_source is not pytest.Config.ArgsSource.ARGS:
+        config.option.pyargs = bool(run.get("pyargs"))
+        config.args = [arg if run.get("pyargs") else os.path.join(config.rootpath, arg) for arg in run["paths"]]
+    for dest in ("keyword", "markexpr"):
+        if run.get(dest) and not getattr(config.option, dest, ""):
+            setattr(config.option, dest, run[dest])
+
+
+def _resumed_options(config: pytest.Config) -> dict[str, Any]:
+    """The run-wide options given on the command line, as a resumed run takes them (paths made absolute)."""
+    option, given = _option(config), {}
+    for name in RESUMED_OPTIONS:
+        if config.getoption(name.replace("-", "_")) is None:
+            continue
+        value = option(name)
+        given[name] = absolute_path(name, value) if name in ("corpus", "record", "replay") else value
+    return given
+
+
+def _run_paths(config: pytest.Config) -> list[str]:
+    """The run's collection arguments, relative to the rootdir where they are inside it."""
+    if config.option.pyargs:
+        return list(config.args)
+    paths = []
+    for arg in config.args:
+        path, sep, rest = str(arg).partition("::")
+        path = os.path.abspath(os.path.join(config.invocation_params.dir, path))
+        if Path(path).is_relative_to(config.rootpath):
+            path = os.path.relpath(path, config.rootpath)
+        paths.append(path + sep + rest)
+    return paths
 
 
 def _register_user_apps(config: pytest.Config) -> None:
@@ -152,15 +204,22 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", None)
     try:
         _register_user_apps(config)
+        resumed = _resumed_run(config) or {}
+        if resumed:
+            _restore_selection(config, resumed)
+        option = _option(config, resumed.get("command_line"))
         settings = config.stash[SETTINGS_KEY] = build_settings(
-            _option(config),
-            agents=list(config.getoption("agent") or config.getini("netarena_agents") or []),
+            option,
+            agents=list(config.getoption("agent") or resumed.get("agents") or config.getini("netarena_agents") or []),
             adversarial=config.getoption("adversarial"),
             hypothesis_profile=config.getoption("hypothesis_profile", None),
             worker=worker,
             rootpath=config.rootpath,
         )
-        options = build_scale_options(_option(config), worker)
+        options = build_scale_options(option, worker)
+        if worker is None and settings.agents and not config.option.collectonly:
+            for app in available_apps().values():  # a backend that cannot be reached fails now, not by skips
+                app.preflight(settings.run_options)
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
@@ -720,6 +779,11 @@ def _run_info(config: pytest.Config) -> dict[str, Any]:
         **({"collection": dict(service.collection)} if service is not None and service.collection else {}),
         "run_id": settings.run_id,
         "seed": settings.seed,
+        # what `--resume DIR` alone needs to collect and run the same tests
+        "paths": _run_paths(config),
+        **({"pyargs": True} if config.option.pyargs else {}),
+        **{dest: getattr(config.option, dest) for dest in ("keyword", "markexpr") if getattr(config.option, dest, "")},
+        "command_line": _resumed_options(config),
         "sandboxed": options.sandboxed,
         "profile": options.profile,
         "agents": [agent.raw for agent in settings.agents],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .agents.prompting import STRATEGIES
-from .agents.spec import AgentSpec, parse_agent_spec
+from .agents.spec import AgentSpec, check_python_agent, parse_agent_spec
 from . import resources
 from .apps import available_apps
 from .budget import Budget
@@ -48,6 +49,37 @@ class Settings:
     @property
     def run_dir(self) -> Path:
         return self.reports_dir / self.run_id
+
+
+#: options naming a file or folder (with the apps' own marked `path`): a leading `~` is expanded, since the shell
+#: leaves `--reports-dir=~/x` and `netarena-malt:~/x` alone
+PATH_OPTIONS = ("reports-dir", "record", "replay", "resume", "corpus", "save-corpus")
+#: run-wide options a `--resume`d run takes from its run.json when the command line does not give them again
+#: (the options that decide the queries are always the run's own: RunOptions below)
+RESUMED_OPTIONS = ("corpus", "agent-timeout", "temperature", "llm-api-base", "llm-client", "record", "replay",
+                   "max-tokens", "max-cost-usd", "max-episode-tokens", "max-episode-cost-usd", "min-correctness",
+                   "min-safety", "in-flight")
+
+
+def path_options(apps: Mapping[str, App]) -> frozenset[str]:
+    return frozenset((*PATH_OPTIONS, *(spec.name for app in apps.values() for spec in app.options if spec.path)))
+
+
+def expand_home(name: str, value: Any) -> Any:
+    """`~/x` (or `~user/x`) as the home folder's x; in a --corpus FORMAT:FILE, in FILE."""
+    if not isinstance(value, str) or "~" not in value:
+        return value
+    if name == "corpus":
+        kind, file = _foreign_corpus(value)
+        if kind:
+            return f"{kind}:{os.path.expanduser(file)}"
+    return os.path.expanduser(value)
+
+
+def absolute_path(name: str, value: str) -> str:
+    """A path option's value as an absolute path (a --corpus FORMAT:FILE keeps its FORMAT)."""
+    kind, file = _foreign_corpus(value) if name == "corpus" else ("", value)
+    return f"{kind}:{os.path.abspath(file)}" if kind else os.path.abspath(file)
 
 
 LEVELS_UNSET = "default"  #: the ini default of --levels: every level, or an app's own default (MALT compat)
@@ -161,6 +193,9 @@ def build_settings(
     specs = parse_agents(agents, builtin_names)
     if worker is None:  # a remote worker need not see the controller's paths
         _check_paths(option)
+        for spec in specs:
+            if spec.kind == "python":
+                check_python_agent(spec.target)
     resume_dir = option("resume")
     if resume_dir and worker is not None:  # the controller read run.json: a worker may not see the folder
         resumed = worker.get("netarena_run_info") or artifacts.read_run_info(Path(resume_dir))

@@ -7,6 +7,11 @@ import sys
 from pathlib import Path
 
 
+def home_path(text: str) -> Path:
+    """A path argument; `--out=~/x` reaches us unexpanded (the shell expands `~` only at a word's start)."""
+    return Path(text).expanduser()
+
+
 def register(subparsers) -> None:
     export = subparsers.add_parser("export", help="turn run folders into training data (export sft) or ATIF trajectories (export atif)")
     kinds = export.add_subparsers(dest="kind", required=True)
@@ -16,9 +21,9 @@ def register(subparsers) -> None:
                     "{messages}; sharegpt: {id, conversations, facts}) or OUT/hf (a Hugging Face `datasets` folder: "
                     "load_from_disk), and OUT/sources.jsonl (each transcript's run and query; keep it away from "
                     "training: query ids name fault types). Infra-error episodes are never exported.")
-    sft.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
+    sft.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
     sft.add_argument("--format", dest="form", choices=("openai", "sharegpt", "hf"), default="openai")
-    sft.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/sft-FORMAT of the first run)")
+    sft.add_argument("--out", type=home_path, help="output folder (default: RUN_DIR/sft-FORMAT of the first run)")
     _add_filters(sft)
     sft.set_defaults(handler=run_export)
 
@@ -41,7 +46,7 @@ def register(subparsers) -> None:
                     "those of a benchmark run with --seed; --split keeps one held-out split.")
     generate.add_argument("--agent", default="builtin:expert", help="agent spec: builtin:NAME or python:MODULE:ATTR")
     generate.add_argument("--episodes", type=int, required=True, help="episodes per app")
-    generate.add_argument("--out", type=Path, required=True, help="folder of the run folder (e.g. reports)")
+    generate.add_argument("--out", type=home_path, required=True, help="folder of the run folder (e.g. reports)")
     generate.add_argument("--app", action="append", default=[], help="app to play (repeatable; default: all)")
     generate.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     generate.add_argument("--levels", default="1,2,3", help="levels, e.g. 1,2 (default 1,2,3)")
@@ -97,7 +102,7 @@ def run_export(args: argparse.Namespace) -> int:
 def run_generate(args: argparse.Namespace) -> int:
     from .apps import available_apps
     from .errors import UsageError
-    from .settings import parse_levels
+    from .settings import expand_home, parse_levels, path_options
     from .training.generate import GenerateConfig, generate
     from .training.splits import check_split
 
@@ -113,7 +118,9 @@ def run_generate(args: argparse.Namespace) -> int:
             name, sep, value = item.partition("=")
             if not sep:
                 raise UsageError(f"--option takes NAME=VALUE; got {item!r}")
-            extra[name.strip().replace("-", "_")] = value.strip()
+            name = name.strip()
+            extra[name.replace("-", "_")] = expand_home(name, value.strip()) if name in path_options(available_apps()) \
+                else value.strip()
         split = check_split(args.split)
         config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +72,31 @@ def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec
     return AgentSpec(text, "litellm", f"{kind}/{rest}")
 
 
+def import_from_current_folder() -> None:
+    """Put the current folder first on sys.path, as `python -m pytest` does and the `pytest` script does not,
+    so `python:my_agent:Agent` finds ./my_agent.py however pytest was started."""
+    here = os.getcwd()
+    if not any(os.path.abspath(entry or os.curdir) == here for entry in sys.path):
+        sys.path.insert(0, here)
+
+
+def check_python_agent(target: str) -> None:
+    """A python:MODULE:ATTR whose module cannot be found is a usage error before any episode (nothing is run)."""
+    import_from_current_folder()
+    module_name = target.rpartition(":")[0]
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError) as error:  # a parent package that cannot be imported
+        raise UsageError(f"cannot load agent python:{target}: {error}") from None
+    if found is None:
+        raise UsageError(f"cannot load agent python:{target}: no module named {module_name!r} "
+                         f"in the current folder ({os.getcwd()}) or on sys.path")
+
+
 def load_python_agent(target: str) -> Agent:
     """Import MODULE and call ATTR to build the user's agent."""
     module_name, _, attr = target.rpartition(":")
+    import_from_current_folder()
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as error:

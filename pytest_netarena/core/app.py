@@ -26,6 +26,7 @@ class OptionSpec:
     #: checks a value the user gave (command line or ini) before anything runs: raises UsageError
     #: (or ValueError) saying what is wrong; the run then ends with a one-line usage error
     check: Callable[[str], object] | None = None
+    path: bool = False  #: the value may name a file or folder: a leading `~` is expanded
 
     @property
     def dest(self) -> str:
@@ -165,6 +166,10 @@ class App(ABC):
     def header_notes(self) -> list[str]:
         """Lines for the run header, e.g. fault methods this machine cannot run and why."""
         return []
+
+    def preflight(self, options: RunOptions) -> None:
+        """Once, in the process that starts the run: raise UsageError when a backend the user chose cannot be
+        reached at all (a run of skips would look like success). Cheap checks only; the default checks nothing."""
 
     def simplifications(self, query: Query) -> list[Query]:
         """Structurally smaller queries to try once a failure is shrunk (single faults of a sequence).

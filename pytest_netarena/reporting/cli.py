@@ -19,11 +19,11 @@ def register(subparsers) -> None:
                     "netarena report compare RUN_A RUN_B: each agent's correctness and safety in both runs, paired "
                     "query by query (McNemar's test, a bootstrap interval of B-A); warns when the runs' environments "
                     "(run.json's fingerprint: lock, packages, kubectl, Python, kernel, bubblewrap) or rules differ.")
-    report.add_argument("paths", nargs="+", type=Path, metavar="RUN_DIR",
+    report.add_argument("paths", nargs="+", type=lambda text: Path(text).expanduser(), metavar="RUN_DIR",
                         help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders; "
                              "or `compare` and two run folders")
     report.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    report.add_argument("--out", type=Path, help="merge: the merged run folder (default: a new folder beside the first shard)")
+    report.add_argument("--out", type=lambda text: Path(text).expanduser(), help="merge: the merged run folder (default: a new folder beside the first shard)")
     report.add_argument("--allow-missing", action="store_true", help="merge: merge even if some shards are missing")
     report.add_argument("--min-resolved", help="merge: exit 6 below this resolved rate (RATE or APP=RATE,...)")
     report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")

@@ -125,3 +125,28 @@ def test_the_run_budget_also_stops_an_adversarial_search(paid: pytest.Pytester) 
     result.assert_outcomes(passed=1)
     spent = json.loads(only(paid, "usage.json").read_text())
     assert spent["tokens_in"] + spent["tokens_out"] == 300  # two episodes of 150 tokens, then it stopped
+
+
+def test_resume_alone_runs_the_recorded_paths_agents_selection_and_options(paid: pytest.Pytester) -> None:
+    # as in this project: the ini's testpaths hold the project's own tests and the benchmark lives elsewhere
+    ini = (paid.path / "tox.ini").read_text()
+    (paid.path / "tox.ini").write_text(ini.rstrip("\n") + "\ntestpaths = own_tests\n")
+    (paid.path / "own_tests").mkdir()
+    (paid.path / "own_tests" / "test_own.py").write_text("def test_own():\n    raise AssertionError('own tests ran')\n")
+    (paid.path / "bench").mkdir()
+    (paid.path / "test_toy.py").rename(paid.path / "bench" / "test_toy.py")
+    first = paid.runpytest("bench", "--agent=python:paid_agent:Agent", "--seed=4", "-k", "L1", "--max-episode-tokens=900")
+    first.assert_outcomes(passed=3, deselected=3)
+    run_dir = only(paid, "run.json").parent
+    recorded = json.loads((run_dir / "run.json").read_text())
+    assert recorded["paths"] == ["bench"] and recorded["keyword"] == "L1"
+    assert recorded["command_line"] == {"max-episode-tokens": "900"}
+    episodes = run_dir / "episodes.jsonl"
+    episodes.write_text(episodes.read_text().splitlines()[0] + "\n")  # interrupted after one episode
+
+    second = paid.runpytest_subprocess(f"--resume={run_dir}", "-n", "2", "-p", "no:cacheprovider")
+    second.assert_outcomes(passed=3)  # xdist workers deselect -k on their side
+    second.stdout.fnmatch_lines(["*agents=python:paid_agent:Agent*"])
+    lines = [json.loads(line) for line in episodes.read_text().splitlines()]
+    assert len({line["query"]["id"] for line in lines}) == len(lines) == 3
+    assert {line["agent"] for line in lines} == {"python:paid_agent:Agent"}

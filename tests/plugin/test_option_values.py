@@ -68,3 +68,51 @@ def test_a_nan_budget_is_refused_rather_than_never_tripping(toy: pytest.Pytester
     result = toy.runpytest("--agent=builtin:oracle", "--max-cost-usd=nan")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: pytest-netarena: --max-cost-usd*"])
+
+
+def test_paths_in_option_values_start_from_the_home_folder(toy: pytest.Pytester, monkeypatch) -> None:
+    home = toy.path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # `--opt=~/x` reaches pytest unexpanded: the shell expands only a word's start
+    first = toy.runpytest("--agent=builtin:oracle", "--queries=1", "--reports-dir=~/runs", "--save-corpus=~/corpus.jsonl")
+    first.assert_outcomes(passed=2)
+    (run,) = (home / "runs").glob("*/run.json")
+    assert (home / "corpus.jsonl").is_file() and not (toy.path / "~").exists()
+    again = toy.runpytest("--agent=builtin:oracle", "--corpus=~/corpus.jsonl", "--reports-dir=~/runs")
+    again.assert_outcomes(passed=2)
+    resumed = toy.runpytest(f"--resume=~/runs/{run.parent.name}")
+    resumed.assert_outcomes(passed=2)
+    missing = toy.runpytest("--agent=builtin:oracle", "--corpus=netarena-malt:~/absent.jsonl")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines([f"*--corpus {home}/absent.jsonl: no such file*"])
+
+
+def test_an_apps_path_option_and_a_corpus_format_expand_the_home_folder(monkeypatch, tmp_path) -> None:
+    from pytest_netarena.apps import available_apps
+    from pytest_netarena.settings import expand_home, path_options
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert {"malt-topology", "netarena-data", "corpus", "reports-dir", "resume"} <= path_options(available_apps())
+    assert expand_home("corpus", "netarena-malt:~/NetArena/q.jsonl") == f"netarena-malt:{tmp_path}/NetArena/q.jsonl"
+    assert expand_home("netarena-data", "~/NetArena") == f"{tmp_path}/NetArena"
+    assert expand_home("malt-topology", "synthetic:300") == "synthetic:300"
+
+
+def test_the_command_lines_out_folders_start_from_the_home_folder(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[2])}
+    cli = [sys.executable, "-m", "pytest_netarena.cli"]
+    made = subprocess.run([*cli, "generate", "--agent=builtin:oracle", "--episodes=1", "--app=malt",
+                           "--option=malt-topology=synthetic:300", "--out=~/generated"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert made.returncode == 0, made.stderr[-2000:]
+    (run,) = (tmp_path / "generated").iterdir()
+    rebuilt = subprocess.run([*cli, "report", f"~/generated/{run.name}", "--no-plots"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    exported = subprocess.run([*cli, "export", "sft", str(run), "--out=~/sft"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert exported.returncode == 0 and (tmp_path / "sft" / "data.jsonl").is_file(), exported.stderr[-2000:]

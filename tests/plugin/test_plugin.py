@@ -234,6 +234,14 @@ class Agent:
     assert len(set(ids)) == 4 and sorted(ids) == sorted(e["episode_id"] for e in episodes)
 
 
+def test_a_python_agent_that_cannot_be_found_is_one_usage_error_before_any_episode(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--agent=python:no_such_agent_module:Agent", "--queries=1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and "no module named 'no_such_agent_module' in the current folder" in errors[0], errors
+    assert not (toy.path / "reports").exists()
+
+
 def test_an_unsandboxed_run_is_marked_in_every_report(toy: pytest.Pytester) -> None:
     result = toy.runpytest("--agent=builtin:oracle", "--queries=1", "--unsandboxed")
     result.assert_outcomes(passed=2)

@@ -130,6 +130,16 @@ class K8sApp(App):
             backend.close()
             raise
 
+    def preflight(self, options: RunOptions) -> None:
+        spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
+        if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
+            from ...errors import UsageError
+            from .real import unreachable
+
+            problem = unreachable(spec.partition(":")[2] or None)
+            if problem:
+                raise UsageError(f"--k8s-backend {spec}: {problem}")
+
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT
 

@@ -38,6 +38,35 @@ KINDS = "deployments,replicasets,pods,services,networkpolicies"
 KIND_NAMES = {"Deployment", "ReplicaSet", "Pod", "Service"}
 
 
+def default_kubeconfig() -> str:
+    """The kubeconfig kubectl would read: the first of $KUBECONFIG, else ~/.kube/config."""
+    return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+
+
+def unreachable(context: str | None, kubeconfig: str | None = None, timeout_s: float = 10.0) -> str | None:
+    """Why the cluster of this kubeconfig and context cannot be used now (one line), or None when it answers."""
+    from ...kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path
+
+    kubeconfig = kubeconfig or default_kubeconfig()
+    if not os.path.isfile(kubeconfig):
+        return f"no kubeconfig at {kubeconfig} (set KUBECONFIG; see docs/k8s.md)"
+    try:
+        argv = [kubectl_path(), f"--kubeconfig={kubeconfig}", *([f"--context={context}"] if context else []),
+                "version", "-o", "json", f"--request-timeout={int(timeout_s)}s"]
+    except KubectlNotFound as error:
+        return " ".join(str(error).split())
+    with tempfile.TemporaryDirectory(prefix="netarena-k8s-reach-") as tmp:
+        try:
+            done = subprocess.run(argv, env=kubectl_env(kubeconfig, tmp), capture_output=True, text=True,
+                                  timeout=timeout_s + 20)
+        except subprocess.TimeoutExpired:
+            return f"the cluster does not answer (kubectl version took over {timeout_s + 20:g} s)"
+    if done.returncode == 0:
+        return None
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    return "the cluster does not answer: " + (said[-1][:300] if said else f"kubectl version exited {done.returncode}")
+
+
 class RealClusterBackend(Backend):
     name = "kubeconfig"
 
@@ -46,8 +75,7 @@ class RealClusterBackend(Backend):
                  ready_timeout_s: float = 300.0, settle_s: float = 2.0, prefix: str = "netarena") -> None:
         self.app = app
         self.context = context
-        self.admin_kubeconfig = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or \
-            os.path.expanduser("~/.kube/config")
+        self.admin_kubeconfig = kubeconfig or default_kubeconfig()
         self.scoped = scoped
         self.prober = prober
         self.image = image

@@ -29,6 +29,7 @@ TOPOLOGY_OPTION = OptionSpec(
     "(default: a synthetic topology of the real one's size, 5,493 nodes)",
     default=None,
     check=check_topology,
+    path=True,
 )
 
 
@@ -45,6 +46,7 @@ NETARENA_DATA_OPTION = OptionSpec(
     "conventions under --compat netarena); it replaces --malt-topology",
     default=None,
     check=check_netarena_data,
+    path=True,
 )
 
 
