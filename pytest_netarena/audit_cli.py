@@ -22,7 +22,7 @@ def register(subparsers) -> None:
     audit.add_argument("apps", nargs="*", metavar="APP", help="apps to audit (default: every registered app)")
     audit.add_argument("--queries", type=int, default=2, help="queries per app each cheat plays (default 2)")
     audit.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    audit.add_argument("--out", type=Path, default=Path("reports"), help="folder of the audit's run folder (default reports)")
+    audit.add_argument("--out", type=lambda text: Path(text).expanduser(), default=Path("reports"), help="folder of the audit's run folder (default reports)")
     audit.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                        help="an app option, e.g. route-size=2x1 or malt-topology=synthetic:600 (repeatable)")
     audit.add_argument("--register-app", action="append", default=[], metavar="NAME=MODULE:ATTR",

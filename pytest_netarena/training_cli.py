@@ -34,8 +34,8 @@ def register(subparsers) -> None:
                     "observation that followed, token usage and cost; verdicts in extra), validated with the atif "
                     "package, and OUT/sources.jsonl (each trajectory's run and query; keep it away from training). "
                     "Infra-error episodes are never exported.")
-    atif.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
-    atif.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/atif of the first run)")
+    atif.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
+    atif.add_argument("--out", type=home_path, help="output folder (default: RUN_DIR/atif of the first run)")
     _add_filters(atif)
     atif.set_defaults(handler=run_export_atif)
 
