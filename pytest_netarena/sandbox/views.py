@@ -76,22 +76,33 @@ def view_dir(table: dict[str, str]) -> str:
         stat = os.stat(path)
         entries.append(f"{name}\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}")
     key = hashlib.sha256("\n".join(entries).encode()).hexdigest()[:20]
-    base = cache_root() / "views"
-    target = base / key
+
+    def fill(staging: Path) -> None:
+        for name, path in table.items():
+            _link_or_copy(path, staging / name)
+
+    return _made_once(cache_root() / "views" / key, fill)
+
+
+def _link_or_copy(source: str, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
+def _made_once(target: Path, fill) -> str:
+    """target, made by fill(staging folder) and renamed into place once (another process may win the race)."""
     if target.is_dir():
         return str(target)
-    base.mkdir(parents=True, exist_ok=True, mode=0o755)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=base))
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
     try:
-        for name, path in table.items():
-            try:
-                os.link(path, staging / name)
-            except OSError:
-                shutil.copy2(path, staging / name)
+        fill(staging)
         staging.chmod(0o755)
         try:
             staging.rename(target)
-        except OSError:  # another process made the same view first
+        except OSError:  # another process made the same folder first
             if not target.is_dir():
                 raise
     finally:
@@ -106,37 +117,23 @@ def tree_view(source: str) -> str:
     A box binds this copy instead of the folder itself, so its mount table shows a cache path, never where the
     harness is installed (a checkout's .venv names the checkout and the user's home).
     """
-    files = []
+    files, named = [], []
     for folder, dirs, names in os.walk(source):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        dirs.sort()
         for name in sorted(names):
             stat = os.stat(os.path.join(folder, name))
             files.append(f"{os.path.relpath(os.path.join(folder, name), source)}\0{stat.st_size}\0{stat.st_mtime_ns}")
-    key = hashlib.sha256("\n".join(files).encode()).hexdigest()[:20]
-    base = cache_root() / "libraries"
-    target = base / f"{os.path.basename(source)}-{key}"
-    if target.is_dir():
-        return str(target)
-    base.mkdir(parents=True, exist_ok=True, mode=0o755)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=base))
-    try:
+            if "__pycache__" not in folder:  # compiled files come and go; they are copied, not part of the name
+                named.append(files[-1])
+    key = hashlib.sha256("\n".join(named).encode()).hexdigest()[:20]
+
+    def fill(staging: Path) -> None:
         for entry in files:
             relative = entry.split("\0", 1)[0]
             (staging / relative).parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-            try:
-                os.link(os.path.join(source, relative), staging / relative)
-            except OSError:
-                shutil.copy2(os.path.join(source, relative), staging / relative)
+            _link_or_copy(os.path.join(source, relative), staging / relative)
         for folder, dirs, _ in os.walk(staging):
             for name in dirs:
                 os.chmod(os.path.join(folder, name), 0o755)
-        staging.chmod(0o755)
-        try:
-            staging.rename(target)
-        except OSError:  # another process made the same copy first
-            if not target.is_dir():
-                raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return str(target)
+
+    return _made_once(cache_root() / "libraries" / f"{os.path.basename(source)}-{key}", fill)
