@@ -415,7 +415,7 @@ def queries_for(settings: Settings, app_name: str) -> list[Query]:
         if settings.corpus is not None:
             queries = [q for q in settings.corpus if q.app == app_name and q.level in settings.run_options.levels]
             if settings.run_options.split is not None:
-                from .training.splits import split_of
+                from .core.splits import split_of
 
                 queries = [q for q in queries if split_of(q.app, q.params) == settings.run_options.split]
         else:

@@ -326,7 +326,7 @@ def _split(value: Any) -> str | None:
     """--split: "train" or "test", or None for the whole query space (the default, "all")."""
     if value in (None, "", "all"):
         return None  # the training package (and Gymnasium) is imported only when a split is asked for
-    from .training.splits import check_split
+    from .core.splits import check_split
 
     try:
         return check_split(value)

@@ -104,7 +104,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from .errors import UsageError
     from .settings import expand_home, parse_levels, path_options
     from .training.generate import GenerateConfig, generate
-    from .training.splits import check_split
+    from .core.splits import check_split
 
     try:
         apps = tuple(args.app) or tuple(sorted(available_apps()))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .seeding import derive_seed
 from .space import Category, Chooser, RandomChooser
+from .splits import ATTEMPTS_PER_QUERY, split_of
 from .types import Judgement, Query, StepOutcome
 
 if TYPE_CHECKING:
@@ -196,11 +197,23 @@ class App(ABC):
             if options.split is None:
                 queries.extend(self.query(category, index, options) for index in range(options.queries))
                 continue
-            from ..training.splits import split_queries
-
             # a query keeps its index (and id) whatever the split: indices of the other split are skipped
-            queries.extend(split_queries(self, category, options))
+            queries.extend(self._split_queries(category, options))
         return queries
+
+    def _split_queries(self, category: Category, options: RunOptions) -> list[Query]:
+        """The first `options.queries` queries of a category that fall in `options.split`, by index.
+
+        A category whose space is too small to hold that many distinct draws in the split yields fewer.
+        """
+        found: list[Query] = []
+        for index in range(options.queries * ATTEMPTS_PER_QUERY):
+            query = self.query(category, index, options)
+            if split_of(self.name, query.params) == options.split:
+                found.append(query)
+                if len(found) == options.queries:
+                    break
+        return found
 
     def query(self, category: Category, index: int, options: RunOptions) -> Query:
         """The query at `index` of a category: its seed derives from (run seed, app, category, index)."""

@@ -8,9 +8,9 @@ import ipaddress
 import json
 
 from . import defaults, limits
-from .ops import stable_uid
 from .selectors import selector_matches
 from .tables import timestamp
+from .uids import stable_uid
 
 NODE_NAME = "netarena-node"
 NODE_IP = "172.18.0.2"

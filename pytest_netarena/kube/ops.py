@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,6 +13,7 @@ from . import schema as sch
 from .registry import BY_PLURAL, Resource
 from .store import Store
 from .tables import timestamp
+from .uids import stable_uid
 from .workqueue import WorkQueue
 
 # Kinds whose `status` is owned by the status subresource (and the controllers).
@@ -21,10 +21,6 @@ STATUS_OWNED = {"Pod", "Deployment", "ReplicaSet", "Namespace", "Node", "Service
 NO_SPEC_GENERATION = {"ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "ServiceAccount", "Namespace",
                       "Service", "Node"}
 SERVER_META = ("uid", "creationTimestamp", "resourceVersion", "generation", "selfLink", "managedFields")
-
-
-def stable_uid(*parts: str) -> str:
-    return str(uuid.UUID(bytes=hashlib.sha256("/".join(parts).encode()).digest()[:16], version=4))
 
 
 class Cluster:

@@ -22,7 +22,7 @@ from ..core.types import Outcome, Query, Reply
 from ..errors import InfraError
 from .reward import RewardConfig
 from .spaces import AnyText
-from .splits import ATTEMPTS_PER_QUERY, check_split, split_of
+from ..core.splits import ATTEMPTS_PER_QUERY, check_split, split_of
 
 #: longest observation returned; longer ones are cut with a note (kubectl output alone stops at 32,000)
 MAX_OBSERVATION_CHARS = 200_000

@@ -13,7 +13,7 @@ import pytest
 from pytest_netarena.apps.k8s import APP, compat
 from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
-from pytest_netarena.apps.k8s.model import load_app
+from pytest_netarena.apps.k8s.workloads import load_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.space import Category
 from pytest_netarena.errors import UsageError
@@ -245,7 +245,7 @@ def episode(env, category: str, replies: list[str]):
 
 
 def restore(name: str) -> str:
-    from pytest_netarena.apps.k8s.agents import json_patch_command
+    from pytest_netarena.apps.k8s.agent_text import json_patch_command
 
     spec = BOUTIQUE.healthy_view()[name]["spec"]
     return "```\n" + json_patch_command("networkpolicy", name, [{"op": "replace", "path": "/spec", "value": spec}]) \

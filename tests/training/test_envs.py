@@ -11,7 +11,7 @@ from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Task
 from pytest_netarena.training.reward import RewardConfig
-from pytest_netarena.training.splits import split_of
+from pytest_netarena.core.splits import split_of
 
 SMALL_MALT = {"malt-topology": "synthetic:300"}
 

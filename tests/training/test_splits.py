@@ -9,7 +9,7 @@ import pytest
 
 from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.training.splits import signature, split_of
+from pytest_netarena.core.splits import signature, split_of
 
 APPS = ("k8s", "malt", "route")
 

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import re
-import shlex
 from typing import Any
 
 from ...core.types import Query, Reply, Task
+from .agent_text import FLOW_LINE, INTENT_LINE, fenced, json_patch_command
 from .faults import ADD_EGRESS, describe
-
-FLOW_LINE = re.compile(r"^(\S+) \u2192 (\S+):(\d+)(?:/(\w+))? \(Expected: (True|False), Actual: (True|False)\)$")
-INTENT_LINE = re.compile(r"^  (\S+) \u2192 (.*)$")
-NAMESPACE_IN_INTENT = re.compile(r"in namespace '([^']+)'")
-
-
-def fenced(command: str, note: str = "") -> Reply:
-    return Reply(f"{note}\n```\n{command}\n```" if note else f"```\n{command}\n```")
-
-
-def json_patch_command(kind: str, name: str, operations: list[dict[str, Any]]) -> str:
-    return f"kubectl patch {kind} {name} --type=json -p {shlex.quote(json.dumps(operations, separators=(',', ':')))}"
 
 
 def repair_order(faults: list[dict[str, Any]]) -> list[str]:
@@ -95,8 +81,7 @@ class RecklessAgent:
 
 
 def __getattr__(name: str) -> Any:
-    # ExpertAgent lives in .expert, which imports this module's helpers: re-exported lazily so either
-    # module can be imported first
+    # ExpertAgent lives in .expert (it needs the policy engine): imported when first asked for
     if name == "ExpertAgent":
         from .expert import ExpertAgent
 

@@ -20,7 +20,7 @@ DEFAULT_BACKEND = "embedded"
 
 def check_app(spec: str) -> None:
     """A --k8s-app value names an app that loads (cached: the run's queries reuse it)."""
-    from .model import load_app
+    from .workloads import load_app
 
     load_app(spec)
 
@@ -88,7 +88,7 @@ class K8sApp(App):
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         from .faults import draw_faults
-        from .model import load_app
+        from .workloads import load_app
 
         if options.netarena_compat:
             from . import compat
@@ -105,7 +105,7 @@ class K8sApp(App):
 
     def make_environment(self, options: RunOptions) -> Environment:
         from .env import K8sEnvironment
-        from .model import load_app
+        from .workloads import load_app
 
         if options.sandboxed:
             from ...errors import BackendUnavailable

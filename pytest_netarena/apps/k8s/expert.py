@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ...core.types import Reply, Task
-from .agents import FLOW_LINE, INTENT_LINE, NAMESPACE_IN_INTENT, fenced, json_patch_command
+from .agent_text import FLOW_LINE, INTENT_LINE, NAMESPACE_IN_INTENT, fenced, json_patch_command
 from .model import Flow
 
 TRUNCATED = "[output truncated"

@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..core.app import App, RunOptions
-    from ..core.space import Category
-    from ..core.types import Query
+from typing import Any
 
 SPLITS = ("train", "test")
 #: the share of the query space held out for evaluation, in thousandths
@@ -45,18 +40,3 @@ def check_split(value: Any) -> str | None:
     if text not in SPLITS:
         raise ValueError(f"--split takes train, test or all; got {value!r}")
     return text
-
-
-def split_queries(app: App, category: Category, options: RunOptions) -> list[Query]:
-    """The first `options.queries` queries of a category that fall in `options.split`, by index.
-
-    A category whose space is too small to hold that many distinct draws in the split yields fewer.
-    """
-    wanted, found = options.queries, []
-    for index in range(wanted * ATTEMPTS_PER_QUERY):
-        query = app.query(category, index, options)
-        if split_of(app.name, query.params) == options.split:
-            found.append(query)
-            if len(found) == wanted:
-                break
-    return found
