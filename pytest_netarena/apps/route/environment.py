@@ -120,6 +120,8 @@ class RouteEnvironment(Environment):
             self.teardown()
             raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: {error}") from error
         healthy = self.prober.measure()
+        if not healthy.complete:  # a loaded machine may be slow to resolve the first neighbours: longer rounds
+            healthy = self.prober.measure(previous=frozenset(healthy.pairs))
         if not healthy.complete:
             unreachable = healthy.unreachable
             self.teardown()

@@ -23,7 +23,7 @@ from .netlink import Filter, Link, Netlink, Qdisc
 #: hundreds of thousands per second even on a loaded machine
 STORM_PPS = 20_000
 #: how long counters are sampled after a command and after a pingmesh
-WINDOW_S = 0.05
+WINDOW_S = 0.02
 #: a first window over the threshold is confirmed by a second, longer one before anything is removed
 CONFIRM_S = 0.1
 
