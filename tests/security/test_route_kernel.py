@@ -196,3 +196,38 @@ def test_a_tc_mirred_loop_is_stopped_and_nothing_the_agent_made_outlives_the_epi
         for name in ("va", "vq"):
             in_namespace(held, "ip", "link", "del", name)  # stop the loop at once when the harness did not
         os.close(held)
+
+
+def reflector(interface: str) -> str:
+    """Every frame arriving on the interface is sent straight back out of it."""
+    return (f"tc qdisc add dev {interface} ingress && tc filter add dev {interface} parent ffff: protocol all u32 "
+            f"match u32 0 0 action mirred egress redirect dev {interface}")
+
+
+def test_a_broadcast_loop_through_two_hosts_and_their_switch_is_stopped(env):
+    env.reset(Query("route", 1, "disable_routing", 0, 0, {"subnets": 2, "hosts": 2, "faults": [FORWARD_OFF]}))
+    topo = env.topology
+    first, second = topo.host(1, 1), topo.host(1, 2)
+    try:
+        env.step(action(first, reflector(topo.intf(first))))  # one reflector alone loops nothing
+        outcome = env.step(action(second, f"{reflector(topo.intf(second))} && ping -c1 -W0.2 -b {topo.network(1)[:-4]}255"
+                                          " >/dev/null 2>&1; echo KICKED"))
+        assert "KICKED" in outcome.output
+        switch = env.network.net.nameToNode[topo.switch(1)].pid  # a process in the switch's namespace
+        before = link_packets_of(switch, topo.switch(1))
+        time.sleep(1.0)
+        after = link_packets_of(switch, topo.switch(1))
+        assert after - before < 20_000, f"the loop still runs: {before} -> {after}"
+        assert any("traffic storm" in violation for violation in outcome.violations), outcome.violations
+        for host in (first, second):
+            assert env.network.run(host, ["tc", "filter", "show", "dev", topo.intf(host), "ingress"]).output.strip() == ""
+    finally:
+        env.teardown()  # stops the loop with the namespaces when the harness did not
+
+
+def link_packets_of(pid: int, name: str) -> int:
+    """Received + sent packets of every port of a bridge, read in the namespace of process pid."""
+    found = json.loads(subprocess.run(["nsenter", "-t", str(pid), "-n", "ip", "-j", "-s", "link", "show"],
+                                      capture_output=True, text=True, check=True).stdout)
+    return sum(link["stats64"]["rx"]["packets"] + link["stats64"]["tx"]["packets"]
+               for link in found if link["ifname"].startswith(f"{name}-eth"))

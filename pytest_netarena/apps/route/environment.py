@@ -213,7 +213,7 @@ class RouteEnvironment(Environment):
             return ()
         topo = self.topology
         removed = [topo.strip(item) for item in self.ledger.remove_made()]
-        message = (f"traffic storm: {storm.link} on {topo.strip(storm.where)} at {storm.pps:,.0f} packets/s; "
+        message = (f"traffic storm: {topo.strip(storm.link)} on {topo.strip(storm.where)} at {storm.pps:,.0f} packets/s; "
                    f"the harness removed every link, qdisc and "
                    f"filter the agent made ({', '.join(removed) or 'none found'})")
         if self.ledger.storm() is not None:
