@@ -233,9 +233,9 @@ def main() -> None:
         check_figures(args.box_steps)
         return
     box_figures(args.box_steps)
-    check_figures(args.box_steps)
     if args.box_only:
         return
+    check_figures(args.box_steps)
     pingmesh_figures(args.repeats)
     oracle_rate(args.workers, args.queries, args.seed)
 
