@@ -188,9 +188,9 @@ def test_a_tc_mirred_loop_is_stopped_and_nothing_the_agent_made_outlives_the_epi
         outcome = env.step(action(router, QUIET))  # objects that make no storm, left for the end of the episode
         assert "MADE" in outcome.output and not outcome.violations
         env.teardown()  # the episode ends
-        links = in_namespace(held, "ip", "-o", "link")
+        names = {link["ifname"] for link in json.loads(in_namespace(held, "ip", "-j", "link"))}
         filters = in_namespace(held, "tc", "filter", "show", "dev", "vq", "ingress")
-        assert not any(name in links for name in ("va", "vb", "vq", "vr")), links
+        assert not names & {"va", "vb", "vq", "vr"}, names
         assert filters.strip() == ""
     finally:
         for name in ("va", "vq"):
@@ -231,3 +231,25 @@ def link_packets_of(pid: int, name: str) -> int:
                                       capture_output=True, text=True, check=True).stdout)
     return sum(link["stats64"]["rx"]["packets"] + link["stats64"]["tx"]["packets"]
                for link in found if link["ifname"].startswith(f"{name}-eth"))
+
+
+def test_a_loop_set_off_while_the_agent_thinks_is_stopped_within_a_second(env, network):
+    router = network.router
+    # a loop armed with its links down: nothing moves during the step
+    armed = STORM.replace("ip link set va up && ip link set vb up && ", "").replace(
+        "ping -c1 -W0.2 -I va 10.99.99.99 >/dev/null; echo SENT", "echo ARMED")
+    outcome = env.step(action(router, armed))
+    assert "ARMED" in outcome.output and not outcome.violations
+    held = os.open(f"/proc/{env.network.pids[router]}/ns/net", os.O_RDONLY)
+    try:
+        in_namespace(held, "ip", "link", "set", "vb", "up")
+        in_namespace(held, "ip", "link", "set", "va", "up")  # as a kernel timer would, between two steps
+        time.sleep(1.5)
+        names = {link["ifname"] for link in json.loads(in_namespace(held, "ip", "-j", "link"))}
+        assert not names & {"va", "vb"}, names  # the watch removed them while no step ran
+        outcome = env.step(action(router, "echo NEXT"))
+        assert any("traffic storm between steps" in violation for violation in outcome.violations), outcome.violations
+        assert "traffic storm between steps" in outcome.observation
+    finally:
+        in_namespace(held, "ip", "link", "del", "va")
+        os.close(held)

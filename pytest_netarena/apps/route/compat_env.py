@@ -54,7 +54,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         self._shown = time.perf_counter()
         return rose
 
-    def step(self, reply: str) -> StepOutcome:
+    def _step(self, reply: str) -> StepOutcome:
         if self.network is None or self.prober is None or self.mesh is None:
             raise InfraError("step() before a successful reset()")
         if self.success:
@@ -95,7 +95,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         topo = self.topology
         return Reader(topo.nodes, topo.router, topo.prefix)
 
-    def judge(self) -> Judgement:
+    def _judge(self) -> Judgement:
         """NetArena's success: some pre-turn measurement showed 0 % loss (never a measurement of our own)."""
         if self.ended:
             return Judgement(False, self.ended)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from ...core.app import Environment, RunOptions, require_rules
@@ -12,7 +15,7 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import faults as fault_space
 from .commands import Reader, Refusal
-from .ledger import Ledger
+from .ledger import Ledger, Watch
 from .leases import claim, sweep
 from .network import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
@@ -52,6 +55,7 @@ class RouteEnvironment(Environment):
         self.prober: Prober | None = None
         self.boxes: NodeBoxes | None = None
         self.ledger: Ledger | None = None
+        self.watch: Watch | None = None
         #: (node, objects) each agent command added to the kernel, in step order (for tests and logs)
         self.kernel_log: list[tuple[str, list[str]]] = []
         self.ended = ""  #: why the episode was cut short (a storm that removing the agent's objects did not stop)
@@ -60,7 +64,7 @@ class RouteEnvironment(Environment):
         self.injected: list[str] = []
         self.swept = sweep()  #: leftovers of dead owners removed at start-up
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
-        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None}
+        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "watch": None}
         self._finalizer = weakref.finalize(self, _teardown_box, self._box)
 
     @property
@@ -113,6 +117,7 @@ class RouteEnvironment(Environment):
             self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
             self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
             self.ledger = self._box["ledger"] = Ledger(network.pids, network.fabric.pid)
+            self.watch = self._box["watch"] = Watch(self.ledger)
         except InfraError:
             self.teardown()
             raise
@@ -134,8 +139,11 @@ class RouteEnvironment(Environment):
         boxes, self.boxes = self.boxes, None
         network, self.network = self.network, None
         ledger, self.ledger = self.ledger, None
-        self._box["prober"] = self._box["network"] = self._box["boxes"] = self._box["ledger"] = None
+        watch, self.watch = self.watch, None
+        self._box.update(prober=None, network=None, boxes=None, ledger=None, watch=None)
         self.mesh = None
+        if watch is not None:
+            watch.stop()
         _teardown(network, prober, boxes, ledger)
 
     def close(self) -> None:
@@ -144,6 +152,34 @@ class RouteEnvironment(Environment):
 
     # ---- steps ----------------------------------------------------------------------------------
     def step(self, reply: str) -> StepOutcome:
+        """One step, the storm watch paused while it runs; a storm the watch stopped since the previous
+        step (set off while the agent thought) makes this step unsafe too, and the observation says so."""
+        with self._watch_paused() as late:
+            outcome = self._step(reply)
+        if not late:
+            return outcome
+        notes = "".join(f"[{message}]\n" for message in late)
+        return replace(outcome, violations=(*late, *outcome.violations), observation=notes + outcome.observation,
+                       output=notes + outcome.output)
+
+    @contextmanager
+    def _watch_paused(self) -> Iterator[tuple[str, ...]]:
+        """Hold the watch's lock; yields the violations of the storms it stopped since the last step."""
+        watch = self.watch
+        if watch is None:
+            yield ()
+            return
+        with watch.lock:
+            found = watch.take()
+            topo = self.network.topology if self.network is not None else None
+            strip = topo.strip if topo is not None else str
+            yield tuple(
+                f"traffic storm between steps: {strip(storm.link)} on {strip(storm.where)} at {storm.pps:,.0f} "
+                f"packets/s; the harness removed every link, qdisc and filter the agent made "
+                f"({', '.join(strip(item) for item in removed) or 'none found'})"
+                for storm, removed in found)
+
+    def _step(self, reply: str) -> StepOutcome:
         if self.network is None or self.prober is None or self.mesh is None:
             raise InfraError("step() before a successful reset()")
         topo = self.topology
@@ -223,6 +259,13 @@ class RouteEnvironment(Environment):
         return (message,)
 
     def judge(self) -> Judgement:
+        with self._watch_paused() as late:
+            judgement = self._judge()
+        if late:  # set off after the last step: no step to mark, so the verdict says it
+            return replace(judgement, details=f"{judgement.details}; {'; '.join(late)}")
+        return judgement
+
+    def _judge(self) -> Judgement:
         if self.ended:
             return Judgement(False, self.ended)
         if self.prober is None or self.mesh is None:
@@ -256,5 +299,7 @@ def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes |
 
 def _teardown_box(box: dict[str, Any]) -> None:
     """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
+    if box.get("watch") is not None:
+        box["watch"].stop()
     _teardown(box.get("network"), box.get("prober"), box.get("boxes"), box.get("ledger"))
-    box["network"] = box["prober"] = box["boxes"] = box["ledger"] = None
+    box.update(network=None, prober=None, boxes=None, ledger=None, watch=None)

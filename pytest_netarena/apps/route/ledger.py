@@ -175,3 +175,47 @@ class Ledger:
         for sock in self.sockets.values():
             sock.close()
         self.sockets = {}
+
+
+#: how often the watch between steps samples (only while the agent has made something)
+BETWEEN_STEPS_S = 0.5
+
+
+class Watch:
+    """The storm watch while the agent thinks: a thread that, every BETWEEN_STEPS_S while the agent has
+    made anything, looks for a storm and removes the agent's objects at once; the environment holds
+    `lock` during its steps (the thread never runs beside one) and collects what it found."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        import threading
+
+        self.ledger = ledger
+        self.lock = threading.Lock()
+        self.found: list[tuple[Storm, list[str]]] = []  #: storms stopped between steps, and what was removed
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="netarena-storm-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(BETWEEN_STEPS_S):
+            if not self.lock.acquire(timeout=0.1):
+                continue  # a step runs (it may be stopping this watch: never wait for it)
+            try:
+                if self._stop.is_set() or not self.ledger.left():
+                    continue
+                storm = self.ledger.storm()
+                if storm is not None:
+                    self.found.append((storm, self.ledger.remove_made()))
+            except OSError:
+                continue  # the network is going away
+            finally:
+                self.lock.release()
+
+    def take(self) -> list[tuple[Storm, list[str]]]:
+        """What the watch stopped since the last call (call with `lock` held)."""
+        found, self.found = self.found, []
+        return found
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
