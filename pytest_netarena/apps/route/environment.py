@@ -24,6 +24,8 @@ from .topology import Topology
 
 #: at most this many lost pairs are named one by one in a step's violations
 MAX_NAMED_PAIRS = 40
+#: how long a new network may take to answer every pair before it counts as broken
+HEALTHY_WAIT_S = 3.0
 
 
 def _pair_names(topo: Topology, pairs: list[tuple[str, str]], verb: str) -> list[str]:
@@ -125,7 +127,10 @@ class RouteEnvironment(Environment):
             self.teardown()
             raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: {error}") from error
         healthy = self.prober.measure()
-        if not healthy.complete:  # a loaded machine may be slow to resolve the first neighbours: longer rounds
+        # a new network's first neighbour resolutions are sometimes lost (ARP asks again after 1 s): longer
+        # rounds for up to HEALTHY_WAIT_S before the network counts as broken
+        deadline = time.monotonic() + HEALTHY_WAIT_S
+        while not healthy.complete and time.monotonic() < deadline:
             healthy = self.prober.measure(previous=frozenset(healthy.pairs))
         if not healthy.complete:
             unreachable = healthy.unreachable

@@ -17,7 +17,8 @@ RTM_DELQDISC, RTM_GETQDISC = 37, 38
 RTM_DELTFILTER, RTM_GETTFILTER = 45, 46
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
-IFLA_IFNAME, IFLA_LINKINFO, IFLA_STATS64, IFLA_INFO_KIND = 3, 18, 23, 1
+IFLA_IFNAME, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_STATS64, IFLA_INFO_KIND = 3, 16, 18, 23, 1
+IF_OPER_UNKNOWN, IF_OPER_UP = 0, 6
 TCA_KIND = 1
 #: the ingress hook's filter parents (ffff:fff2, ffff:fff3), used by both ingress and clsact qdiscs
 TC_H_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)
@@ -34,6 +35,7 @@ class Link:
     name: str
     kind: str  #: "veth", "bridge", ... ("" for loopback and plain devices)
     packets: int  #: received + sent packets so far (for storm detection)
+    up: bool = False  #: operationally up (carrier seen by the kernel, qdisc attached)
 
 
 @dataclass(frozen=True)
@@ -109,16 +111,18 @@ class Netlink:
         found = []
         for _, payload in self._request(RTM_GETLINK, NLM_F_DUMP, _IFINFO.pack(0, 0, 0, 0, 0)):
             _, _, index, _, _ = _IFINFO.unpack_from(payload)
-            name, kind, packets = "", "", 0
+            name, kind, packets, up = "", "", 0, False
             for attribute, value in _attributes(payload, _IFINFO.size):
                 if attribute == IFLA_IFNAME:
                     name = _text(value)
                 elif attribute == IFLA_STATS64:
                     received, sent = struct.unpack_from("=QQ", value)
                     packets = received + sent
+                elif attribute == IFLA_OPERSTATE:
+                    up = value[0] in (IF_OPER_UP, IF_OPER_UNKNOWN)
                 elif attribute == IFLA_LINKINFO:
                     kind = next((_text(inner) for key, inner in _attributes(value, 0) if key == IFLA_INFO_KIND), "")
-            found.append(Link(index, name, kind, packets))
+            found.append(Link(index, name, kind, packets, up))
         return found
 
     def qdiscs(self) -> list[Qdisc]:

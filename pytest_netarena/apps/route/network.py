@@ -67,6 +67,10 @@ class Network:
         # the fabric is pure layer 2: no IPv6 (no link-local address, no router advertisements) on anything made there
         self.fabric.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
                         "net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0")
+        # and frames crossing a bridge skip netfilter (these settings are the fabric's own since Linux 5.3;
+        # where they are not, the keys do not exist here and nothing changes)
+        self.fabric.cmd("sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 "
+                        "net.bridge.bridge-nf-call-arptables=0 2>/dev/null")
         router = net.addHost(topo.router, ip=None)
         for k in range(1, topo.subnets + 1):
             switch = net.addSwitch(topo.switch(k), fabric=self.fabric)
@@ -76,10 +80,27 @@ class Network:
                 net.addLink(host, switch)
         net.build()
         net.start()
+        self._wait_for_fabric()
         self.pids = {node.name: node.pid for node in net.hosts}
         result = self.run(topo.router, ["sysctl", "-w", "net.ipv4.ip_forward=1"])
         if not result.ok:
             raise RuntimeError(f"cannot enable forwarding on the router: {result.output}")
+
+    def _wait_for_fabric(self, timeout_s: float = 3.0) -> None:
+        """Wait until every bridge and port of the fabric is operationally up. Linux applies a carrier change
+        (and attaches the port's qdisc) from a queue it runs at most once a second: until then the first
+        port of a new network drops frames, and the healthy pingmesh would see unreachable pairs."""
+        from .netlink import Netlink
+
+        sock = Netlink(self.fabric.pid)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                if all(link.up for link in sock.links()):
+                    return
+                time.sleep(0.02)
+        finally:
+            sock.close()
 
     def run(self, node: str, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S, limit: int = OUTPUT_LIMIT) -> CommandResult:
         """Run argv (no shell) inside node's namespaces with a timeout and an output limit."""
