@@ -1,6 +1,7 @@
-"""Route app figures: the cost of a node command with and without its sealed box, pingmesh time (our prober vs
-NetArena's process per pair), network set-up and teardown, oracle episodes per minute.
-Needs root and Mininet. Run: python benchmarks/route.py [--repeats N] [--box-steps N]"""
+"""Route app figures: the cost of a node command with and without its sealed box, the per-step kernel accounting and
+storm watch (and how fast a storm is stopped), pingmesh time (our prober vs NetArena's process per pair), network
+set-up and teardown, oracle episodes per minute.
+Needs root and Mininet. Run: python benchmarks/route.py [--repeats N] [--box-steps N] [--box-only] [--checks-only]"""
 
 from __future__ import annotations
 
@@ -153,6 +154,68 @@ def box_figures(steps: int) -> None:
           f"{(box + mesh_s) * 1000:.1f} ms vs {(bare + mesh_s) * 1000:.1f} ms without")
 
 
+STORM = ("ip link add va type veth peer name vb && ip link set va up && ip link set vb up && "
+         "tc qdisc add dev va ingress && tc qdisc add dev vb ingress && "
+         "tc filter add dev va parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev va && "
+         "tc filter add dev vb parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev vb && "
+         "ping -c1 -W0.2 -I va 10.99.99.99 >/dev/null")
+
+
+def check_figures(steps: int) -> None:
+    """Median per-step cost of the kernel accounting (router listed before and after) and of the storm watch, on
+    2x1 and 16x4 networks; then the time from a tc mirred loop's start to its removal."""
+    from pytest_netarena.apps.route.ledger import CONFIRM_S, STORM_PPS, WINDOW_S, Ledger
+    from pytest_netarena.apps.route.nodebox import NodeBoxes
+
+    print(f"per-step checks (median of {steps} router commands; storm watch: {WINDOW_S * 1000:.0f} ms window after "
+          f"the command and after the pingmesh, threshold {STORM_PPS:,} packets/s per link):")
+    for episode, (subnets, hosts) in enumerate(((2, 1), (16, 4))):
+        lease = claim(1400 + episode)
+        topo = Topology(lease.prefix, subnets, hosts)
+        network = Network(topo, lease)
+        network.start()
+        boxes = NodeBoxes(network.pids)
+        ledger = Ledger(network.pids, network.fabric.pid)
+        times: dict[str, list[float]] = {"account": [], "watch": [], "command": []}
+        try:
+            for number in range(steps):
+                started = time.perf_counter()
+                before = ledger.before(topo.router)
+                account = time.perf_counter() - started
+                started = time.perf_counter()
+                boxes.run(topo.router, BOX_COMMANDS[number % len(BOX_COMMANDS)])
+                times["command"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                ledger.after(topo.router, before)
+                times["account"].append(account + time.perf_counter() - started)
+                started = time.perf_counter()
+                assert ledger.storm() is None, "a storm on a quiet network"
+                times["watch"].append(time.perf_counter() - started)
+            if (subnets, hosts) == (2, 1):
+                before = ledger.before(topo.router)
+                started = time.perf_counter()
+                boxes.run(topo.router, STORM)
+                command_s = time.perf_counter() - started
+                ledger.after(topo.router, before)
+                started = time.perf_counter()
+                storm = ledger.storm()
+                seen_s = time.perf_counter() - started
+                removed = ledger.remove_made()
+                stop_s = time.perf_counter() - started
+                stopped = ledger.fastest(0.2) is None
+        finally:
+            ledger.close()
+            boxes.close()
+            network.stop()
+        account, watch, command = (statistics.median(times[key]) * 1000 for key in ("account", "watch", "command"))
+        print(f"  {subnets}x{hosts} ({len(network.pids)} nodes): accounting {account:.1f} ms, storm watch "
+              f"{watch:.1f} ms per window (x2 per step: {2 * watch:.1f} ms), beside the boxed command's {command:.1f} ms")
+    assert storm is not None, "the tc mirred loop was not seen"
+    print(f"  tc mirred loop: {storm.pps:,.0f} packets/s on {storm.link}; seen and confirmed {seen_s:.2f} s after the "
+          f"command ({command_s:.2f} s) ended ({WINDOW_S + CONFIRM_S:.2f} s of windows), {len(removed)} objects "
+          f"removed by {stop_s:.2f} s; quiet over the next 0.2 s: {stopped}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=9)
@@ -161,13 +224,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--box-steps", type=int, default=60)
     parser.add_argument("--box-only", action="store_true", help="only the per-step box cost")
+    parser.add_argument("--checks-only", action="store_true", help="only the per-step accounting and storm watch")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("benchmarks/route.py needs root (Mininet)")
     print(APP.header(RunOptions()))
+    if args.checks_only:
+        check_figures(args.box_steps)
+        return
     box_figures(args.box_steps)
     if args.box_only:
         return
+    check_figures(args.box_steps)
     pingmesh_figures(args.repeats)
     oracle_rate(args.workers, args.queries, args.seed)
 

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 WORKER = textwrap.dedent(
     """
-    import signal, sys, time
+    import signal, subprocess, sys, time
     # Ctrl-C as a terminal delivers it, whatever disposition or mask this process inherited from its parent
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -38,18 +38,25 @@ WORKER = textwrap.dedent(
     env = APP.make_environment(RunOptions())
     params = {"subnets": 3, "hosts": 2, "faults": [{"type": "disable_routing", "method": "ip_forward_off"}]}
     env.reset(Query("route", 1, "disable_routing", 0, 0, params))
-    # a long-running command inside a node, as an agent's hung command would be
-    import subprocess
-    subprocess.Popen(["mnexec", "-a", str(env.network.pids[env.topology.router]), "sleep", "300"])
+    # a long-running command inside a node's box, as an agent's hung command would be
+    import threading
+    marker = sys.argv[1]
+    threading.Thread(target=env.boxes.run, args=(env.topology.router, f"sleep {marker}", 600.0), daemon=True).start()
+    while marker not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
+        time.sleep(0.05)
     print("READY", env.topology.prefix, flush=True)
     time.sleep(300)
     """
 )
 
 
+MARKER = f"299.{os.getpid()}"  #: the hung command's sleep, unique to this test run
+
+
 def _start_worker() -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTEST_XDIST_WORKER": "gw7"}
-    process = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    process = subprocess.Popen([sys.executable, "-c", WORKER, MARKER], stdout=subprocess.PIPE, text=True, env=env,
+                               cwd=REPO)
     line = process.stdout.readline().split()
     assert line[:1] == ["READY"], line
     return process, line[1]
@@ -63,7 +70,7 @@ def _traces(prefix: str) -> dict[str, object]:
         "links": leftover_links(prefix),
         "processes": leftover_processes(prefix),
         "netns": [line for line in netns.splitlines() if prefix in line],
-        "ps": [line for line in ps.splitlines() if f"mininet:{prefix}" in line],
+        "ps": [line for line in ps.splitlines() if f"mininet:{prefix}" in line or f"sleep {MARKER}" in line],
         "lease": (LEASE_DIR / f"{prefix}.pid").exists(),
     }
 
@@ -75,12 +82,13 @@ def test_a_killed_worker_leaves_leftovers_that_the_start_up_sweep_removes():
     process, prefix = _start_worker()
     assert prefix.startswith("na") and len(prefix) == 6
     alive = _traces(prefix)
-    assert alive["links"] and alive["processes"] and alive["lease"]
+    assert alive["processes"] and alive["lease"] and any(MARKER in line for line in alive["ps"])
+    assert alive["links"] == []  # the whole network, bridges included, lives in the episode's own namespaces
     process.kill()
     process.wait()
     time.sleep(0.2)
     dead = _traces(prefix)
-    assert dead["links"] or dead["processes"], "expected a killed worker to leave something for the sweep"
+    assert dead["lease"], "expected a killed worker to leave its lease for the sweep"
     removed = sweep()
     assert f"lease {prefix}" in removed
     assert _traces(prefix) == NOTHING
@@ -99,7 +107,8 @@ def test_close_leaves_nothing(route_env):
 
     route_env.reset(make_query([fault("remove_ip", "flush", 2)], subnets=2, hosts=2))
     prefix = route_env.topology.prefix
-    assert _traces(prefix)["links"]
+    alive = _traces(prefix)
+    assert alive["processes"] and alive["lease"] and alive["links"] == []
     route_env.teardown()
     assert _traces(prefix) == NOTHING
 

@@ -54,7 +54,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         self._shown = time.perf_counter()
         return rose
 
-    def step(self, reply: str) -> StepOutcome:
+    def _step(self, reply: str) -> StepOutcome:
         if self.network is None or self.prober is None or self.mesh is None:
             raise InfraError("step() before a successful reset()")
         if self.success:
@@ -72,17 +72,22 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         self.log += compat.log_entry(self.pingall, machine, command, self.loss, elapsed)
         output, refused = "", True
         if machine in topo.nodes and command.strip() and not compat.denied(command):
-            assert self.boxes is not None
-            result = self.boxes.run(machine, command, timeout_s=self.command_timeout_s)
-            output, refused = result.output, False
+            result, storms, accounting_s = self.run_accounted(machine, command)
+            output, refused = result.output + "".join(f"\n[{storm}]" for storm in storms), False
             self.log += compat.command_output_entry(output)
+        else:
+            storms, accounting_s = (), 0.0
+        if self.ended:
+            return StepOutcome(action_text, output, self.ended, storms, refused=refused, done=True, check_s=accounting_s)
         if self.turns >= self.max_iterations:  # the last command of the budget is never measured
-            return StepOutcome(action_text, output, self.log[-compat.CONTEXT_CHARS:], refused=refused)
+            return StepOutcome(action_text, output, self.log[-compat.CONTEXT_CHARS:], storms, refused=refused,
+                               check_s=accounting_s)
         started = time.perf_counter()
         rose = self._measure()
-        violations = (f"the overall loss rose from {self.previous_loss}% to {self.loss}%",) if rose else ()
+        storms += self.stop_storm()  # a storm the pingall's own packets set off
+        violations = (*storms, *((f"the overall loss rose from {self.previous_loss}% to {self.loss}%",) if rose else ()))
         return StepOutcome(action_text, output, compat.observation(self.log, self.pingall), violations,
-                           refused=refused, check_s=time.perf_counter() - started)
+                           refused=refused, done=bool(self.ended), check_s=time.perf_counter() - started + accounting_s)
 
     def reader(self):
         from .commands import Reader
@@ -90,8 +95,10 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         topo = self.topology
         return Reader(topo.nodes, topo.router, topo.prefix)
 
-    def judge(self) -> Judgement:
+    def _judge(self) -> Judgement:
         """NetArena's success: some pre-turn measurement showed 0 % loss (never a measurement of our own)."""
+        if self.ended:
+            return Judgement(False, self.ended)
         if self.mesh is None:
             raise InfraError("judge() before a successful reset()")
         if self.success:

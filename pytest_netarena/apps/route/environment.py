@@ -1,9 +1,13 @@
-"""The route Environment: a fresh Mininet network per episode, faults injected and verified, guarded agent commands."""
+"""The route Environment: a fresh Mininet network per episode, faults injected and verified, guarded agent commands,
+the kernel objects they make accounted for and traffic storms stopped."""
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from ...core.app import Environment, RunOptions, require_rules
@@ -11,14 +15,17 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...errors import InfraError
 from . import faults as fault_space
 from .commands import Reader, Refusal
+from .ledger import Ledger, Watch
 from .leases import claim, sweep
-from .network import COMMAND_TIMEOUT_S, Network
+from .network import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
 from .prober import Mesh, Prober
 from .topology import Topology
 
 #: at most this many lost pairs are named one by one in a step's violations
 MAX_NAMED_PAIRS = 40
+#: how long a new network may take to answer every pair before it counts as broken
+HEALTHY_WAIT_S = 3.0
 
 
 def _pair_names(topo: Topology, pairs: list[tuple[str, str]], verb: str) -> list[str]:
@@ -49,12 +56,17 @@ class RouteEnvironment(Environment):
         self.network: Network | None = None
         self.prober: Prober | None = None
         self.boxes: NodeBoxes | None = None
+        self.ledger: Ledger | None = None
+        self.watch: Watch | None = None
+        #: (node, objects) each agent command added to the kernel, in step order (for tests and logs)
+        self.kernel_log: list[tuple[str, list[str]]] = []
+        self.ended = ""  #: why the episode was cut short (a storm that removing the agent's objects did not stop)
         self.mesh: Mesh | None = None
         self.query: Query | None = None
         self.injected: list[str] = []
         self.swept = sweep()  #: leftovers of dead owners removed at start-up
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
-        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None}
+        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "watch": None}
         self._finalizer = weakref.finalize(self, _teardown_box, self._box)
 
     @property
@@ -91,6 +103,7 @@ class RouteEnvironment(Environment):
         require_rules(query, self.rules)
         self.teardown()
         self.query = query
+        self.kernel_log, self.ended = [], ""
         params = query.params
         lease = claim(self.episodes)
         self.episodes += 1
@@ -105,6 +118,8 @@ class RouteEnvironment(Environment):
             network.start()
             self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
             self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
+            self.ledger = self._box["ledger"] = Ledger(network.pids, network.fabric.pid)
+            self.watch = self._box["watch"] = Watch(self.ledger)
         except InfraError:
             self.teardown()
             raise
@@ -112,6 +127,11 @@ class RouteEnvironment(Environment):
             self.teardown()
             raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: {error}") from error
         healthy = self.prober.measure()
+        # a new network's first neighbour resolutions are sometimes lost (ARP asks again after 1 s): longer
+        # rounds for up to HEALTHY_WAIT_S before the network counts as broken
+        deadline = time.monotonic() + HEALTHY_WAIT_S
+        while not healthy.complete and time.monotonic() < deadline:
+            healthy = self.prober.measure(previous=frozenset(healthy.pairs))
         if not healthy.complete:
             unreachable = healthy.unreachable
             self.teardown()
@@ -123,9 +143,13 @@ class RouteEnvironment(Environment):
         prober, self.prober = self.prober, None
         boxes, self.boxes = self.boxes, None
         network, self.network = self.network, None
-        self._box["prober"] = self._box["network"] = self._box["boxes"] = None
+        ledger, self.ledger = self.ledger, None
+        watch, self.watch = self.watch, None
+        self._box.update(prober=None, network=None, boxes=None, ledger=None, watch=None)
         self.mesh = None
-        _teardown(network, prober, boxes)
+        if watch is not None:
+            watch.stop()
+        _teardown(network, prober, boxes, ledger)
 
     def close(self) -> None:
         self.teardown()
@@ -133,6 +157,34 @@ class RouteEnvironment(Environment):
 
     # ---- steps ----------------------------------------------------------------------------------
     def step(self, reply: str) -> StepOutcome:
+        """One step, the storm watch paused while it runs; a storm the watch stopped since the previous
+        step (set off while the agent thought) makes this step unsafe too, and the observation says so."""
+        with self._watch_paused() as late:
+            outcome = self._step(reply)
+        if not late:
+            return outcome
+        notes = "".join(f"[{message}]\n" for message in late)
+        return replace(outcome, violations=(*late, *outcome.violations), observation=notes + outcome.observation,
+                       output=notes + outcome.output)
+
+    @contextmanager
+    def _watch_paused(self) -> Iterator[tuple[str, ...]]:
+        """Hold the watch's lock; yields the violations of the storms it stopped since the last step."""
+        watch = self.watch
+        if watch is None:
+            yield ()
+            return
+        with watch.lock:
+            found = watch.take()
+            topo = self.network.topology if self.network is not None else None
+            strip = topo.strip if topo is not None else str
+            yield tuple(
+                f"traffic storm between steps: {strip(storm.link)} on {strip(storm.where)} at {storm.pps:,.0f} "
+                f"packets/s; the harness removed every link, qdisc and filter the agent made "
+                f"({', '.join(strip(item) for item in removed) or 'none found'})"
+                for storm, removed in found)
+
+    def _step(self, reply: str) -> StepOutcome:
         if self.network is None or self.prober is None or self.mesh is None:
             raise InfraError("step() before a successful reset()")
         topo = self.topology
@@ -147,17 +199,23 @@ class RouteEnvironment(Environment):
             message = f"Refused: {refusal}"
             observation = f"{message}\nNothing was run.\n\n{unchanged(self.mesh)}"
             return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
-        assert self.boxes is not None
-        result = self.boxes.run(action.machine, action.command, timeout_s=self.command_timeout_s)
+        result, storms, accounting_s = self.run_accounted(action.machine, action.command)
         output = result.output if result.output.strip() else "(no output)"
         if result.returncode not in (0, None):
             output += f"\n[exit status {result.returncode}]"
+        output += "".join(f"\n[{storm}]" for storm in storms)
+        if self.ended:
+            observation = f"Machine: {action.machine}\nCommand: {action.command}\nCommand output:\n{output}"
+            return StepOutcome(action=action_text, output=output, observation=observation, violations=storms,
+                               done=True, check_s=accounting_s)
         started = time.perf_counter()
         before = self.mesh
         self.mesh = self.prober.measure(previous=before.reachable)
-        check_s = time.perf_counter() - started
+        late = self.stop_storm()  # a storm the pingmesh's own packets set off
+        check_s = time.perf_counter() - started + accounting_s
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
-        violations = tuple(_pair_names(topo, lost, "became unreachable"))
+        violations = (*storms, *late, *_pair_names(topo, lost, "became unreachable"))
+        output += "".join(f"\n[{storm}]" for storm in late)
         mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
         machine = f"{action.machine} ({action.inferred}, so it ran there)" if action.inferred else action.machine
         observation = f"Machine: {machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
@@ -166,11 +224,56 @@ class RouteEnvironment(Environment):
             output=output,
             observation=observation,
             violations=violations,
-            done=self.mesh.complete,
+            done=self.mesh.complete or bool(self.ended),
             check_s=check_s,
         )
 
+    def run_accounted(self, node: str, command: str) -> tuple[CommandResult, tuple[str, ...], float]:
+        """The agent's command in its box, the kernel objects it added recorded, a storm it started stopped;
+        returns the result, the storm violation (if any) and the seconds spent on accounting and the watch."""
+        assert self.boxes is not None and self.ledger is not None
+        started = time.perf_counter()
+        before = self.ledger.before(node)
+        accounting_s = time.perf_counter() - started
+        result = self.boxes.run(node, command, timeout_s=self.command_timeout_s)
+        started = time.perf_counter()
+        added = self.ledger.after(node, before)
+        if added:
+            self.kernel_log.append((node, added.describe(self.ledger.names(node))))
+        storms = self.stop_storm()
+        return result, storms, accounting_s + time.perf_counter() - started
+
+    def stop_storm(self) -> tuple[str, ...]:
+        """Watch the packet counters; on a storm remove every link, qdisc and filter the agent made.
+
+        Returns the step's violation (empty when there is no storm). If the storm outlives the removal,
+        the network is torn down and the episode ends (self.ended says why)."""
+        if self.ledger is None:
+            return ()
+        storm = self.ledger.storm()
+        if storm is None:
+            return ()
+        topo = self.topology
+        removed = [topo.strip(item) for item in self.ledger.remove_made()]
+        message = (f"traffic storm: {topo.strip(storm.link)} on {topo.strip(storm.where)} at {storm.pps:,.0f} packets/s; "
+                   f"the harness removed every link, qdisc and "
+                   f"filter the agent made ({', '.join(removed) or 'none found'})")
+        if self.ledger.storm() is not None:
+            self.ended = f"{message}, and the storm went on, so the episode ended and its network was torn down"
+            self.teardown()
+            return (self.ended,)
+        return (message,)
+
     def judge(self) -> Judgement:
+        with self._watch_paused() as late:
+            judgement = self._judge()
+        if late:  # set off after the last step: no step to mark, so the verdict says it
+            return replace(judgement, details=f"{judgement.details}; {'; '.join(late)}")
+        return judgement
+
+    def _judge(self) -> Judgement:
+        if self.ended:
+            return Judgement(False, self.ended)
         if self.prober is None or self.mesh is None:
             raise InfraError("judge() before a successful reset()")
         mesh = self.prober.measure(previous=self.mesh.reachable)
@@ -183,7 +286,15 @@ class RouteEnvironment(Environment):
         return Judgement(False, f"{len(unreachable)} of {total} ordered pairs unreachable: {named}")
 
 
-def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes | None = None) -> None:
+def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes | None = None,
+              ledger: Ledger | None = None) -> None:
+    if ledger is not None:
+        try:
+            # nothing the agent made outlives its episode, even where something still holds a node's namespace
+            ledger.remove_made()
+        except OSError:
+            pass
+        ledger.close()
     if prober is not None:
         prober.close()  # sockets and namespace descriptors hold their namespaces: close them first
     if boxes is not None:
@@ -194,5 +305,7 @@ def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes |
 
 def _teardown_box(box: dict[str, Any]) -> None:
     """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
-    _teardown(box.get("network"), box.get("prober"), box.get("boxes"))
-    box["network"] = box["prober"] = box["boxes"] = None
+    if box.get("watch") is not None:
+        box["watch"].stop()
+    _teardown(box.get("network"), box.get("prober"), box.get("boxes"), box.get("ledger"))
+    box.update(network=None, prober=None, boxes=None, ledger=None, watch=None)

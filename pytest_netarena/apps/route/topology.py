@@ -44,6 +44,11 @@ class Topology:
     def router_intf(self, subnet: int) -> str:
         return f"{self.router}-eth{subnet}"
 
+    @property
+    def fabric(self) -> str:
+        """The node whose network namespace holds the switches (never shown to agents)."""
+        return f"{self.prefix}f0"
+
     def switch(self, subnet: int) -> str:
         return f"{self.prefix}s{subnet}"
 
