@@ -14,7 +14,7 @@ from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import RunOptions
 from ..core.episode import EpisodeConfig, run_episode
-from ..core.types import EpisodeResult, Outcome, Query, Task
+from ..core.types import EpisodeResult, Outcome, Query, Task, new_episode_id
 from ..errors import BackendUnavailable
 from ..reporting import artifacts
 from .cheats import Cheat
@@ -63,7 +63,7 @@ def play_cheat(app_name: str, env, cheat: Cheat, query: Query, options: RunOptio
                agent_timeout_s: float = 60.0) -> EpisodeResult:
     """One ordinary episode with the cheat's agent, of at most the cheat's steps."""
     app = get_app(app_name)
-    task = Task(app=app_name, query_id=query.id, level=query.level, category=query.category,
+    task = Task(app=app_name, episode_id=new_episode_id(),
                 system_prompt=build_system_prompt(app.prompt_for(options), "zero-shot", cheat.steps),
                 strategy="zero-shot", max_steps=cheat.steps)
     agent = cheat.agent()

@@ -14,13 +14,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "424242"
-#: fields that measure time, not behaviour
-TIMING = re.compile(r"(_s|_at|_ms)$")
+#: fields that measure time, not behaviour, and the opaque episode id (random, so it tells an agent nothing)
+TIMING = re.compile(r"(_s|_at|_ms)$|^episode_id$")
 #: clocks in command output: ping's round-trip times ("time=0.041 ms", "rtt min/avg/max/mdev = ... ms") and
 #: iptables-save's dates, kubectl's AGE column ("5s", "2m3s": objects are stamped with the wall clock when an environment starts)
 #: identifiers the kernel hands out (interface indexes, random MAC addresses and the link-local addresses made
-#: from them), not the agent's doing
-KERNEL = re.compile(r"@if\d+|(?<=link/ether )[0-9a-f:]{17}|fe80::[0-9a-f:]+")
+#: from them, still "tentative" while the kernel checks them for duplicates), not the agent's doing
+KERNEL = re.compile(r"@if\d+|(?<=link/ether )[0-9a-f:]{17}|fe80::[0-9a-f:]+(/64 scope link)?( tentative)?")
 CLOCKS = re.compile(r"(?<=on )\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}|time=\d+(\.\d+)? ms|= [\d./]+ ms|(?<= )\d+[smhd](\d+[smh])? +(?=\S)")
 
 

@@ -23,6 +23,8 @@ TCA_KIND = 1
 #: the ingress hook's filter parents (ffff:fff2, ffff:fff3), used by both ingress and clsact qdiscs
 TC_H_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)
 
+IFF_UP, IFF_LOWER_UP = 0x1, 0x10000  # net/if.h
+
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port
 _IFINFO = struct.Struct("=BxHiII")  # ifinfomsg: family, type, index, flags, change
 _TCMSG = struct.Struct("=BxxxiIII")  # tcmsg: family, ifindex, handle, parent, info
@@ -36,6 +38,7 @@ class Link:
     kind: str  #: "veth", "bridge", ... ("" for loopback and plain devices)
     packets: int  #: received + sent packets so far (for storm detection)
     up: bool = False  #: operationally up (carrier seen by the kernel, qdisc attached)
+    settling: bool = False  #: set up with a carrier, but the kernel has not made it operational yet (link-watch)
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ class Netlink:
     def links(self) -> list[Link]:
         found = []
         for _, payload in self._request(RTM_GETLINK, NLM_F_DUMP, _IFINFO.pack(0, 0, 0, 0, 0)):
-            _, _, index, _, _ = _IFINFO.unpack_from(payload)
+            _, _, index, flags, _ = _IFINFO.unpack_from(payload)
             name, kind, packets, up = "", "", 0, False
             for attribute, value in _attributes(payload, _IFINFO.size):
                 if attribute == IFLA_IFNAME:
@@ -122,7 +125,8 @@ class Netlink:
                     up = value[0] in (IF_OPER_UP, IF_OPER_UNKNOWN)
                 elif attribute == IFLA_LINKINFO:
                     kind = next((_text(inner) for key, inner in _attributes(value, 0) if key == IFLA_INFO_KIND), "")
-            found.append(Link(index, name, kind, packets, up))
+            carrier = flags & IFF_UP and flags & IFF_LOWER_UP
+            found.append(Link(index, name, kind, packets, up, bool(carrier and not up)))
         return found
 
     def qdiscs(self) -> list[Qdisc]:
