@@ -251,7 +251,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _fold_workers_into_flight(config: pytest.Config, settings: Settings, option: Any) -> WorkerSplit | None:
-    """`-n N` with a model agent and more workers than cores: as many workers as cores, the rest in flight.
+    """`-n N` with a model agent and more workers than cores: a worker per core but the controller's, N in flight.
 
     A worker costs a Python start-up and environments of its own, and on few cores N of them queue for
     the CPU while the model is thinking; threads in flight only wait (docs/scale.md). Left alone: `-n auto`,
