@@ -32,6 +32,7 @@ from .gates import EXIT_BELOW_BAR, check_gates
 from .scale.inflight import EnvironmentSlots, InFlight, runs_concurrently
 from .scale.options import ScaleOptions, build_scale_options
 from .scale.service import RemoteController, RunService
+from .scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
 from .search import PROFILES, SearchOutcome, search
 from .settings import (LEVELS_UNSET, RESUMED_OPTIONS, Settings, absolute_path, build_settings, expand_home,
                        path_options)
@@ -39,6 +40,7 @@ from .settings import (LEVELS_UNSET, RESUMED_OPTIONS, Settings, absolute_path, b
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
 SCALE_KEY = pytest.StashKey["Scale"]()
+FOLDED_KEY = pytest.StashKey[WorkerSplit]()  #: what -n N with a model agent became (controller)
 EPISODE_LINE_KEY = pytest.StashKey[str]()  #: a freshly played episode's episodes.jsonl line, for the controller
 
 BUDGET_SKIP = "not run: the run's budget is spent"
@@ -80,8 +82,8 @@ _OPTIONS = (
      None),
     ("compat", "score by another benchmark's rules: netarena reproduces NetArena's (docs/netarena.md); default: ours",
      None),
-    ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1)",
-     "1"),
+    ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1; "
+     "with a model agent, -n N beyond the cores: N over the workers, docs/scale.md)", ""),
     ("split", "held-out split of the query space: train, test or all (default all; see docs/training.md)", "all"),
 )
 
@@ -217,6 +219,10 @@ def pytest_configure(config: pytest.Config) -> None:
             rootpath=config.rootpath,
         )
         options = build_scale_options(option, worker)
+        folded = _fold_workers_into_flight(config, settings, option) if worker is None else None
+        if folded is not None:
+            options = replace(options, in_flight=folded.in_flight)
+            config.stash[FOLDED_KEY] = folded
         if worker is None and settings.agents and not config.option.collectonly:
             for app in available_apps().values():  # a backend that cannot be reached fails now, not by skips
                 app.preflight(settings.run_options)
@@ -242,6 +248,27 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         # This process exits next: spare pytest's final full collections (five, at unconfigure) the
         # heap of the environments it ran (0.2 s at the end of a 40-episode run).
         gc.freeze()
+
+
+def _fold_workers_into_flight(config: pytest.Config, settings: Settings, option: Any) -> WorkerSplit | None:
+    """`-n N` with a model agent and more workers than cores: a worker per core but the controller's, N in flight.
+
+    A worker costs a Python start-up and environments of its own, and on few cores N of them queue for
+    the CPU while the model is thinking; threads in flight only wait (docs/scale.md). Left alone: `-n auto`,
+    an explicit --in-flight, --dist, --tx and --maxprocesses (what xdist already made of -n stays)."""
+    if not config.pluginmanager.hasplugin("xdist") or not model_bound([agent.kind for agent in settings.agents]):
+        return None
+    typed = config.known_args_namespace  # -n as typed, before xdist turns auto into a number
+    asked = plain_numprocesses(getattr(typed, "numprocesses", None))
+    if (asked is None or getattr(typed, "dist", "no") != "no" or getattr(typed, "tx", None)
+            or getattr(typed, "maxprocesses", None) or option("in-flight") not in (None, "")):
+        return None
+    split = split_workers(asked, os.cpu_count() or 1)
+    if split.workers == asked:
+        return None
+    config.option.numprocesses = split.workers  # read by xdist's DSession when the session starts
+    config.option.tx = ["popen"] * split.workers
+    return split
 
 
 def _process_ends_with_run(config: pytest.Config) -> bool:
@@ -330,6 +357,7 @@ class XdistHooks:
         node.workerinput["netarena_seed"] = settings.seed
         node.workerinput["netarena_run_id"] = settings.run_id
         node.workerinput["netarena_shard"] = str(scale.options.shard) if scale.options.shard else None
+        node.workerinput["netarena_in_flight"] = scale.options.in_flight
         if settings.corpus is not None:  # the corpus file need not exist on the worker's host
             node.workerinput["netarena_corpus"] = [query.to_dict() for query in settings.corpus]
         resume = _option(node.config)("resume")
@@ -383,7 +411,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append("netarena: --compat netarena: NetArena's rules, not ours (docs/netarena.md lists every difference)")
     if scale.shard is not None:
         lines.append(f"netarena: shard {scale.shard} of the collection (`netarena report merge` joins the shards' folders)")
-    if scale.in_flight > 1:
+    folded = config.stash.get(FOLDED_KEY, None)
+    if folded is not None:
+        lines.append(folded.header())
+    elif scale.in_flight > 1:
         lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
     for app in available_apps().values():
         lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())

@@ -18,7 +18,8 @@ class ScaleOptions:
 
 
 def build_scale_options(option: Callable[[str], Any], worker: dict[str, Any] | None) -> ScaleOptions:
-    in_flight_text = option("in-flight")
+    # a worker takes the controller's: -n N with a model agent may have set it (scale/workers.py)
+    in_flight_text = worker.get("netarena_in_flight") if worker and worker.get("netarena_in_flight") else option("in-flight")
     try:
         in_flight = int(in_flight_text) if in_flight_text not in (None, "") else 1
     except ValueError:

@@ -1,0 +1,45 @@
+"""`-n N` with a model agent: N episodes in flight on fewer xdist workers than the machine has cores."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: agent kinds whose steps mostly wait on a remote model (a provider, an A2A server), not on this machine's CPU.
+#: python: agents are the user's code, CPU-bound or not: -n keeps its ordinary meaning for them.
+MODEL_BOUND_KINDS = frozenset({"litellm", "a2a"})
+
+
+@dataclass(frozen=True)
+class WorkerSplit:
+    """What `-n asked` became: `workers` xdist workers, each with `in_flight` episodes at once."""
+
+    asked: int
+    workers: int
+    in_flight: int
+
+    def header(self) -> str:
+        return (f"netarena: -n {self.asked} with a model agent: {self.workers} worker{'s' * (self.workers > 1)} "
+                f"(the cores but one, for the controller), "
+                f"{self.in_flight} episodes in flight in each; route episodes run one at a time per worker "
+                f"(--in-flight 1 keeps {self.asked} workers)")
+
+
+def split_workers(asked: int, cores: int) -> WorkerSplit:
+    """`asked` workers if the cores hold them; else one per core but the controller's, carrying at least
+    `asked` episodes in flight between them (on 2 cores, -n 8 measured faster on 1 worker than on 2: docs/scale.md)."""
+    if asked <= cores:
+        return WorkerSplit(asked, asked, 1)
+    workers = max(1, cores - 1)
+    return WorkerSplit(asked, workers, math.ceil(asked / workers))
+
+
+def model_bound(kinds: Sequence[str]) -> bool:
+    return any(kind in MODEL_BOUND_KINDS for kind in kinds)
+
+
+def plain_numprocesses(typed: Any) -> int | None:
+    """`-n` as the user typed it when it is a number of workers (not auto/logical, not absent)."""
+    return typed if isinstance(typed, int) and not isinstance(typed, bool) and typed > 0 else None
