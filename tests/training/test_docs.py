@@ -16,3 +16,13 @@ def test_the_worked_gymnasium_example_runs_as_written(gym, capsys) -> None:
     assert lines[0].startswith("malt-L1-") and "1.0 True True" in lines
     first, last = (float(x) for x in lines[-1].split(" -> "))
     assert last > first
+
+
+def test_the_verifiers_example_runs_as_written(capsys) -> None:
+    import pytest
+
+    pytest.importorskip("verifiers", reason="verifiers is not installed (pip install pytest-netarena[rl])")
+    match = re.search(r"<!-- example: verifiers -->\n```python\n(.*?)\n```\n", DOC.read_text(), re.S)
+    assert match, "docs/training.md has no verifiers example"
+    exec(compile(match.group(1), str(DOC), "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out.splitlines()[-1] == "[-0.1, -0.1]"
