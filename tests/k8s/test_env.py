@@ -76,7 +76,7 @@ def test_commands_the_old_guard_refused_now_run_in_the_box_and_fail_harmlessly(k
 
 def test_a_fix_written_differently_from_the_baseline_is_accepted(k8s_env):
     ingress = [{"from": [{"podSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["frontend"]}]}}],
-                "ports": [{"port": 9000, "endPort": 9600}]}]  # a range, protocol defaulted, a set-based selector
+                "ports": [{"port": 9555, "endPort": 9555}]}]  # a one-port range, protocol defaulted, a set-based selector
     patch = json.dumps([{"op": "add", "path": "/spec/ingress", "value": ingress}])
     result = episode(k8s_env, Scripted([f"kubectl patch networkpolicy adservice --type=json -p '{patch}'"]),
                      query(RI_AD))

@@ -95,5 +95,5 @@ def test_one_trial_has_no_pass_hat_column_and_no_resolved_episode_has_no_cost_pe
     overall = summary["groups"][0]["overall"]
     assert "pass_hat_k" not in overall and overall["cost_per_resolved_usd"] is None
     assert overall["cost_per_episode_usd"] == pytest.approx(0.375)
-    header, _, *rows = render_table(summary)
-    assert "pass^" not in header and rows[-1].split()[-2:] == ["0.3750", "-"]
+    header, _, *rows, legend = render_table(summary)
+    assert "pass^" not in header and rows[-1].split()[-2:] == ["0.3750", "-"] and legend.startswith("resolved")

@@ -24,10 +24,10 @@ def test_resolved_leads_and_overly_permissive_has_a_column() -> None:
     resolved, correct, safe = (overall[header.index(c) - 2:header.index(c) + len(c)].split("[")[0].strip()
                                for c in columns[:3])
     assert (resolved, correct, safe) == ("25.0%", "75.0%", "75.0%")
-    assert overall.rstrip().split()[-4] == "25.0%"  # overly_permissive, then steps, latency, infra
+    assert overall.rstrip().split()[-6] == "25.0%"  # overly_permissive, then steps, latency, infra, $/ep, $/resolved
     assert legend.startswith("resolved = correct and every step safe")
 
 
 def test_an_app_without_the_measure_shows_a_dash() -> None:
     rows = render_table(summarize([record("q0", "resolved", True, True)]))[2:-1]
-    assert all(row.rstrip().split()[-4] == "-" for row in rows)
+    assert all(row.rstrip().split()[-6] == "-" for row in rows)
