@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,14 @@ def compare_runs(first: Path, second: Path) -> tuple[list[str], list[dict[str, A
                 for line in differences(runs[0].get("fingerprint"), runs[1].get("fingerprint"))]
     if runs[0].get("profile") != runs[1].get("profile"):
         warnings.append(f"the runs used different rules: {runs[0].get('profile')} vs {runs[1].get('profile')}")
-    records = []
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))
         for record in records_from_episodes(kept):
-            records.append({**record, "agent": f"{label} {record['agent']}"})
-    comparisons = [c for c in compare(records, seed=int(runs[0].get("seed") or 0))
-                   if c["agent_a"].split(" ", 1)[1] == c["agent_b"].split(" ", 1)[1]
-                   and c["agent_a"].startswith("A ") and c["agent_b"].startswith("B ")]
+            by_agent[record["agent"]].append({**record, "agent": f"{label} {record['agent']}"})
+    # one agent at a time: compare() pairs every two agents it is given, and here only A against B matters
+    seed = int(runs[0].get("seed") or 0)
+    comparisons = [c for agent in sorted(by_agent) for c in compare(by_agent[agent], seed=seed)]
     if not any(c["pairs"] for c in comparisons):
         warnings.append("no query ran in both runs (different seeds or options?): nothing to pair")
     return warnings, comparisons

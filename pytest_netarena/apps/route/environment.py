@@ -237,8 +237,6 @@ class RouteEnvironment(Environment):
         accounting_s = time.perf_counter() - started
         result = self.boxes.run(node, command, timeout_s=self.command_timeout_s)
         started = time.perf_counter()
-        assert self.network is not None
-        self.network.settle(node)
         added = self.ledger.after(node, before)
         if added:
             self.kernel_log.append((node, added.describe(self.ledger.names(node))))

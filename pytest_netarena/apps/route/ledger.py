@@ -26,6 +26,8 @@ STORM_PPS = 20_000
 WINDOW_S = 0.02
 #: a first window over the threshold is confirmed by a second, longer one before anything is removed
 CONFIRM_S = 0.1
+#: the longest the ledger waits after a command for links it set up to become operational
+SETTLE_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,16 @@ class Ledger:
         return now
 
     def after(self, node: str, before: Snapshot) -> Objects:
-        """Call after the command: what it added (and the node's agent-made objects are brought up to date)."""
+        """Call after the command: what it added (and the node's agent-made objects are brought up to date).
+
+        Waits (at most SETTLE_S) while a link the command set up has a carrier but is not operational yet: the
+        kernel's link-watch makes it pass frames up to a second later, and the pingmesh after the command must
+        judge what the command did, not when the kernel got to it."""
+        deadline = time.monotonic() + SETTLE_S
         now = self.snapshot(node)
+        while any(link.settling for link in now.links.values()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            now = self.snapshot(node)
         self.made[node] = now.minus(self.baseline[node])
         return now.minus(before)
 

@@ -102,20 +102,6 @@ class Network:
         finally:
             sock.close()
 
-    def settle(self, node: str, timeout_s: float = 1.5) -> None:
-        """Wait (at most timeout_s) until no link of node is set up with a carrier yet not operational: a link
-        a command just brought up passes frames only after the kernel's link-watch (at most a second later),
-        and the pingmesh after the command must judge what the command did, not when the kernel got to it."""
-        from .netlink import Netlink
-
-        sock = Netlink(self.pids[node])
-        try:
-            deadline = time.monotonic() + timeout_s
-            while any(link.settling for link in sock.links()) and time.monotonic() < deadline:
-                time.sleep(0.02)
-        finally:
-            sock.close()
-
     def run(self, node: str, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S, limit: int = OUTPUT_LIMIT) -> CommandResult:
         """Run argv (no shell) inside node's namespaces with a timeout and an output limit."""
         try:
