@@ -61,7 +61,7 @@ def main() -> int:
     from pytest_netarena.apps.malt import APP, canon, safety
     from pytest_netarena.apps.malt import topology as topo
     from pytest_netarena.apps.malt.answers import parse_answer
-    from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
+    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
     from pytest_netarena.core.app import RunOptions
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
     from pytest_netarena.core.types import Outcome, Task
@@ -95,7 +95,7 @@ def main() -> int:
     assert len(problems) == 1, problems
     row("graph answer comparison (one attribute off)", "53-64 s", ms(compare_s, "compare", 1), "< 50 ms")
     row("  + decoding the answer's node-link JSON", "~160 ms", ms(decode_s, "decode", 1), "")
-    from pytest_netarena.apps.malt import zygote
+    from pytest_netarena.sandbox import zygote
 
     answer = json.loads(answer_json)
     dumps_s, _ = timed(lambda: json.dumps(answer, allow_nan=False), args.repeat, "dumps")

@@ -34,8 +34,8 @@ def main() -> None:
 
     import networkx as nx
 
-    from pytest_netarena.apps.malt.compat_grade import same_graph
-    from pytest_netarena.apps.malt.netarena_data import in_netarena_conventions
+    from pytest_netarena.apps.malt.netarena.grade import same_graph
+    from pytest_netarena.apps.malt.netarena.data import in_netarena_conventions
     from pytest_netarena.apps.malt.topology import load_topology
 
     def networkx_verdict(a, b):

@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route.leases import claim
-from pytest_netarena.apps.route.network import Network
-from pytest_netarena.apps.route.prober import Mesh, Prober
+from pytest_netarena.apps.route.network.leases import claim
+from pytest_netarena.apps.route.network.build import Network
+from pytest_netarena.apps.route.network.prober import Mesh, Prober
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.app import RunOptions
 
@@ -164,7 +164,7 @@ STORM = ("ip link add va type veth peer name vb && ip link set va up && ip link 
 def check_figures(steps: int) -> None:
     """Median per-step cost of the kernel accounting (router listed before and after) and of the storm watch, on
     2x1 and 16x4 networks; then the time from a tc mirred loop's start to its removal."""
-    from pytest_netarena.apps.route.ledger import CONFIRM_S, STORM_PPS, WINDOW_S, Ledger
+    from pytest_netarena.apps.route.network.ledger import CONFIRM_S, STORM_PPS, WINDOW_S, Ledger
     from pytest_netarena.apps.route.nodebox import NodeBoxes
 
     print(f"per-step checks (median of {steps} router commands; storm watch: {WINDOW_S * 1000:.0f} ms window after "

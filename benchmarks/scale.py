@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def write_corpus(path: Path, episodes: int) -> None:
     from pytest_netarena.apps import get_app
     from pytest_netarena.core.app import RunOptions
-    from pytest_netarena.corpus import save_corpus
+    from pytest_netarena.run.corpus import save_corpus
 
     app = get_app("k8s")
     per_category = -(-episodes // len(app.categories(RunOptions())))

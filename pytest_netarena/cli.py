@@ -14,9 +14,9 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.reporting.cli",
     "pytest_netarena.green.cli",
     "pytest_netarena.green.purple_cli",
-    "pytest_netarena.run_cli",
-    "pytest_netarena.training_cli",
-    "pytest_netarena.audit_cli",
+    "pytest_netarena.run.cli",
+    "pytest_netarena.training.cli",
+    "pytest_netarena.audit.cli",
 )
 
 

@@ -17,7 +17,7 @@ PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
 
 SUITE = """
 import pytest
-from pytest_netarena.assertions import assert_episode
+from pytest_netarena.plugin.assertions import assert_episode
 
 @pytest.mark.netarena("toy")
 def test_episode(netarena_result):

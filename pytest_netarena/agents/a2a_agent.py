@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from ..core.types import Reply, Task, Usage
-from ..errors import AgentError, UsageError
+from ..core.errors import AgentError, UsageError
 
 CARD_PATH = "/.well-known/agent-card.json"
 DEFAULT_TIMEOUT_S = 60.0  #: NetArena's client timeout: the longest silence between streamed updates

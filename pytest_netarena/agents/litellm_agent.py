@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from ..core.types import Reply, Task, Usage
-from ..errors import InfraError, UsageError
+from ..core.errors import InfraError, UsageError
 from .recording import Recording
 
 #: how the plugin's option names (dest form) map onto constructor keywords

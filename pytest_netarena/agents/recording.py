@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import safe_read
+from ..core import safe_read
 from ..core.types import Reply, Usage
-from ..errors import InfraError, UsageError
+from ..core.errors import InfraError, UsageError
 
 #: request fields that decide the answer; timeouts, keys and retry settings do not
 KEY_FIELDS = ("model", "messages", "temperature", "seed", "max_tokens")

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendUnavailable, UsageError
+from ..core.errors import BackendUnavailable, UsageError
 from .base import Agent, NoopAgent
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from ..apps import get_app
 from ..core.app import RunOptions
 from ..core.episode import EpisodeConfig, run_episode
 from ..core.types import EpisodeResult, Outcome, Query, Task, new_episode_id
-from ..errors import BackendUnavailable
+from ..core.errors import BackendUnavailable
 from ..reporting import artifacts
 from .cheats import Cheat
 from .generic import GENERIC

@@ -52,7 +52,7 @@ RULE_PROFILES = ("default", NETARENA)
 
 def parse_profile(value: Any, name: str = "--compat") -> str:
     """A rules profile as given: "netarena" for NetArena's; empty, "none" or "default" for ours."""
-    from ..errors import UsageError
+    from .errors import UsageError
 
     text = "" if value is None else str(value).strip().lower()
     if text in ("", "none", "default"):
@@ -66,7 +66,7 @@ def require_rules(query: Query, rules: str) -> None:
     """Refuse a query drawn (or read) under other rules than an environment's ("" ours, NETARENA NetArena's):
     its params mean something else there, so it cannot be judged."""
     if query.params.get("rules", "") != rules:
-        from ..errors import InfraError
+        from .errors import InfraError
 
         wanted = "with --compat netarena" if query.params.get("rules") == NETARENA else "without --compat"
         raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")

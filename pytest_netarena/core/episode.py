@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import InfraError
+from .errors import InfraError
 from .types import EpisodeResult, Judgement, Outcome, Query, Reply, Step, Task, Usage
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from ..apps import get_app
 from ..core.app import App, Environment
 from ..core.episode import EpisodeConfig, run_episode
 from ..core.types import EpisodeResult, Outcome, Task, new_episode_id
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .assessment import Assessment, parse_request, result_record, summary_record
 from .server import RunningServer, Skill, make_asgi_app, make_card
 
@@ -44,7 +44,7 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
 def reach_participant(assessment: Assessment) -> str:
     """"" when the participant's agent card can be fetched, else why not (an assessment never scores
     an agent it could not reach: that would look like a valid zero)."""
-    from ..errors import AgentError
+    from ..core.errors import AgentError
 
     agent = A2AAgent(assessment.url, timeout_s=min(assessment.timeout_s, 30.0))
     try:

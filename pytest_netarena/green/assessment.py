@@ -11,7 +11,7 @@ from ..agents.prompting import STRATEGIES
 from ..core.app import NETARENA, App, RunOptions, parse_profile
 from ..core.seeding import new_run_seed
 from ..core.types import EpisodeResult, Outcome, Query
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 #: NetArena's prompt types and the strategy each one amounts to here
 PROMPT_TYPES = {"zeroshot_base": "zero-shot", "zeroshot_cot": "cot", "fewshot_base": "few-shot", "fewshot_cot": "few-shot"}
@@ -222,7 +222,7 @@ def resolved(result: EpisodeResult) -> bool:
 def iterations(result: EpisodeResult) -> int:
     """NetArena's `iterations`: the steps taken; for route under its rules, 11 on a failure (its count)."""
     if result.query.app == "route" and result.query.params.get("rules") == NETARENA:
-        from ..apps.route.compat import reported_iterations
+        from ..apps.route.netarena.rules import reported_iterations
 
         return reported_iterations(len(result.steps), result.correct)
     return len(result.steps)

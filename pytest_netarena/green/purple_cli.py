@@ -63,7 +63,7 @@ class StatelessResponder:
 def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponder:
     """The responder for a spec; UsageError for built-in agents, which need the episode's hidden state."""
     from ..agents.spec import load_python_agent, parse_agent_spec
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if raw_spec.strip().startswith(("builtin:", "a2a:")):
         raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}: "
@@ -81,7 +81,7 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
 
 
 def serve_purple(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from .purple import purple_app
     from .server import serve_forever
 

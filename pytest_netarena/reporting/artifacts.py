@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import safe_read
-from ..errors import UsageError
+from ..core import safe_read
+from ..core.errors import UsageError
 
 from ..core.types import EpisodeResult
 

@@ -51,8 +51,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
-    from ..gates import EXIT_BELOW_BAR, parse_gates
+    from ..core.errors import UsageError
+    from ..run.gates import EXIT_BELOW_BAR, parse_gates
     from .merge import merge_runs
 
     try:

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import safe_read
-from ..budget import Budget, RunLedger
+from ..core import safe_read
+from ..run.budget import Budget, RunLedger
 from ..core.types import Usage
-from ..errors import UsageError
-from ..gates import Gate, check_gates
+from ..core.errors import UsageError
+from ..run.gates import Gate, check_gates
 from . import artifacts
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
 

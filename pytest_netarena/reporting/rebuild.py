@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import safe_read
-from ..errors import UsageError
+from ..core import safe_read
+from ..core.errors import UsageError
 from . import artifacts
 from .compare import compare
 from .passk import pass_k_table

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..core.app import App, Environment, RunOptions
-from ..errors import BackendUnavailable
+from ..core.errors import BackendUnavailable
 
 #: apps whose environments may not live side by side in one process (route leases its Mininet
 #: names per process); their episodes run one at a time per process, on the test's own thread.

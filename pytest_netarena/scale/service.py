@@ -13,11 +13,11 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..budget import RunLedger
+from ..run.budget import RunLedger
 from ..core.types import EpisodeResult, Query, Usage
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..run.settings import Settings
     from .link import LinkClient
 
 
@@ -50,7 +50,7 @@ class RunService:
         return EpisodeResult.from_dict(stored) if stored is not None else None
 
     def append_found(self, failure: EpisodeResult, extra: dict[str, Any]) -> Query:
-        from ..corpus import append_found
+        from ..run.corpus import append_found
 
         with self._lock:
             return append_found(self.settings.run_dir / "found.jsonl", failure, extra)
@@ -58,7 +58,7 @@ class RunService:
     def save_corpus(self, queries: list[Query]) -> None:
         from pathlib import Path
 
-        from ..corpus import save_corpus
+        from ..run.corpus import save_corpus
 
         with self._lock:
             if not self._corpus_saved and self.settings.save_corpus:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..apps import get_app
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..reporting import artifacts
 from .export import SOURCES_FILE, Filters, episode_key, max_steps_of, selected_episodes, source_of, system_prompt, write_lines
 

@@ -19,7 +19,7 @@ from ..core.app import RULE_PROFILES, Environment, RunOptions
 from ..core.episode import MAX_REPLY_CHARS, Episode, _EpisodeAgentError, final_outcome
 from ..core.space import Category
 from ..core.types import Outcome, Query, Reply
-from ..errors import InfraError
+from ..core.errors import InfraError
 from .reward import RewardConfig
 from .spaces import AnyText
 from ..core.splits import ATTEMPTS_PER_QUERY, check_split, split_of

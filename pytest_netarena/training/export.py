@@ -21,7 +21,7 @@ from typing import Any
 from ..agents.prompting import STRATEGIES, build_system_prompt
 from ..apps import get_app
 from ..core.app import NETARENA
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..reporting import artifacts
 from ..reporting.rebuild import latest_attempts, load_episodes, read_run
 

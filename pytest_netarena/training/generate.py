@@ -21,7 +21,7 @@ from typing import Any
 from ..apps import get_app
 from ..core.app import RunOptions
 from ..core.types import Query
-from ..errors import BackendUnavailable
+from ..core.errors import BackendUnavailable
 from ..reporting import artifacts
 
 
@@ -63,7 +63,7 @@ def select_queries(app_name: str, config: GenerateConfig) -> list[Query]:
 def _play_share(app_name: str, queries: list[dict[str, Any]], config: GenerateConfig) -> tuple[list[str], str]:
     """Play queries on one environment of the app (in a job process); (episodes.jsonl lines, skip reason)."""
     from ..agents.spec import parse_agent_spec
-    from ..runner import play
+    from ..run.runner import play
 
     app = get_app(app_name)
     spec = parse_agent_spec(config.agent, app.builtin_agent_names)

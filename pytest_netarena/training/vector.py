@@ -9,7 +9,7 @@ def make_vector(env_id: str, count: int, **kwargs: Any) -> Any:
     """An AsyncVectorEnv of `count` copies of env_id (kwargs go to every copy).
 
     Text spaces cannot live in shared memory, so observations travel through the workers' pipes.
-    Route names are leased per process (apps/route/leases.py) and every k8s environment starts its
+    Route names are leased per process (apps/route/network/leases.py) and every k8s environment starts its
     own API server, so the copies never share backend state.
     """
     import gymnasium

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_netarena.assertions import assert_episode
+from pytest_netarena.plugin.assertions import assert_episode
 
 
 @pytest.mark.netarena("k8s")

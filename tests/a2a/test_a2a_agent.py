@@ -10,7 +10,7 @@ import pytest
 
 from pytest_netarena.agents.a2a_agent import A2AAgent, render_prompt, reply_text
 from pytest_netarena.core.types import Outcome, Task
-from pytest_netarena.errors import AgentError, UsageError
+from pytest_netarena.core.errors import AgentError, UsageError
 
 # sse-starlette leaves a coroutine behind when uvicorn cancels a stream still open at shutdown (the slow agent)
 pytestmark = pytest.mark.filterwarnings("ignore:coroutine .EventSourceResponse:RuntimeWarning")

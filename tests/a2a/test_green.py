@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 from pytest_netarena.green.agent import green_server
 from pytest_netarena.green.assessment import KNOWN_KEYS, parse_request
 

@@ -11,7 +11,7 @@ from pytest_netarena.agents.base import NoopAgent
 from pytest_netarena.agents.litellm_agent import LiteLLMAgent
 from pytest_netarena.agents.spec import ACCEPTED_FORMS, AgentSpec, load_python_agent, make_agent, parse_agent_spec
 from pytest_netarena.core.types import Task
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 
 # the task conftest.agent_for resets agents with
 TASK = Task("tiny", "e1", "You repair tiny networks.", "zero-shot", 5)

@@ -13,7 +13,7 @@ import pytest
 from pytest_netarena.agents.base import Agent
 from pytest_netarena.agents.litellm_agent import _DEFAULTS, EMPTY_REPLY_PLACEHOLDER, LiteLLMAgent
 from pytest_netarena.core.types import Reply, Task
-from pytest_netarena.errors import InfraError, UsageError
+from pytest_netarena.core.errors import InfraError, UsageError
 from pytest_netarena.testing.openai_server import StubReply
 
 # the task conftest.agent_for resets agents with

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_netarena.agents import openai_http
 from pytest_netarena.agents.litellm_agent import LiteLLMAgent, uses_litellm
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 from pytest_netarena.testing.openai_server import StubReply
 
 from .conftest import TASK

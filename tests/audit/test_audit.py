@@ -97,7 +97,7 @@ def test_route_gives_no_cheat_a_win(tmp_path, capsys) -> None:
 
     if os.geteuid() != 0:
         pytest.skip("route needs root (Mininet network namespaces)")
-    from pytest_netarena.apps.route.capabilities import backend_missing
+    from pytest_netarena.apps.route.network.capabilities import backend_missing
 
     if backend_missing():
         pytest.skip(backend_missing())

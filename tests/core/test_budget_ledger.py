@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from pytest_netarena.budget import Budget, RunLedger
+from pytest_netarena.run.budget import Budget, RunLedger
 from pytest_netarena.core.types import Usage
 
 

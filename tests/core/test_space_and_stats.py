@@ -13,7 +13,7 @@ from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.seeding import derive_seed
 from pytest_netarena.core.space import RandomChooser
 from pytest_netarena.core.stats import mean_interval, wilson_interval
-from pytest_netarena.strategies import queries
+from pytest_netarena.run.strategies import queries
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,7 @@ def package_modules() -> list[str]:
 
 def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
     names = package_modules()
-    assert len(names) > 50 and "pytest_netarena.apps.k8s.expert" in names
+    assert len(names) > 50 and "pytest_netarena.apps.k8s.agents.expert" in names
     done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(names)], capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from pytest_netarena.apps.k8s import APP
-from pytest_netarena.apps.k8s.agents import RECKLESS_PLAYS
-from pytest_netarena.apps.k8s.expert import ExpertAgent
+from pytest_netarena.apps.k8s.agents.builtin import RECKLESS_PLAYS
+from pytest_netarena.apps.k8s.agents.expert import ExpertAgent
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome, Task
 
@@ -101,7 +101,7 @@ def test_prompts_for_every_strategy(strategy):
 
 def test_expert_reads_output_under_the_step_budget_line():
     # regression: the budget line was taken for output, and with a real shell its ';' split the next command
-    from pytest_netarena.apps.k8s.expert import _split_observation
+    from pytest_netarena.apps.k8s.agents.expert import _split_observation
 
     output, report = _split_observation("[Step 5 of 10; 6 replies left.]\n$ kubectl get networkpolicy -o name\n"
                                         "a b\n\nConnectivity check: 1 of 2 flows mismatch the intent.\nx")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.k8s.real import unreachable
+from pytest_netarena.apps.k8s.backends.real import unreachable
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "k8s"
 KUBECONFIG = """apiVersion: v1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_netarena.apps.k8s import APP
-from pytest_netarena.apps.k8s.chatty import ChattyAgent, _styles
+from pytest_netarena.apps.k8s.agents.chatty import ChattyAgent, _styles
 from pytest_netarena.apps.k8s.replies import read_reply
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.k8s import APP, compat
+from pytest_netarena.apps.k8s import APP
+from pytest_netarena.apps.k8s.netarena import rules as compat
 from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
-from pytest_netarena.apps.k8s.workloads import load_app
+from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.space import Category
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 
 MIRROR = Path(os.environ.get("NETARENA_MIRROR", "/work/.mirror/Froot-NetSys+NetArena/repo"))
 BOUTIQUE = load_app("online-boutique")
@@ -245,7 +246,7 @@ def episode(env, category: str, replies: list[str]):
 
 
 def restore(name: str) -> str:
-    from pytest_netarena.apps.k8s.agent_text import json_patch_command
+    from pytest_netarena.apps.k8s.agents.text import json_patch_command
 
     spec = BOUTIQUE.healthy_view()[name]["spec"]
     return "```\n" + json_patch_command("networkpolicy", name, [{"op": "replace", "path": "/spec", "value": spec}]) \

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_netarena.apps.k8s import APP, compat
-from pytest_netarena.apps.k8s.compat_prompt import netarena_prompt
+from pytest_netarena.apps.k8s import APP
+from pytest_netarena.apps.k8s.netarena import rules as compat
+from pytest_netarena.apps.k8s.netarena.prompt import netarena_prompt
 from pytest_netarena.core.app import RunOptions
 
 

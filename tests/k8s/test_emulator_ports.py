@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.k8s.embedded import EmbeddedBackend
+from pytest_netarena.apps.k8s.backends.embedded import EmbeddedBackend
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix
-from pytest_netarena.apps.k8s.model import Flow, app_from_manifests
+from pytest_netarena.apps.k8s.workloads.model import Flow, app_from_manifests
 
 
 def deployment(name, ports):

@@ -12,7 +12,7 @@ from pytest_netarena.agents.base import NoopAgent
 from pytest_netarena.apps.k8s import APP
 from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix, mismatches
-from pytest_netarena.apps.k8s.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.core.types import Outcome, Query
 
 from .helpers import Scripted, episode
@@ -202,7 +202,7 @@ def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch):
 
     from pytest_netarena import sandbox
     from pytest_netarena.core.app import RunOptions
-    from pytest_netarena.errors import BackendUnavailable
+    from pytest_netarena.core.errors import BackendUnavailable
 
     monkeypatch.setattr(sandbox, "support", lambda: sandbox.Support("", "", "bubblewrap (bwrap) is not installed"))
     with pytest.raises(BackendUnavailable, match="bubblewrap .bwrap. is not installed.*--unsandboxed"):

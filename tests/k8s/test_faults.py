@@ -10,8 +10,8 @@ from pytest_netarena.apps.k8s import APP
 from pytest_netarena.apps.k8s.faults import (
     ADD_INGRESS, CHANGE_PORT, LEVELS, apply_fault, categories, draw_faults)
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
-from pytest_netarena.apps.k8s.model import online_boutique
-from pytest_netarena.apps.k8s.workloads import load_app
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.space import HypothesisChooser, RandomChooser
 

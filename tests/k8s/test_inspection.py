@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_netarena.apps.k8s.guard import read_only
-from pytest_netarena.apps.k8s.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.apps.k8s.replies import read_reply
 from pytest_netarena.core.types import Query
 

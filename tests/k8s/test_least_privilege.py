@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from pytest_netarena.apps.k8s import APP
-from pytest_netarena.apps.k8s.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome, Query
 

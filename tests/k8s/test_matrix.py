@@ -9,8 +9,8 @@ import pytest
 
 from pytest_netarena.apps.k8s.faults import FAULT_TYPES, NoEffectiveFault, apply_fault, draw_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, aligned, intended_matrix, mismatches
-from pytest_netarena.apps.k8s.model import online_boutique
-from pytest_netarena.apps.k8s.workloads import load_app
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.apps.k8s.protected import FingerprintCache
 from pytest_netarena.apps.k8s.report import flow_violations, mismatch_report
 from pytest_netarena.core.space import RandomChooser

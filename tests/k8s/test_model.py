@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_netarena.apps.k8s.matrix import intended_matrix
-from pytest_netarena.apps.k8s.model import Flow, online_boutique
-from pytest_netarena.apps.k8s.workloads import load_app
-from pytest_netarena.errors import UsageError
+from pytest_netarena.apps.k8s.workloads.model import Flow, online_boutique
+from pytest_netarena.apps.k8s.workloads.load import load_app
+from pytest_netarena.core.errors import UsageError
 
 # Issue 4, "The healthy application": who may call whom (frontend is open to every workload).
 CALLERS = {

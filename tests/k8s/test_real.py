@@ -8,13 +8,13 @@ import pytest
 
 from pytest_netarena.apps.k8s import APP
 from pytest_netarena.apps.k8s.app import make_backend
-from pytest_netarena.apps.k8s.env import K8sEnvironment
-from pytest_netarena.apps.k8s.model import online_boutique
-from pytest_netarena.apps.k8s.probes import parse_probe_output, probe_argv, probe_script, stand_in_manifests
-from pytest_netarena.apps.k8s.real import EPISODE_LABEL, RealClusterBackend
+from pytest_netarena.apps.k8s.environment import K8sEnvironment
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
+from pytest_netarena.apps.k8s.backends.probes import parse_probe_output, probe_argv, probe_script, stand_in_manifests
+from pytest_netarena.apps.k8s.backends.real import EPISODE_LABEL, RealClusterBackend
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome
-from pytest_netarena.errors import BackendUnavailable
+from pytest_netarena.core.errors import BackendUnavailable
 
 from .helpers import episode
 

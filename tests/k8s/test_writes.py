@@ -7,10 +7,10 @@ import json
 import pytest
 
 from pytest_netarena.apps.k8s.matrix import intended_matrix
-from pytest_netarena.apps.k8s.model import online_boutique
+from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.apps.k8s.writes import WriteCheck, write_label
 from pytest_netarena.core.types import Outcome, Query
-from pytest_netarena.errors import InfraError
+from pytest_netarena.core.errors import InfraError
 
 from .helpers import Scripted, episode
 
@@ -120,8 +120,8 @@ def test_write_labels():
 @pytest.fixture(scope="module")
 def cluster_env():
     """The real-cluster backend (watch streams, engine matrix) against an embedded server via kubectl."""
-    from pytest_netarena.apps.k8s.env import K8sEnvironment
-    from pytest_netarena.apps.k8s.real import RealClusterBackend
+    from pytest_netarena.apps.k8s.environment import K8sEnvironment
+    from pytest_netarena.apps.k8s.backends.real import RealClusterBackend
     from pytest_netarena.kube.server import EmbeddedAPIServer
 
     with EmbeddedAPIServer() as server:

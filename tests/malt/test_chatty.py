@@ -8,7 +8,7 @@ import pytest
 
 from pytest_netarena.agents.prompting import build_system_prompt
 from pytest_netarena.apps.malt import APP
-from pytest_netarena.apps.malt.chatty import COT_STYLES, STYLES
+from pytest_netarena.apps.malt.agents.chatty import COT_STYLES, STYLES
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import Outcome, Task

@@ -8,10 +8,10 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from pytest_netarena.apps.malt import compat, compat_grade, compat_ops
+from pytest_netarena.apps.malt.netarena import rules as compat, grade as compat_grade, ops as compat_ops
 from pytest_netarena.apps.malt import schema as s
 from pytest_netarena.apps.malt import topology as t
-from pytest_netarena.apps.malt.netarena_data import netarena_graph
+from pytest_netarena.apps.malt.netarena.data import netarena_graph
 from pytest_netarena.core.space import Category, RandomChooser
 from pytest_netarena.testing.malt_answers import run_answer
 
@@ -331,7 +331,7 @@ def test_draw_covers_netarena_space(tiny):
 
 
 def test_drawn_questions_read_back(tiny):
-    from pytest_netarena.apps.malt.netarena_data import parse_question
+    from pytest_netarena.apps.malt.netarena.data import parse_question
     from pytest_netarena.apps.malt.topology import names_by_kind
 
     by_kind = names_by_kind(tiny)

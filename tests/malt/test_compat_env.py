@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.malt import APP, compat
+from pytest_netarena.apps.malt import APP
+from pytest_netarena.apps.malt.netarena import rules as compat
 from pytest_netarena.apps.malt.app import check_netarena_data
-from pytest_netarena.apps.malt.compat_env import TRUTH_SAFE, NetArenaMaltEnvironment
+from pytest_netarena.apps.malt.netarena.environment import TRUTH_SAFE, NetArenaMaltEnvironment
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Query
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 
 SMALL = "synthetic:600"
 COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena", levels_given=False)
@@ -56,7 +57,7 @@ def test_netarena_query_space_and_default_levels():
 
 
 def test_queries_of_the_other_rules_are_refused(env):
-    from pytest_netarena.errors import InfraError
+    from pytest_netarena.core.errors import InfraError
 
     ours = APP.generate(RunOptions(seed=5, queries=1, levels=(1,), extra={"malt_topology": SMALL}))[0]
     with pytest.raises(InfraError, match="without --compat"):

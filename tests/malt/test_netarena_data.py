@@ -10,9 +10,9 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from pytest_netarena.apps.malt import compat, compat_grade, compat_ops, netarena_data
+from pytest_netarena.apps.malt.netarena import rules as compat, grade as compat_grade, ops as compat_ops, data as netarena_data
 from pytest_netarena.apps.malt import schema as s
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 from pytest_netarena.testing.malt_answers import run_answer
 
 

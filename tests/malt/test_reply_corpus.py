@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_netarena.apps.malt import APP
-from pytest_netarena.apps.malt.reading import NO_CODE, read_program
+from pytest_netarena.apps.malt.replies import NO_CODE, read_program
 
 P = '''def process_graph(graph_data):
     kids = [c for c, e in graph_data.succ["ju1.a1.m1"].items() if e["type"] == "RK_CONTAINS" and c != "ju1.a1.m1"]

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.apps.malt.environment import MaltEnvironment
-from pytest_netarena.apps.malt.sandbox import Limits
+from pytest_netarena.sandbox.python_box import Limits
 from pytest_netarena.core.app import RunOptions
 
 from .conftest import SMALL
@@ -100,7 +100,7 @@ def test_reply_without_code_is_a_refused_step_not_the_end(env, queries):
 
 
 def test_code_is_found_amid_prose_and_unlabelled_fences(env, queries):
-    from pytest_netarena.apps.malt.agents import oracle_code
+    from pytest_netarena.apps.malt.agents.builtin import oracle_code
 
     query = queries["rank"]
     env.reset(query)
@@ -127,7 +127,7 @@ def test_read_only_question_returning_a_changed_graph_is_unsafe(env, queries):
 
 
 def test_the_run_continues_after_errors(env, queries):
-    from pytest_netarena.apps.malt.agents import oracle_code
+    from pytest_netarena.apps.malt.agents.builtin import oracle_code
 
     for body, _ in BAD.values():
         env.reset(queries["add"])
@@ -139,7 +139,7 @@ def test_the_run_continues_after_errors(env, queries):
 
 
 def test_a_dead_zygote_is_restarted(env, queries):
-    from pytest_netarena.apps.malt.agents import oracle_code
+    from pytest_netarena.apps.malt.agents.builtin import oracle_code
 
     env.sandbox.run("def process_graph(graph_data):\n    return 1")
     env.sandbox.process.kill()
@@ -151,7 +151,7 @@ def test_a_dead_zygote_is_restarted(env, queries):
 
 
 def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
-    from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
+    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
 
     sandbox = Sandbox(node_link_json(small_graph), Limits(cpu_s=1, wall_s=60))
     try:
@@ -162,7 +162,7 @@ def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
 
 
 def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatch):
-    from pytest_netarena.apps.malt.sandbox import Sandbox, node_link_json
+    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     sandbox = Sandbox(node_link_json(small_graph), boxed=False)  # even unboxed: no environment is passed on
@@ -175,7 +175,7 @@ def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatc
 
 def test_without_boxes_the_app_is_unavailable_unless_unsandboxed(monkeypatch, tmp_path):
     from pytest_netarena import sandbox
-    from pytest_netarena.errors import BackendUnavailable
+    from pytest_netarena.core.errors import BackendUnavailable
 
     monkeypatch.setenv("NETARENA_BWRAP", str(tmp_path / "no-bwrap"))
     sandbox.support.cache_clear()

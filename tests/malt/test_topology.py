@@ -9,7 +9,7 @@ import pytest
 from pytest_netarena.apps.malt import canon, safety
 from pytest_netarena.apps.malt import schema as s
 from pytest_netarena.apps.malt import topology as t
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 
 
 def kind_counts(graph):

@@ -89,7 +89,7 @@ def test_paths_in_option_values_start_from_the_home_folder(toy: pytest.Pytester,
 
 def test_an_apps_path_option_and_a_corpus_format_expand_the_home_folder(monkeypatch, tmp_path) -> None:
     from pytest_netarena.apps import available_apps
-    from pytest_netarena.settings import expand_home, path_options
+    from pytest_netarena.run.settings import expand_home, path_options
 
     monkeypatch.setenv("HOME", str(tmp_path))
     assert {"malt-topology", "netarena-data", "corpus", "reports-dir", "resume"} <= path_options(available_apps())

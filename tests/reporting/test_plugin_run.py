@@ -12,7 +12,7 @@ from pytest_netarena.reporting.rebuild import build_report
 TOY_DIR = Path(__file__).parents[1] / "plugin"
 SUITE = """
 import pytest
-from pytest_netarena.assertions import assert_episode
+from pytest_netarena.plugin.assertions import assert_episode
 
 @pytest.mark.netarena("toy")
 def test_episode(netarena_result):

@@ -20,7 +20,7 @@ NO_NETEM = {"netem": "not used in tests"}
 def backend_reason() -> str | None:
     if os.geteuid() != 0:
         return "route tests need root (Mininet network namespaces, veth pairs, bridges)"
-    from pytest_netarena.apps.route.capabilities import backend_missing
+    from pytest_netarena.apps.route.network.capabilities import backend_missing
 
     return backend_missing()
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route.agents import action
+from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.sandbox import box
 
@@ -37,7 +37,7 @@ def test_a_node_command_runs_boxed_by_default_and_unboxed_only_with_unsandboxed(
 
 def test_without_boxes_the_app_is_unavailable_with_the_fix_unless_unsandboxed():
     code = ("from pytest_netarena.apps.route import APP\nfrom pytest_netarena.core.app import RunOptions\n"
-            "from pytest_netarena.errors import BackendUnavailable\n"
+            "from pytest_netarena.core.errors import BackendUnavailable\n"
             "try:\n    APP.make_environment(RunOptions()).close()\n    print('MADE')\n"
             "except BackendUnavailable as error:\n    print('UNAVAILABLE', error)\n"
             "APP.make_environment(RunOptions(sandboxed=False)).close()\nprint('UNSANDBOXED MADE')\n")

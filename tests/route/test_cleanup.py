@@ -11,8 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from pytest_netarena.apps.route import leases
-from pytest_netarena.apps.route.leases import (
+from pytest_netarena.apps.route.network import leases
+from pytest_netarena.apps.route.network.leases import (
     LEASE_DIR,
     leftover_links,
     leftover_processes,

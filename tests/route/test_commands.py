@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from pytest_netarena.apps.route.commands import Refusal, parse_reply
+from pytest_netarena.apps.route.replies import Refusal, parse_reply
 from pytest_netarena.apps.route.topology import Topology
 
 TOPO = Topology("na0a01", 2, 1)

@@ -1,10 +1,10 @@
-"""NetArena's route rules (apps/route/compat.py): fault parameters, levels, commands, pingmesh text and verdicts."""
+"""NetArena's route rules (apps/route/netarena/rules.py): fault parameters, levels, commands, pingmesh text and verdicts."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.route import compat
+from pytest_netarena.apps.route.netarena import rules as compat
 from pytest_netarena.apps.route import faults as ours
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.space import RandomChooser

@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from pytest_netarena.apps.route import APP, compat
-from pytest_netarena.apps.route.compat_env import NetArenaRouteEnvironment
+from pytest_netarena.apps.route import APP
+from pytest_netarena.apps.route.netarena import rules as compat
+from pytest_netarena.apps.route.netarena.environment import NetArenaRouteEnvironment
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import Outcome, Query, Task
-from pytest_netarena.errors import InfraError
+from pytest_netarena.core.errors import InfraError
 
 from .conftest import backend_reason
 

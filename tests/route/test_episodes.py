@@ -7,10 +7,10 @@ import pytest
 
 from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route import faults as fault_space
-from pytest_netarena.apps.route.agents import action
+from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome
-from pytest_netarena.errors import InfraError
+from pytest_netarena.core.errors import InfraError
 
 from .conftest import fault, make_query, needs_mininet, run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.route.commands import Refusal, parse_reply
+from pytest_netarena.apps.route.replies import Refusal, parse_reply
 from pytest_netarena.apps.route.topology import Topology
 
 TOPO = Topology("na0a01", 2, 2)
@@ -134,7 +134,7 @@ def test_chain_of_thought_replies_with_several_actions_are_refused_outside_cot(n
 @pytest.mark.parametrize("command", ["ip route", "ip route replace 192.168.2.0/24 dev na0a01r0-eth2 proto kernel scope link src 192.168.2.1",
                                      "iptables -t filter -D FORWARD -s 192.168.1.0/24 -j DROP"])
 def test_every_chatty_style_is_read_back_as_its_action(command):
-    from pytest_netarena.apps.route.agents import CHATTY_STYLES
+    from pytest_netarena.apps.route.agents.builtin import CHATTY_STYLES
 
     for number, style in enumerate(CHATTY_STYLES):
         reply = style(R0, command, "*** Results: 33% dropped (4/6 received)")

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route import faults as fault_space
 from pytest_netarena.apps.route.app import parse_size
-from pytest_netarena.apps.route.prober import PROBE_BYTES, Mesh
+from pytest_netarena.apps.route.network.prober import PROBE_BYTES, Mesh
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.space import Category, HypothesisChooser
-from pytest_netarena.errors import UsageError
+from pytest_netarena.core.errors import UsageError
 
 from .conftest import NO_NETEM, fault
 
@@ -124,7 +124,7 @@ def test_pingall_rendering_matches_mininet():
 
 
 def test_without_root_make_environment_says_why(monkeypatch):
-    from pytest_netarena.errors import BackendUnavailable
+    from pytest_netarena.core.errors import BackendUnavailable
 
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(BackendUnavailable, match="needs root"):

@@ -11,9 +11,9 @@ import pytest_netarena
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.scale.link import open_link, push
 from pytest_netarena.scale.service import RunService
-from pytest_netarena.search import SearchConfig
-from pytest_netarena.settings import Settings
-from pytest_netarena.budget import Budget
+from pytest_netarena.run.search import SearchConfig
+from pytest_netarena.run.settings import Settings
+from pytest_netarena.run.budget import Budget
 
 PACKAGE_ROOT = str(Path(pytest_netarena.__file__).resolve().parent.parent)
 

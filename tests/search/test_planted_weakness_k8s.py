@@ -8,15 +8,15 @@ from pytest_netarena.agents.spec import AgentSpec
 from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome, Reply
-from pytest_netarena.runner import play
-from pytest_netarena.search import SearchConfig, search
+from pytest_netarena.run.runner import play
+from pytest_netarena.run.search import SearchConfig, search
 
 
 class NeverRestoresProtocol:
     """The oracle with a planted weakness: it leaves policies whose only fault is change_protocol."""
 
     def __init__(self, query, env) -> None:
-        from pytest_netarena.apps.k8s.agents import OracleAgent
+        from pytest_netarena.apps.k8s.agents.builtin import OracleAgent
 
         self.inner = OracleAgent(query, env)
         only_protocol = {
@@ -74,7 +74,7 @@ def test_search_finds_and_shrinks_the_planted_protocol_weakness(k8s) -> None:
 
 
 def test_the_oracle_yields_no_failures(k8s) -> None:
-    from pytest_netarena.apps.k8s.agents import OracleAgent
+    from pytest_netarena.apps.k8s.agents.builtin import OracleAgent
 
     app, env = k8s
     options = RunOptions(seed=0, max_steps=4)

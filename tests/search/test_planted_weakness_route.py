@@ -10,9 +10,9 @@ import pytest
 from pytest_netarena.agents.spec import AgentSpec
 from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.errors import BackendUnavailable
-from pytest_netarena.runner import play
-from pytest_netarena.search import SearchConfig, search
+from pytest_netarena.core.errors import BackendUnavailable
+from pytest_netarena.run.runner import play
+from pytest_netarena.run.search import SearchConfig, search
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="Mininet networks need root")
 
@@ -29,7 +29,7 @@ def route():
 
 
 def test_search_shrinks_a_mishandled_mtu_fault_to_the_smallest_network(route) -> None:
-    from pytest_netarena.apps.route.agents import OracleAgent
+    from pytest_netarena.apps.route.agents.builtin import OracleAgent
 
     app, env = route
     options = RunOptions(seed=0, max_steps=6)

@@ -27,7 +27,7 @@ def route_reason() -> str | None:
     """Why route attacks cannot run here (they need root, Mininet and boxes), or None."""
     if os.geteuid() != 0:
         return "route attacks need root (Mininet)"
-    from pytest_netarena.apps.route.capabilities import backend_missing
+    from pytest_netarena.apps.route.network.capabilities import backend_missing
 
     return backend_missing() or box_reason()
 

@@ -103,7 +103,7 @@ def test_a_corrupt_recording_is_an_infra_error_not_the_models(toy: pytest.Pytest
 
 
 def test_oversized_files_fifos_and_devices_are_refused_unread(tmp_path: Path, capsys) -> None:
-    from pytest_netarena import safe_read
+    from pytest_netarena.core import safe_read
 
     big = tmp_path / "big.json"
     big.write_bytes(b'"' + b"x" * (2 << 20) + b'"')

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_netarena.apps.malt import APP
-from pytest_netarena.apps.malt.agents import oracle_code
+from pytest_netarena.apps.malt.agents.builtin import oracle_code
 from pytest_netarena.apps.malt.environment import MaltEnvironment
-from pytest_netarena.apps.malt.sandbox import Limits
+from pytest_netarena.sandbox.python_box import Limits
 from pytest_netarena.core.app import RunOptions
 
 from .conftest import needs_boxes

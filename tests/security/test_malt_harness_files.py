@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.malt.sandbox import Limits, Sandbox, node_link_json
+from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
 
 from .conftest import needs_boxes, needs_root_boxes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.malt.sandbox import Limits, Sandbox, node_link_json
+from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
 
 from .conftest import needs_boxes
 

@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from pytest_netarena.apps.malt.sandbox import Limits, Sandbox, node_link_json
+from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
 
 from .conftest import accepted, needs_boxes
 

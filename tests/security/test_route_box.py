@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.route.agents import action
-from pytest_netarena.apps.route.network import OUTPUT_LIMIT
+from pytest_netarena.apps.route.agents.builtin import action
+from pytest_netarena.apps.route.network.build import OUTPUT_LIMIT
 from pytest_netarena.core.types import Query
 
 from .conftest import accepted, needs_route

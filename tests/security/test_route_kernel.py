@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_netarena.apps.route.agents import action
-from pytest_netarena.apps.route.leases import leftover_links
+from pytest_netarena.apps.route.agents.builtin import action
+from pytest_netarena.apps.route.network.leases import leftover_links
 from pytest_netarena.core.types import Query
 
 from .conftest import needs_route

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.route.agents import action
+from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.core.types import Query
 
 from .conftest import needs_route

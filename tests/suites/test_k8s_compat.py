@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.k8s import compat
+from pytest_netarena.apps.k8s.netarena import rules as compat
 
 ROOT = Path(__file__).parents[2]
 

@@ -32,7 +32,7 @@ def hf_datasets():
 def route_reason() -> str | None:
     if os.geteuid() != 0:
         return "route environments need root (Mininet network namespaces, veth pairs, bridges)"
-    from pytest_netarena.apps.route.capabilities import backend_missing
+    from pytest_netarena.apps.route.network.capabilities import backend_missing
 
     return backend_missing()
 
@@ -68,7 +68,7 @@ class Host:
     @staticmethod
     def leased_by_another(prefix: str) -> bool:
         """Whether a live process (after our environments closed: someone else's) holds this route prefix now."""
-        from pytest_netarena.apps.route.leases import LEASE_DIR, owner_alive
+        from pytest_netarena.apps.route.network.leases import LEASE_DIR, owner_alive
 
         return owner_alive(LEASE_DIR / f"{prefix}.pid")
 

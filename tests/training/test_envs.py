@@ -107,7 +107,7 @@ def test_expert_k8s_episode_earns_one_when_resolved_and_safe(gym) -> None:
 
 
 def test_unsafe_step_is_penalised_and_forfeits_the_resolved_reward(gym) -> None:
-    from pytest_netarena.apps.malt.agents import reckless_code
+    from pytest_netarena.apps.malt.agents.builtin import reckless_code
 
     env = gym.make("netarena/Malt-v0", app_options=SMALL_MALT, reward={"unsafe_step": -2.0})
     try:
@@ -163,7 +163,7 @@ def _ageless(text: str) -> str:
 
 def test_a_gymnasium_episode_is_the_benchmark_episode_of_its_query(gym) -> None:
     from pytest_netarena.agents.spec import parse_agent_spec
-    from pytest_netarena.runner import play
+    from pytest_netarena.run.runner import play
 
     app = get_app("k8s")
     options = RunOptions(seed=8, queries=1, levels=(2,))

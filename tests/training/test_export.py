@@ -20,7 +20,7 @@ SMALL_MALT = "synthetic:300"
 def _route_ok() -> bool:
     if os.geteuid() != 0:
         return False
-    from pytest_netarena.apps.route.capabilities import backend_missing
+    from pytest_netarena.apps.route.network.capabilities import backend_missing
 
     return backend_missing() is None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from pytest_netarena.apps.malt.expert import ExpertAgent
+from pytest_netarena.apps.malt.agents.expert import ExpertAgent
 from pytest_netarena.core.types import Task
 
 _EMPTY_LIST = "```python\ndef process_graph(graph_data):\n    return {'type': 'list', 'data': []}\n```"

@@ -20,13 +20,13 @@ DEFAULT_BACKEND = "embedded"
 
 def check_app(spec: str) -> None:
     """A --k8s-app value names an app that loads (cached: the run's queries reuse it)."""
-    from .workloads import load_app
+    from .workloads.load import load_app
 
     load_app(spec)
 
 
 def check_backend(spec: str) -> None:
-    from ...errors import UsageError
+    from ...core.errors import UsageError
 
     if spec not in ("", "embedded", "kubeconfig") and not spec.startswith("kubeconfig:"):
         raise UsageError(f"unknown --k8s-backend {spec!r}: use embedded or kubeconfig[:CONTEXT]")
@@ -45,7 +45,7 @@ class K8sApp(App):
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
-            from .compat import categories as netarena_categories
+            from .netarena.rules import categories as netarena_categories
 
             return netarena_categories()
         from .faults import categories
@@ -55,7 +55,7 @@ class K8sApp(App):
     def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
         """The levels a run has when it names none: NetArena's 15 categories (1: single faults, 2: pairs)."""
         if options.netarena_compat:
-            from .compat import DEFAULT_LEVELS
+            from .netarena.rules import DEFAULT_LEVELS
 
             return DEFAULT_LEVELS
         return None
@@ -68,10 +68,10 @@ class K8sApp(App):
         if default is not None and not options.levels_given:
             options = replace(options, levels=default)
         if options.split is not None:
-            from ...errors import UsageError
+            from ...core.errors import UsageError
 
             raise UsageError("--compat netarena runs NetArena's query list: it has no train/test split for k8s")
-        from . import compat
+        from .netarena import rules as compat
 
         queries = []
         for category in sorted(self.categories(options)):
@@ -88,10 +88,10 @@ class K8sApp(App):
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         from .faults import draw_faults
-        from .workloads import load_app
+        from .workloads.load import load_app
 
         if options.netarena_compat:
-            from . import compat
+            from .netarena import rules as compat
 
             _compat_app(options)
             if compat.is_fixed(category):  # search mode: any entry of the fixed list
@@ -104,11 +104,11 @@ class K8sApp(App):
         return {"app": spec, "faults": faults}
 
     def make_environment(self, options: RunOptions) -> Environment:
-        from .env import K8sEnvironment
-        from .workloads import load_app
+        from .environment import K8sEnvironment
+        from .workloads.load import load_app
 
         if options.sandboxed:
-            from ...errors import BackendUnavailable
+            from ...core.errors import BackendUnavailable
             from ...sandbox import SandboxUnavailable, support
 
             try:
@@ -121,7 +121,7 @@ class K8sApp(App):
         backend.prepare()
         environment = K8sEnvironment
         if options.netarena_compat:
-            from .compat_env import NetArenaK8sEnvironment as environment
+            from .netarena.environment import NetArenaK8sEnvironment as environment
 
             _compat_app(options)
         try:
@@ -133,8 +133,8 @@ class K8sApp(App):
     def preflight(self, options: RunOptions) -> None:
         spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
         if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
-            from ...errors import UsageError
-            from .real import unreachable
+            from ...core.errors import UsageError
+            from .backends.real import unreachable
 
             problem = unreachable(spec.partition(":")[2] or None)
             if problem:
@@ -147,15 +147,15 @@ class K8sApp(App):
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
         if options.netarena_compat:
-            from .compat_prompt import netarena_prompt
+            from .netarena.prompt import netarena_prompt
 
             return netarena_prompt()
         return self.prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
-        from . import agents
+        from .agents import builtin as agents
 
-        from .chatty import ChattyAgent
+        from .agents.chatty import ChattyAgent
 
         factory = {"oracle": agents.OracleAgent, "expert": agents.ExpertAgent,
                    "reckless": agents.RecklessAgent, "chatty": ChattyAgent}.get(name)
@@ -165,8 +165,8 @@ class K8sApp(App):
 
 
 def _compat_app(options: RunOptions) -> None:
-    from ...errors import UsageError
-    from .compat import APP
+    from ...core.errors import UsageError
+    from .netarena.rules import APP
 
     if options.get("k8s-app", DEFAULT_APP) != APP:
         raise UsageError(f"--compat netarena runs NetArena's k8s app: --k8s-app {APP} (the default)")
@@ -186,14 +186,14 @@ def _offline(app):
 
 
 def make_backend(app, spec: str, sandboxed: bool = True):
-    from ...errors import UsageError
+    from ...core.errors import UsageError
 
     if spec in ("", "embedded"):
-        from .embedded import EmbeddedBackend
+        from .backends.embedded import EmbeddedBackend
 
         return EmbeddedBackend(app, sandboxed=sandboxed)
     if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
-        from .real import RealClusterBackend
+        from .backends.real import RealClusterBackend
 
         context = spec.partition(":")[2]
         return RealClusterBackend(app, context=context or None)  # the kubeconfig of $KUBECONFIG or ~/.kube/config

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...core.space import Category, Chooser
 from .matrix import Matrix, OfflineMatrix, intended_matrix
-from .model import AppSpec
+from .workloads.model import AppSpec
 
 REMOVE_INGRESS, ADD_INGRESS = "remove_ingress", "add_ingress"
 CHANGE_PORT, CHANGE_PROTOCOL, ADD_EGRESS = "change_port", "change_protocol", "add_egress"

@@ -13,7 +13,7 @@ from itertools import compress
 from operator import ne
 from typing import Any
 
-from .model import AppSpec, Flow
+from .workloads.model import AppSpec, Flow
 
 Matrix = dict[Flow, bool]
 

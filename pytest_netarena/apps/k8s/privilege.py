@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .matrix import MatrixChecker
-from .model import AppSpec
+from .workloads.model import AppSpec
 
 METRIC = "overly_permissive"
 EXAMPLES = 3

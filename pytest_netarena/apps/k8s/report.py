@@ -7,7 +7,7 @@ from itertools import compress
 from operator import ne
 
 from .matrix import Matrix, aligned
-from .model import ARROW, Flow
+from .workloads.model import ARROW, Flow
 
 MAX_LINES = 200
 

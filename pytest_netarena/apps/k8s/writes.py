@@ -16,7 +16,7 @@ from itertools import compress
 from operator import ne
 
 from .matrix import Matrix, aligned
-from .model import Flow
+from .workloads.model import Flow
 from .report import broken_text
 
 #: the verb of a watch event, as the agent would say it

@@ -35,7 +35,7 @@ TOPOLOGY_OPTION = OptionSpec(
 
 def check_netarena_data(root: str) -> None:
     """A --netarena-data folder holds NetArena's MALT topology."""
-    from .netarena_data import data_dir
+    from .netarena.data import data_dir
 
     data_dir(root)
 
@@ -60,7 +60,7 @@ def _index(spec: str | None) -> TopologyIndex:
 
 @lru_cache(maxsize=2)
 def _netarena_index(root: str, compat: bool) -> TopologyIndex:
-    from .netarena_data import load_graph, topology_path
+    from .netarena.data import load_graph, topology_path
     from .queries import TopologyIndex
     from .topology import load_textproto
 
@@ -69,7 +69,7 @@ def _netarena_index(root: str, compat: bool) -> TopologyIndex:
 
 @lru_cache(maxsize=4)
 def _index_in_netarena_conventions(spec: str | None) -> TopologyIndex:
-    from .netarena_data import in_netarena_conventions
+    from .netarena.data import in_netarena_conventions
     from .queries import TopologyIndex
 
     return TopologyIndex(in_netarena_conventions(_index(spec).graph))
@@ -89,8 +89,8 @@ def topology_index(options: RunOptions) -> TopologyIndex:
 def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
     """--corpus netarena-malt:FILE: NetArena's MALT questions read into queries (names checked against the
     run's topology); the lines it cannot read are listed in the run header."""
-    from ...errors import UsageError
-    from .netarena_data import READINGS, read_questions
+    from ...core.errors import UsageError
+    from .netarena.data import READINGS, read_questions
 
     if not options.netarena_compat:
         raise UsageError("--corpus netarena-malt:FILE runs NetArena's questions under its rules: add --compat netarena")
@@ -106,7 +106,7 @@ class MaltApp(App):
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
-            from .compat import CATEGORIES as NETARENA_CATEGORIES
+            from .netarena.rules import CATEGORIES as NETARENA_CATEGORIES
 
             return NETARENA_CATEGORIES
         from .queries import CATEGORIES
@@ -116,7 +116,7 @@ class MaltApp(App):
     def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
         """The levels a run has when it names none: NetArena's 1 and 2 under --compat netarena."""
         if options.netarena_compat:
-            from .compat import DEFAULT_LEVELS as NETARENA_LEVELS
+            from .netarena.rules import DEFAULT_LEVELS as NETARENA_LEVELS
 
             return NETARENA_LEVELS
         return None
@@ -130,7 +130,7 @@ class MaltApp(App):
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         index = topology_index(options)
         if options.netarena_compat:
-            from .compat import draw as netarena_draw
+            from .netarena.rules import draw as netarena_draw
 
             return netarena_draw(category, chooser, index.by_kind)
         from .queries import draw
@@ -138,7 +138,7 @@ class MaltApp(App):
         return draw(category, chooser, index.graph, index)
 
     def make_environment(self, options: RunOptions) -> Environment:
-        from ...errors import BackendUnavailable
+        from ...core.errors import BackendUnavailable
         from ...sandbox import SandboxUnavailable, support
         from .environment import MaltEnvironment
 
@@ -149,11 +149,11 @@ class MaltApp(App):
                 raise BackendUnavailable(str(error)) from error
         environment = MaltEnvironment
         if options.netarena_compat:
-            from .compat_env import NetArenaMaltEnvironment as environment
+            from .netarena.environment import NetArenaMaltEnvironment as environment
         return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.strategy == "cot")
 
     def header_notes(self) -> list[str]:
-        from .netarena_data import READINGS
+        from .netarena.data import READINGS
 
         return [line for path, reading in READINGS for line in reading.summary(path).splitlines()]
 
@@ -163,6 +163,6 @@ class MaltApp(App):
         return PROMPT
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
-        from .agents import make_builtin
+        from .agents.builtin import make_builtin
 
         return make_builtin(name, query)

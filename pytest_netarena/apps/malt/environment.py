@@ -15,12 +15,12 @@ from .answers import (
     compare_ranking,
     parse_answer,
 )
-from .reading import read_program
+from .replies import read_program
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from .sandbox import Limits, Sandbox
+    from ...sandbox.python_box import Limits, Sandbox
 
 
 #: what an answer is, said with the question and again after a refused reply
@@ -36,7 +36,7 @@ class MaltEnvironment(Environment):
 
     def __init__(self, graph: nx.DiGraph, limits: Limits | None = None, boxed: bool = True,
                  last_wins: bool = False) -> None:
-        from .sandbox import Limits
+        from ...sandbox.python_box import Limits
 
         self.graph = graph  # shared and read-only: the ground truth works on copies
         self.limits = limits or Limits()
@@ -51,7 +51,7 @@ class MaltEnvironment(Environment):
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
-            from .sandbox import Sandbox, node_link_json
+            from ...sandbox.python_box import Sandbox, node_link_json
 
             self._sandbox = Sandbox(node_link_json(self.graph), self.limits, boxed=self.boxed)
         return self._sandbox

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import UsageError
+from ...core.errors import UsageError
 from . import schema as s
 
 if TYPE_CHECKING:

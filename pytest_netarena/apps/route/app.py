@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.app import NETARENA, App, OptionSpec, PromptSpec, RunOptions
 from ...core.space import Category, Chooser
-from ...errors import BackendUnavailable, UsageError
+from ...core.errors import BackendUnavailable, UsageError
 from . import faults as fault_space
 from .topology import Topology
 
@@ -54,7 +54,7 @@ class RouteApp(App):
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
-            from .compat import categories as netarena_categories
+            from .netarena.rules import categories as netarena_categories
 
             return netarena_categories()
         return [
@@ -63,7 +63,7 @@ class RouteApp(App):
 
     def missing_features(self) -> dict[str, str]:
         """Kernel features some fault methods need that this machine lacks: feature -> reason."""
-        from .capabilities import netem_missing
+        from .network.capabilities import netem_missing
 
         reason = netem_missing()
         return {"netem": reason} if reason else {}
@@ -86,7 +86,7 @@ class RouteApp(App):
         """One line for the run header: the network size policy and any excluded fault methods."""
         size = options.get("route-size")
         if not size and options.netarena_compat:
-            from .compat import DEFAULT_SIZE
+            from .netarena.rules import DEFAULT_SIZE
 
             size = "{}x{}".format(*DEFAULT_SIZE)
         sizes = f"size {size}" if size else f"sizes {SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} from the seed"
@@ -97,7 +97,7 @@ class RouteApp(App):
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         size = options.get("route-size")
         if options.netarena_compat:
-            from . import compat
+            from .netarena import rules as compat
 
             subnets, hosts = parse_size(size) if size else compat.DEFAULT_SIZE
             missing = self.missing_features()
@@ -115,7 +115,7 @@ class RouteApp(App):
         return {"subnets": subnets, "hosts": hosts, "faults": faults}
 
     def make_environment(self, options: RunOptions) -> RouteEnvironment:
-        from .capabilities import backend_missing
+        from .network.capabilities import backend_missing
 
         reason = backend_missing()
         if reason:
@@ -128,7 +128,7 @@ class RouteApp(App):
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from None
         if options.netarena_compat:
-            from .compat_env import NetArenaRouteEnvironment
+            from .netarena.environment import NetArenaRouteEnvironment
 
             return NetArenaRouteEnvironment(options)
         from .environment import RouteEnvironment
@@ -142,17 +142,17 @@ class RouteApp(App):
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
         if options.netarena_compat:
-            from .compat_prompt import netarena_prompt
+            from .netarena.prompt import netarena_prompt
 
             return netarena_prompt()
         return self.prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Any) -> Agent | None:
-        from . import agents
+        from .agents import builtin as agents
 
         if name == "oracle":
             if query.params.get("rules") == NETARENA:
-                from .compat import repair_plan
+                from .netarena.rules import repair_plan
 
                 return agents.OracleAgent(env, list(query.params["faults"]), repair_plan)
             return agents.OracleAgent(env, list(query.params["faults"]))

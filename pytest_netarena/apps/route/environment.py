@@ -12,14 +12,14 @@ from typing import Any
 
 from ...core.app import Environment, RunOptions, require_rules
 from ...core.types import Judgement, Query, StepOutcome
-from ...errors import InfraError
+from ...core.errors import InfraError
 from . import faults as fault_space
-from .commands import Reader, Refusal
-from .ledger import Ledger, Watch
-from .leases import claim, sweep
-from .network import COMMAND_TIMEOUT_S, CommandResult, Network
+from .replies import Reader, Refusal
+from .network.ledger import Ledger, Watch
+from .network.leases import claim, sweep
+from .network.build import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
-from .prober import Mesh, Prober
+from .network.prober import Mesh, Prober
 from .topology import Topology
 
 #: at most this many lost pairs are named one by one in a step's violations

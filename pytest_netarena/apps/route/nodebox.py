@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from ... import sandbox
 from ...sandbox import views
-from .network import COMMAND_TIMEOUT_S, OUTPUT_LIMIT, CommandResult
+from .network.build import COMMAND_TIMEOUT_S, OUTPUT_LIMIT, CommandResult
 
 #: networking programs on top of the shell tools (missing ones are left out of the box)
 NET_TOOLS = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...core.app import PromptSpec
-from .network import COMMAND_TIMEOUT_S, OUTPUT_LIMIT
+from .network.build import COMMAND_TIMEOUT_S, OUTPUT_LIMIT
 
 ROLE = """You are a network engineer repairing a Linux network emulated with Mininet. One Linux router \
 connects several subnets; each subnet is a switch (a Linux bridge) with hosts that use the router as \

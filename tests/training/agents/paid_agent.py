@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_netarena.apps.malt.expert import ExpertAgent
+from pytest_netarena.apps.malt.agents.expert import ExpertAgent
 from pytest_netarena.core.types import Reply, Task, Usage
 
 K8S_REPLIES = ("```\nkubectl get networkpolicy\n```", "I am not sure what to do next.", "```\nkubectl get pods\n```")

@@ -1,0 +1,213 @@
+"""The default backend: the embedded API server with the healthy app loaded once, reset per episode.
+
+The matrix comes from the NetworkPolicy engine over the objects in the server's store; a reading is
+skipped entirely when the server's resourceVersion did not move (read-only commands cost nothing).
+
+The server listens only inside a network namespace made for this backend (agent boxes join it, so
+they reach this server and nothing else), and that listener acts as an identity bound to the
+episode's namespace: other namespaces and cluster-wide listings are 403 Forbidden. The harness reads
+the store in process; its own tools (kubectl_env()) use a second, unscoped listener on the host's
+127.0.0.1, which no box can reach. With --unsandboxed the one listener is scoped, on the host's 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from ....core.errors import BackendUnavailable, InfraError
+from .base import Backend, ClusterBusy, ClusterState
+from ..matrix import MatrixChecker
+from ..workloads.model import AppSpec
+from ..protected import FingerprintCache
+
+KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
+#: the stored kinds the matrix is computed from (a write of any other kind cannot change it)
+MATRIX_PLURALS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "services": "Service", "namespaces": "Namespace"}
+#: where agents reach the server, inside each environment's own network namespace: one address for
+#: every environment, so their kubeconfigs and kubectl discovery caches are the same (shared per process)
+AGENT_PORT = 6443
+#: the longest the harness waits to read the store after an action: a request holds its lock for
+#: milliseconds (patches are computed outside it, within a CPU budget), so this is never reached by a fair one
+READ_TIMEOUT_S = 30.0
+
+
+class EmbeddedBackend(Backend):
+    """One EmbeddedAPIServer per worker, snapshotted with the healthy app."""
+
+    name = "embedded"
+
+    def __init__(self, app: AppSpec, namespace: str = "default", sandboxed: bool = True) -> None:
+        self.app = app
+        self.namespace = namespace
+        self.sandboxed = sandboxed
+        self.network = None
+        self.server = None
+        self._tmp: str | None = None
+        self._env: dict[str, str] | None = None
+        self._agent_config = b""
+        self._checker = MatrixChecker(app, namespace)
+        self._cache = FingerprintCache()
+        self._last: tuple[int, ClusterState] | None = None
+        self._synced: int | None = None  #: the resourceVersion the last per-write check synced the checker to
+        self._lock = threading.RLock()  #: the checker is synced by the harness and by per-write checks
+        self.read_timeout_s = READ_TIMEOUT_S
+
+    def prepare(self) -> None:
+        try:
+            from ....kube.kubectl import KubectlNotFound, kubectl_env, kubectl_path, save_kubeconfig
+            from ....kube.server import EmbeddedAPIServer
+        except ImportError as error:  # pragma: no cover - a broken install
+            raise BackendUnavailable(f"the embedded Kubernetes server cannot be imported: {error}") from error
+        try:
+            self.kubectl = kubectl_path()
+        except KubectlNotFound as error:
+            raise BackendUnavailable(str(error)) from error
+        sock = None
+        if self.sandboxed:
+            from ....sandbox import NetNamespace
+
+            try:
+                self.network = NetNamespace.create()
+                sock = self.network.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.bind(("127.0.0.1", AGENT_PORT))
+            except OSError as error:
+                raise BackendUnavailable(f"cannot make the network namespace agent boxes reach the "
+                                         f"API server in: {error}") from error
+        self.server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
+        self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
+        # the harness's own listener (tools, tests): unscoped, on the host's loopback, which no box reaches
+        self.harness_url = self.server.listen() if self.sandboxed else self.server.url
+        config = self.server.kubeconfig(self.namespace)
+        config["clusters"][0]["cluster"]["server"] = self.harness_url
+        self._env = kubectl_env(save_kubeconfig(f"{self._tmp}/kubeconfig", config), self._tmp)
+        self._agent_config = json.dumps(self.server.kubeconfig(self.namespace)).encode()
+        # One controller run for the whole app: O(N), not one reconcile per object.
+        self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
+        self.server.snapshot()
+        # Build the policy engine's model of the healthy app now, once per worker: episodes then
+        # only update it (the faulted policies), so the first one costs no more than the others.
+        self.observe()
+
+    def _namespaced(self, manifest: Mapping) -> dict:
+        obj = copy.deepcopy(dict(manifest))
+        obj.setdefault("metadata", {})["namespace"] = self.namespace
+        return obj
+
+    def kubectl_env(self) -> dict[str, str]:
+        return dict(self._env or {})
+
+    def agent_kubeconfig(self) -> bytes:
+        return self._agent_config
+
+    def begin(self, policies: Mapping[str, dict]) -> None:
+        """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""
+        if self.server is None:
+            raise InfraError("the embedded backend was not prepared")
+        self.server.reset()
+        healthy = self.app.healthy_view()
+        changed = [self._namespaced(p) for name, p in policies.items()
+                   if healthy.get(name) is not p and healthy.get(name) != p]
+        with self.server.batch():  # NetworkPolicy writes cost no controller work anyway
+            self.server.apply_objects(changed)
+            for name in healthy:
+                if name not in policies:
+                    self.server.delete_object("NetworkPolicy", self.namespace, name)
+
+    def observe(self) -> ClusterState:
+        with self._lock:
+            return self._observe()
+
+    def _observe(self) -> ClusterState:
+        server = self.server
+        try:
+            # read-only views, no copies: nothing below mutates them
+            with server.reading(self.read_timeout_s) as version:
+                if self._last is not None and self._last[0] == version:
+                    return self._last[1]
+                objects = {kind: list(server.iter_objects(kind)) for kind in KINDS}
+                policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+        except TimeoutError as error:
+            raise ClusterBusy(f"the cluster could not be read after the command: {error} (a request the "
+                              "command sent was still being served)") from None
+        self._sync(objects["Pod"], objects["Service"], policies, objects["Namespace"])
+        protected = {}
+        for kind, items in objects.items():
+            protected.update(self._cache.of_listing(kind, items))
+        state = ClusterState(self._checker.matrix(), protected)
+        self._last = (version, state)
+        return state
+
+    def _sync(self, pods, services, policies, namespaces) -> None:
+        ns = self.namespace
+
+        def local(items):
+            return [o for o in items if o["metadata"].get("namespace") == ns]
+
+        self._checker.sync(local(pods), local(services), policies, namespaces)
+
+    def _matrix_now(self):
+        """(matrix, flows changed since the checker's previous sync or None for any) of the store as it is;
+        only what the matrix is computed from is read (no fingerprints). The matrix is the checker's own."""
+        server = self.server
+        with server.reading() as version:
+            if self._synced == version:
+                return self._checker.view(), set()
+            pods = list(server.iter_objects("Pod", self.namespace))
+            services = list(server.iter_objects("Service", self.namespace))
+            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
+            namespaces = list(server.iter_objects("Namespace"))
+        self._checker.sync(pods, services, policies, namespaces)
+        self._synced = version
+        return self._checker.view(), self._checker.last_changed
+
+    @contextmanager
+    def watching_writes(self, check) -> Iterator[None]:
+        """Per-write checks from the store's write notification: it runs in the request's thread after the
+        write and before the answer, so each request of a command line is judged on the state it left."""
+        from ..writes import write_label
+
+        namespace = self.namespace
+
+        def written(event_type: str, plural: str, obj) -> None:
+            kind = MATRIX_PLURALS.get(plural)
+            if kind is None or obj is None:
+                return
+            meta = obj["metadata"]
+            if kind != "Namespace" and meta.get("namespace") != namespace:
+                return
+            try:
+                started = time.perf_counter()
+                with self._lock:  # the checker's matrix is read before anyone syncs it again
+                    matrix, changed = self._matrix_now()
+                    check.written(write_label(event_type, kind, meta.get("namespace", ""), meta["name"]), matrix,
+                                  time.perf_counter() - started, changed)
+            except Exception as error:  # the store swallows a listener's errors: the environment raises it
+                check.failed(error)
+
+        self.server.add_listener(written)
+        try:
+            yield
+        finally:
+            self.server.remove_listener(written)
+
+    def explain(self, flow) -> str:
+        return self._checker.explain(flow)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        if self.network is not None:
+            self.network.close()
+            self.network = None

@@ -1,0 +1,1 @@
+"""The MALT app's built-in agents: oracle, expert, chatty, reckless (builtin.py registers them)."""

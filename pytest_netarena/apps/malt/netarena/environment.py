@@ -1,0 +1,70 @@
+"""The MALT environment under --compat netarena: NetArena's ground truth, verdicts and safety checks."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ....core.app import NETARENA
+from ....core.types import Judgement, Query, StepOutcome
+from . import grade as compat_grade, ops as compat_ops
+from ..environment import MaltEnvironment
+from ..replies import read_program
+
+#: Judgement metric: the graph NetArena's ground truth leaves passes NetArena's safety checks (its
+#: GT-Result-Safety for graph questions; NetArena reports Pass for the others without checking)
+TRUTH_SAFE = "netarena_truth_safe"
+
+#: NetArena's answer object, stated with every question (its prompt asks for updated_graph always)
+ANSWER_CONTRACT = (
+    "Answer with one ```python code block that defines process_graph(graph_data) and returns a dict with "
+    "'type' ('text', 'list', 'table' or 'graph'), 'data', and always 'updated_graph': "
+    "nx.readwrite.json_graph.node_link_data(<your copy of the graph>), even when nothing changed."
+)
+
+
+class NetArenaMaltEnvironment(MaltEnvironment):
+    """Same box and reply reading as ours; the answer is judged as NetArena judges it (compat_grade).
+
+    Code that fails, a reply with no code, or one refused unread is an answer NetArena scores:
+    incorrect and unsafe (its safety checker is not applied), not an agent error.
+    """
+
+    rules = NETARENA
+
+    def reset(self, query: Query) -> str:
+        self.verdict: compat_grade.Verdict | None = None
+        graph, _ = self._begin(query, compat_ops.run_program)
+        self.truth_safe, self.truth_safety_error = compat_grade.safety(graph)
+        return f"Question: {query.params['question']}\n\n{ANSWER_CONTRACT}"
+
+    def _judged(self, action: str, verdict: compat_grade.Verdict, check_s: float = 0.0) -> StepOutcome:
+        self.verdict = verdict
+        self.correct = verdict.correct
+        self.details = "correct" if verdict.correct else verdict.error
+        message = f"answer {'correct' if verdict.correct else 'incorrect'}"
+        violations = () if verdict.safe else (verdict.safety_error,)
+        return self._finish(action, message, violations=violations, check_s=check_s)
+
+    def refuse(self, message: str) -> StepOutcome:
+        return self._judged("", self._grade(failure=f"refused: {message}"))
+
+    def step(self, reply: str) -> StepOutcome:
+        if self.query is None:
+            raise RuntimeError("step() before reset()")
+        program = read_program(reply, last_wins=self.last_wins)
+        if program.code is None:
+            return self._judged("", self._grade(failure=program.problem))
+        result = self.sandbox.run(program.code)
+        started = time.perf_counter()
+        if result.ok:  # with the box's notes: tuples, sets, numpy values and graphs are judged as returned
+            verdict = self._grade(value=result.value, kinds=result.kinds)
+        else:
+            verdict = self._grade(failure=result.error)
+        return self._judged(program.code, verdict, time.perf_counter() - started)
+
+    def _grade(self, value: Any = None, failure: str | None = None, kinds: Any = None) -> compat_grade.Verdict:
+        return compat_grade.grade(self.expected["type"], self.expected["data"], value, failure, kinds)
+
+    def judge(self) -> Judgement:
+        return Judgement(self.correct, self.details, metrics={TRUTH_SAFE: self.truth_safe})

@@ -1,0 +1,169 @@
+"""A minimal rtnetlink client bound to one network namespace: list links (with packet counters), qdiscs and tc
+filters, and delete them. The harness's own socket, made inside the namespace: no process per query."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ....sandbox import NetNamespace
+
+NETLINK_ROUTE = 0
+RTM_DELLINK, RTM_GETLINK = 17, 18
+RTM_DELQDISC, RTM_GETQDISC = 37, 38
+RTM_DELTFILTER, RTM_GETTFILTER = 45, 46
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+IFLA_IFNAME, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_STATS64, IFLA_INFO_KIND = 3, 16, 18, 23, 1
+IF_OPER_UNKNOWN, IF_OPER_UP = 0, 6
+TCA_KIND = 1
+#: the ingress hook's filter parents (ffff:fff2, ffff:fff3), used by both ingress and clsact qdiscs
+TC_H_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)
+
+IFF_UP, IFF_LOWER_UP = 0x1, 0x10000  # net/if.h
+
+_HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port
+_IFINFO = struct.Struct("=BxHiII")  # ifinfomsg: family, type, index, flags, change
+_TCMSG = struct.Struct("=BxxxiIII")  # tcmsg: family, ifindex, handle, parent, info
+_ATTR = struct.Struct("=HH")
+
+
+@dataclass(frozen=True)
+class Link:
+    index: int
+    name: str
+    kind: str  #: "veth", "bridge", ... ("" for loopback and plain devices)
+    packets: int  #: received + sent packets so far (for storm detection)
+    up: bool = False  #: operationally up (carrier seen by the kernel, qdisc attached)
+    settling: bool = False  #: set up with a carrier, but the kernel has not made it operational yet (link-watch)
+
+
+@dataclass(frozen=True)
+class Qdisc:
+    index: int  #: the link's ifindex
+    handle: int
+    parent: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One element of a filter list (a priority and protocol), whatever number of rules and handles it holds."""
+
+    index: int
+    parent: int
+    info: int  #: priority << 16 | protocol
+    kind: str
+
+
+def _attributes(data: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
+    while offset + _ATTR.size <= len(data):
+        length, kind = _ATTR.unpack_from(data, offset)
+        if length < _ATTR.size:
+            return
+        yield kind & 0x3FFF, data[offset + _ATTR.size: offset + length]
+        offset += (length + 3) & ~3
+
+
+def _text(value: bytes) -> str:
+    return value.split(b"\0", 1)[0].decode(errors="replace")
+
+
+class Netlink:
+    """One NETLINK_ROUTE socket living in a node's (or the fabric's) network namespace."""
+
+    def __init__(self, pid: int) -> None:
+        namespace = NetNamespace.of_process(pid)
+        try:
+            self.sock = namespace.call(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE))
+        finally:
+            namespace.close()
+        self.sock.bind((0, 0))
+        self._sequence = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _request(self, kind: int, flags: int, body: bytes) -> Iterator[tuple[int, bytes]]:
+        """Send one request; yield (type, payload) of every answer until its end (raises OSError on an error)."""
+        self._sequence += 1
+        sequence = self._sequence
+        self.sock.send(_HEADER.pack(_HEADER.size + len(body), kind, NLM_F_REQUEST | flags, sequence, 0) + body)
+        while True:
+            data = self.sock.recv(1 << 20)
+            offset = 0
+            while offset + _HEADER.size <= len(data):
+                length, answer, _, answered, _ = _HEADER.unpack_from(data, offset)
+                payload = data[offset + _HEADER.size: offset + length]
+                offset += (length + 3) & ~3
+                if answered != sequence:
+                    continue
+                if answer == NLMSG_DONE:
+                    return
+                if answer == NLMSG_ERROR:
+                    code = -struct.unpack_from("=i", payload)[0]
+                    if code:
+                        raise OSError(code, os.strerror(code))
+                    return  # an acknowledgement
+                yield answer, payload
+
+    def links(self) -> list[Link]:
+        found = []
+        for _, payload in self._request(RTM_GETLINK, NLM_F_DUMP, _IFINFO.pack(0, 0, 0, 0, 0)):
+            _, _, index, flags, _ = _IFINFO.unpack_from(payload)
+            name, kind, packets, up = "", "", 0, False
+            for attribute, value in _attributes(payload, _IFINFO.size):
+                if attribute == IFLA_IFNAME:
+                    name = _text(value)
+                elif attribute == IFLA_STATS64:
+                    received, sent = struct.unpack_from("=QQ", value)
+                    packets = received + sent
+                elif attribute == IFLA_OPERSTATE:
+                    up = value[0] in (IF_OPER_UP, IF_OPER_UNKNOWN)
+                elif attribute == IFLA_LINKINFO:
+                    kind = next((_text(inner) for key, inner in _attributes(value, 0) if key == IFLA_INFO_KIND), "")
+            carrier = flags & IFF_UP and flags & IFF_LOWER_UP
+            found.append(Link(index, name, kind, packets, up, bool(carrier and not up)))
+        return found
+
+    def qdiscs(self) -> list[Qdisc]:
+        """Qdiscs with a handle (the kernel's default ones, handle 0, are part of their link)."""
+        found = []
+        for _, payload in self._request(RTM_GETQDISC, NLM_F_DUMP, _TCMSG.pack(0, 0, 0, 0, 0)):
+            _, index, handle, parent, _ = _TCMSG.unpack_from(payload)
+            kind = next((_text(value) for key, value in _attributes(payload, _TCMSG.size) if key == TCA_KIND), "")
+            if handle:
+                found.append(Qdisc(index, handle, parent, kind))
+        return found
+
+    def filters(self, qdiscs: list[Qdisc]) -> list[Filter]:
+        """The filters attached to these qdiscs (and, for ingress and clsact, to their two hooks)."""
+        found: set[Filter] = set()
+        for qdisc in qdiscs:
+            if qdisc.kind in ("noqueue", "pfifo_fast", "mq", "noop"):
+                continue  # cannot hold filters
+            # an ingress qdisc has one block behind both hooks; clsact has one per hook
+            parents = {"ingress": TC_H_INGRESS_PARENTS[:1], "clsact": TC_H_INGRESS_PARENTS}.get(qdisc.kind, (qdisc.handle,))
+            for parent in parents:
+                request = _TCMSG.pack(0, qdisc.index, 0, parent, 0)
+                try:
+                    for _, payload in self._request(RTM_GETTFILTER, NLM_F_DUMP, request):
+                        _, index, _, _, info = _TCMSG.unpack_from(payload)
+                        kind = next((_text(v) for key, v in _attributes(payload, _TCMSG.size) if key == TCA_KIND), "")
+                        found.add(Filter(index, parent, info, kind))
+                except OSError:
+                    continue  # the qdisc went away meanwhile, or holds no filters
+        return sorted(found, key=lambda f: (f.index, f.parent, f.info))
+
+    def delete_link(self, link: Link) -> None:
+        list(self._request(RTM_DELLINK, NLM_F_ACK, _IFINFO.pack(0, 0, link.index, 0, 0)))
+
+    def delete_qdisc(self, qdisc: Qdisc) -> None:
+        list(self._request(RTM_DELQDISC, NLM_F_ACK, _TCMSG.pack(0, qdisc.index, qdisc.handle, qdisc.parent, 0)))
+
+    def delete_filter(self, found: Filter) -> None:
+        # priority and protocol name the element; without a handle all of its rules go
+        list(self._request(RTM_DELTFILTER, NLM_F_ACK, _TCMSG.pack(0, found.index, 0, found.parent, found.info)))

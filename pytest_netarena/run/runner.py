@@ -1,0 +1,42 @@
+"""Plays one query with one agent spec on an environment: agent construction, task, limits, episode."""
+
+from __future__ import annotations
+
+from ..agents.prompting import build_system_prompt
+from ..agents.spec import AgentSpec, make_agent
+from .budget import Budget
+from ..core.app import App, Environment, RunOptions
+from ..core.episode import EpisodeConfig, run_episode
+from ..core.types import EpisodeResult, Query, Task, new_episode_id
+
+
+def play(
+    app: App,
+    env: Environment,
+    spec: AgentSpec,
+    query: Query,
+    options: RunOptions,
+    agent_timeout_s: float,
+    trial: int = 0,
+    budget: Budget | None = None,
+) -> EpisodeResult:
+    """Run one episode; raises BackendUnavailable or UsageError only if the agent cannot be built."""
+    agent = make_agent(spec, app, query, env)
+    max_steps = options.max_steps or env.default_max_steps
+    task = Task(
+        app=app.name,
+        episode_id=new_episode_id(),  # never the query id: that names the fault
+        # NetArena never tells the model its budget nor which step it is on
+        system_prompt=build_system_prompt(app.prompt_for(options), options.strategy,
+                                          None if options.netarena_compat else max_steps),
+        strategy=options.strategy,
+        max_steps=max_steps,
+    )
+    budget = budget or Budget()
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,
+                           max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd,
+                           announce_steps=not options.netarena_compat, netarena_rules=options.netarena_compat)
+    try:
+        return run_episode(env, agent, query, task, config, spec.raw, trial)
+    finally:
+        agent.close()

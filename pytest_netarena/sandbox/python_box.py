@@ -1,0 +1,322 @@
+"""Grader side of the MALT box: starts the zygote in a sealed box, hands it each answer, reads results.
+
+The zygote (zygote.py) runs in one long-lived box (pytest_netarena.sandbox): its own empty network
+namespace, PID namespace and /proc, a read-only view of only Python's standard library,
+networkx and numpy (runtime.py), no file of the harness, no environment. As root it keeps uid 0 with only
+CAP_SETUID, CAP_SETGID and CAP_KILL, and drops each forked child to a private uid of its own. The
+answer's code goes in and its result comes out through pipes made here for that answer alone; the
+result is read under a cap and decoded as plain JSON (decode.py). Nothing the answer's process
+could touch is trusted: its exit status and bytes are the whole report.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InfraError
+from ..apps.malt import runtime
+from ..apps.malt.decode import Undecodable, notes, plain
+
+ZYGOTE = Path(__file__).with_name("zygote.py")
+CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", **dict(runtime.THREADS_ENV)}
+MAX_CODE = 1 << 20  #: the zygote reads at most this much code (a reply is capped far below it)
+F_SETPIPE_SZ = 1031
+#: tmpfs mounts the box makes world-writable, and bwrap's 0700 parents: the zygote fixes both
+CHMOD = (*runtime.PARENTS, "/tmp", "/run", "/dev/shm", "/home/agent")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one answer's process."""
+
+    cpu_s: float = 10.0
+    wall_s: float = 20.0
+    memory_mb: int = 1024  #: address space the code may add to the zygote's
+    output_bytes: int | None = None  #: None: 3x the topology's JSON + 4 MiB
+    fsize_bytes: int = 0  #: no answer writes files
+    nproc: int = 1
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What came back from one answer: a decoded plain JSON value, or the agent error to record.
+
+    `kinds`: ((path, kind), ...) where the code returned a Python type JSON lacks (a tuple, a set, a
+    numpy value, a networkx graph), written in `value` in its JSON form (zygote.scan).
+    """
+
+    ok: bool
+    value: Any = None
+    error: str = ""
+    elapsed_s: float = 0.0
+    kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
+
+
+class _Gone(Exception):
+    """The zygote was gone before it took the answer (nothing of the answer ran)."""
+
+
+class Sandbox:
+    """One boxed zygote per environment; `run(code)` is safe to call repeatedly, even after crashes."""
+
+    def __init__(self, graph_json: bytes, limits: Limits = Limits(), boxed: bool = True) -> None:
+        self.graph_json = graph_json
+        self.limits = limits
+        self.boxed = boxed
+        self.output_cap = limits.output_bytes or 3 * len(graph_json) + (4 << 20)
+        items = graph_json.count(b",") + graph_json.count(b"[") + graph_json.count(b"{")
+        self.item_cap = 3 * items + 200_000
+        self.process: subprocess.Popen[bytes] | None = None
+        self.control: socket.socket | None = None
+        self.info: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    # -- starting ---------------------------------------------------------------------------------
+    def _argv(self) -> tuple[list[str], list[int], dict[str, str], str]:
+        """(argv, fds to pass, environment, libraries path) of the zygote, boxed or not."""
+        if not self.boxed:  # networkx's folder holds numpy too (the lock installs both into one environment)
+            import networkx
+
+            return ([sys.executable, "-I", "-S", str(ZYGOTE)], [], CLEAN_ENV,
+                    str(Path(networkx.__file__).resolve().parent.parent))
+        from .. import sandbox
+        from . import views
+
+        found = sandbox.support()
+        view = runtime.runtime()
+        spec = sandbox.BoxSpec(
+            binds=view.binds,
+            files={runtime.ZYGOTE: ZYGOTE.read_bytes()},
+            caps=("SETUID", "SETGID", "KILL") if found.root else (),
+            trusted_root=found.root,
+            env=dict(view.env),
+            limits=sandbox.Limits(cpu_s=1 << 30, memory_bytes=1 << 40, file_bytes=1 << 20, open_files=256,
+                                  tmp_bytes=1 << 20),
+            hostname="malt",
+        )
+        argv, fds = sandbox.command(spec, [view.python, "-I", "-S", runtime.ZYGOTE], found)
+        return argv, fds, {"PATH": views.HOST_PATH}, runtime.LIBRARIES
+
+    def _start(self) -> None:
+        argv, fds, env, libraries = self._argv()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        errors = tempfile.TemporaryFile()
+        try:
+            process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=errors, env=env,
+                                       cwd="/", pass_fds=fds, start_new_session=True)
+        except OSError as error:
+            ours.close()
+            raise InfraError(f"cannot start the MALT box: {error}") from error
+        finally:
+            theirs.close()
+            for fd in fds:
+                os.close(fd)
+        self.process, self.control = process, ours
+        graph_r, graph_w = os.pipe()
+        pipe = os.fdopen(graph_w, "wb")
+        try:
+            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else []}
+            socket.send_fds(ours, [json.dumps(init).encode()], [graph_r])
+            os.close(graph_r)
+            graph_r = -1
+            with pipe:
+                pipe.write(self.graph_json)
+            ours.settimeout(120)
+            ready = ours.recv(1 << 16)
+        except OSError:
+            ready = b""
+        finally:
+            if graph_r >= 0:
+                os.close(graph_r)
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        if not ready:
+            errors.seek(0)
+            detail = errors.read(2000).decode(errors="replace").strip()
+            self.close()
+            raise InfraError(f"the MALT box exited during start-up: {detail or 'no message'}")
+        errors.close()
+        self.info = json.loads(ready)
+        try:
+            probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
+        except _Gone as error:
+            probe = RunResult(False, error=str(error))
+        except InfraError:
+            self.close()
+            raise
+        if not probe.ok:
+            self.close()
+            raise InfraError(f"the MALT box cannot run code: {probe.error}")
+
+    # -- one answer -------------------------------------------------------------------------------
+    def run(self, code: str) -> RunResult:
+        data = code.encode("utf-8", "replace")
+        if len(data) > MAX_CODE:
+            return RunResult(False, error=f"the code is {len(data)} bytes, over the limit of {MAX_CODE}")
+        with self.lock:
+            for _ in range(2):
+                if self.process is None or self.process.poll() is not None:
+                    self.close()
+                    self._start()
+                try:
+                    return self._run(code)
+                except _Gone:
+                    self.close()  # an earlier answer may have ended it (boxes without root): start anew
+                except BaseException:
+                    self.close()  # interrupted mid-exchange: the next answer must not read this one's status
+                    raise
+            raise InfraError("the MALT box could not be reached twice in a row")
+
+    def _run(self, code: str) -> RunResult:
+        assert self.control is not None
+        limits = self.limits
+        uid = None
+        if self.boxed and self.info.get("uid") == 0:
+            from . import private_uid
+
+            uid = private_uid()
+        code_r, code_w = os.pipe()
+        result_r, result_w = os.pipe()
+        try:
+            fcntl.fcntl(code_w, F_SETPIPE_SZ, MAX_CODE)
+        except OSError:
+            pass
+        message = {"op": "run", "uid": uid, "isolate": self.boxed, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
+        try:
+            socket.send_fds(self.control, [json.dumps(message).encode()], [code_r, result_w])
+        except OSError as error:
+            for fd in (code_r, code_w, result_r, result_w):
+                os.close(fd)
+            raise _Gone(str(error)) from error
+        os.close(code_r)
+        os.close(result_w)
+        try:
+            with os.fdopen(code_w, "wb") as pipe:
+                pipe.write(code.encode("utf-8", "replace"))
+        except OSError:
+            pass  # the child ended before reading: its status says how
+        output, over = self._read(result_r, time.perf_counter() + limits.wall_s + 5)
+        if over:
+            self._send({"op": "kill"})  # the zygote kills the child now, not at its wall-clock limit
+        status = self._status(limits.wall_s + 30)
+        if status is None:
+            self.close()
+            return RunResult(False, error="the box ended while the code ran (it restarts for the next answer)")
+        return self._result(output, over, status)
+
+    def _read(self, fd: int, deadline: float) -> tuple[bytes, bool]:
+        """Read the result pipe until EOF, the cap or the deadline; never holds more than the cap."""
+        chunks, size, cap = [], 0, self.output_cap + 1
+        try:
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:  # the zygote kills at wall_s: only a stuck zygote gets here
+                    return b"", True
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+                if not chunk:
+                    return b"".join(chunks), False
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > cap:
+                    return b"", True
+        finally:
+            os.close(fd)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            assert self.control is not None
+            self.control.send(json.dumps(message).encode())
+        except OSError:
+            pass
+
+    def _status(self, timeout: float) -> dict[str, Any] | None:
+        assert self.control is not None
+        self.control.settimeout(timeout)
+        try:
+            data = self.control.recv(1 << 16)
+        except TimeoutError as error:
+            self.close()
+            raise InfraError("the MALT box stopped answering") from error
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+    def _result(self, output: bytes, over: bool, status: dict[str, Any]) -> RunResult:
+        limits, elapsed = self.limits, status["elapsed_s"]
+        if not status.get("sealed") and not status["timed_out"]:
+            # before the answer's code was read: the box, not the answer, failed
+            raise InfraError("the MALT box could not seal the answer's process (its uid, limits, an IPC namespace "
+                             "of its own in a user namespace, a seccomp filter): are user namespaces disabled? "
+                             f"(exit status {status['exit']}, signal {status['signal']})")
+
+        def error(text: str) -> RunResult:
+            return RunResult(False, error=text, elapsed_s=elapsed)
+
+        if over:
+            return error(f"output larger than the limit of {self.output_cap} bytes")
+        if status["timed_out"]:
+            return error(f"wall-clock time limit of {limits.wall_s:g} s exceeded")
+        tag, body = output[:1], output[1:]
+        if tag == b"R" and status["exit"] == 0:
+            value, _, noted = body.partition(b"\n")  # JSON text holds no raw newline
+            try:
+                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
+                                 kinds=notes(noted, self.output_cap, self.item_cap))
+            except Undecodable as problem:
+                return error(str(problem))
+        if tag == b"E":
+            return error(body[:4000].decode("utf-8", "replace"))
+        code, sig = status["exit"], status["signal"]
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and status["cpu_s"] >= limits.cpu_s * 0.9):
+            return error(f"CPU time limit of {limits.cpu_s:g} s exceeded")
+        if sig is not None:
+            return error(f"the code was killed by signal {signal.Signals(sig).name}")
+        return error(f"the code ended the process (exit status {code}) without returning a result")
+
+    # -- stopping ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        control, self.control = self.control, None
+        process, self.process = self.process, None
+        if control is not None:
+            control.close()  # the zygote exits at end of file
+        if process is None:
+            return
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                process.kill()
+            process.wait()
+
+    def __del__(self) -> None:  # a forgotten sandbox must not outlive its grader
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110 - interpreter shutdown: nothing left to report to
+            pass
+
+
+def node_link_json(graph: Any) -> bytes:
+    """The node-link JSON of a graph, as the box receives it."""
+    import networkx as nx
+
+    return json.dumps(nx.node_link_data(graph, edges="edges")).encode()
