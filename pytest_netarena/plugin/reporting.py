@@ -1,0 +1,178 @@
+"""What a run reports: the header, a failed test's transcript, and the run files the controller writes (RunReporter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..apps import available_apps
+from ..reporting import artifacts
+from ..reporting.properties import record_from_properties
+from ..reporting.summary import render_table, summarize
+from ..run.corpus import read_found
+from ..run.gates import EXIT_BELOW_BAR, check_gates
+from .assertions import render_transcript
+from .options import run_info
+from .state import BUDGET_SKIP, EPISODE_LINE_KEY, FOLDED_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, SETTINGS_KEY
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    settings = config.stash[SETTINGS_KEY]
+    agents = ", ".join(a.raw for a in settings.agents) or "none"
+    options = settings.run_options
+    scale = config.stash[SCALE_KEY].options
+    lines = [
+        f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
+        f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}"
+        + (f" split={options.split}" if options.split else ""),
+        f"netarena: reports in {settings.run_dir}",
+        _sandbox_line(options.sandboxed),
+    ]
+    if options.netarena_compat:
+        lines.append("netarena: --compat netarena: NetArena's rules, not ours (docs/netarena.md lists every difference)")
+    if scale.shard is not None:
+        lines.append(f"netarena: shard {scale.shard} of the collection (`netarena report merge` joins the shards' folders)")
+    folded = config.stash.get(FOLDED_KEY, None)
+    if folded is not None:
+        lines.append(folded.header())
+    elif scale.in_flight > 1:
+        lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
+    for app in available_apps().values():
+        lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
+    return lines
+
+
+def _sandbox_line(sandboxed: bool) -> str:
+    if not sandboxed:
+        return ("netarena: UNSANDBOXED: agent actions run without sealed boxes, as this user, on this machine "
+                "(--unsandboxed); every report of this run says so")
+    from ..sandbox import support
+
+    found = support()
+    if found.ok:
+        return f"netarena: sealed boxes: bubblewrap {found.bwrap} ({'root' if found.root else 'user namespace'} mode)"
+    return f"netarena: sealed boxes unavailable ({found.reason}): apps that need them skip; see --unsandboxed"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    result = item.stash.get(RESULT_KEY, None)
+    if result is not None and report.failed and report.when in ("setup", "call"):
+        report.sections.append(("netarena transcript", render_transcript(result)))
+    if report.when == "teardown":
+        # xdist ships a report's attributes to the controller: the transcript travels with its test
+        line = item.stash.get(EPISODE_LINE_KEY, None)
+        if line is not None:
+            report.netarena_episode = line
+    return report
+
+
+class RunReporter:
+    """Collects episode records from test reports (which xdist ships from workers) and writes the run files."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: list[dict[str, Any]] = []
+        self.no_agent_skips = 0
+        self.budget_skips = 0
+        self.gate_verdicts: list[dict[str, Any]] = []
+        self.report_note = ""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and NO_AGENT_MESSAGE in str(report.longrepr):
+            self.no_agent_skips += 1
+        if report.skipped and BUDGET_SKIP in str(report.longrepr):
+            self.budget_skips += 1
+        if report.when == "teardown":
+            line = getattr(report, "netarena_episode", None)
+            if line:
+                settings = self.config.stash[SETTINGS_KEY]
+                artifacts.ensure_run_info(settings.run_dir, run_info(self.config))
+                artifacts.append_line(settings.run_dir / "episodes.jsonl", line)
+            record = record_from_properties(list(report.user_properties))
+            if record is not None:
+                self.records.append(record)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        settings = self.config.stash[SETTINGS_KEY]
+        if self.records:
+            artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
+            summary = summarize(self.records)
+            summary["sandboxed"] = settings.run_options.sandboxed
+            summary["profile"] = settings.run_options.profile
+            if settings.run_budget.capped:
+                spent = self.config.stash[SCALE_KEY].service.ledger.spent()
+                summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
+                                     "tokens": spent.tokens, "cost_usd": spent.cost_usd,
+                                     "stopped": self.budget_skips > 0, "episodes_not_run": self.budget_skips}
+            self.gate_verdicts = check_gates(settings.gates, self.records)
+            if self.gate_verdicts:
+                summary["gates"] = self.gate_verdicts
+            artifacts.write_summary(settings.run_dir, summary)
+            plots = self.config.getini("netarena_plots") and not self.config.getoption("no_plots")
+            self.report_note = _build_html_report(settings.run_dir, plots)
+            if self.gate_verdicts and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                # with bars set, the bars decide: a failed episode is expected, a run below the bar is not
+                passed = all(v["passed"] for v in self.gate_verdicts)
+                session.exitstatus = pytest.ExitCode.OK if passed else EXIT_BELOW_BAR
+        elif self.no_agent_skips:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        else:
+            self._empty_shard(session)
+
+    def _empty_shard(self, session: pytest.Session) -> None:
+        """A shard whose slice of a non-empty collection is empty still leaves a run folder for the merge."""
+        scale, settings = self.config.stash[SCALE_KEY], self.config.stash[SETTINGS_KEY]
+        service = scale.service
+        if scale.options.shard is None or service is None or not service.collection.get("total"):
+            return
+        if service.collection.get("selected"):
+            return
+        artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.no_agent_skips:
+            terminalreporter.write_line(f"pytest-netarena: {self.no_agent_skips} episodes skipped: {NO_AGENT_MESSAGE}", red=True)
+        settings = self.config.stash[SETTINGS_KEY]
+        found = read_found(settings.run_dir / "found.jsonl")
+        if found:
+            terminalreporter.section("netarena adversarial search")
+            for entry in found:
+                terminalreporter.write_line(f"{entry['query']['id']}: {entry['agent']} -> {entry['outcome']}; params {entry['query']['params']}")
+                terminalreporter.write_line(f"  reproduce: {entry['reproduce']}")
+            terminalreporter.write_line(f"corpus of found cases: {settings.run_dir / 'found.jsonl'}")
+        if not self.records:
+            return
+        terminalreporter.section("netarena summary")
+        if not settings.run_options.sandboxed:
+            terminalreporter.write_line("UNSANDBOXED run: agent actions ran without sealed boxes", red=True)
+        for line in render_table(summarize(self.records)):
+            terminalreporter.write_line(line)
+        if self.budget_skips:
+            terminalreporter.write_line(f"budget: {self.budget_skips} episodes not run because the run's budget was spent", yellow=True)
+        for verdict in self.gate_verdicts:
+            value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
+            word = "met" if verdict["passed"] else "FAILED"
+            terminalreporter.write_line(
+                f"bar {word}: {verdict['metric']} of {verdict['agent']} on {verdict['app']} is {value}, bar {verdict['threshold']:g}",
+                green=verdict["passed"], red=not verdict["passed"])
+        if self.report_note:
+            terminalreporter.write_line(self.report_note)
+        terminalreporter.write_line(f"seed {settings.seed}; reports in {settings.run_dir}")
+
+
+def _build_html_report(run_dir: Path, plots: bool) -> str:
+    """Write report.html and plots; a reporting problem is a note, never a failed run."""
+    from ..reporting.rebuild import ReportError, build_report
+
+    try:
+        return f"report: {build_report(run_dir, plots=plots)}"
+    except ReportError as error:
+        return f"report.html not written: {error}"
+    except Exception as error:  # a plotting bug must not cost the user the run's results
+        return f"report.html not written (internal error, please report it): {type(error).__name__}: {error}"
