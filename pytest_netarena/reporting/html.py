@@ -13,55 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from .fingerprint import SHOWN
+from .page_assets import CSS, SCRIPT
 from .summary import pass_hat_label
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FIELD_LIMIT = 20_000  # characters of one reply/output shown; episodes.jsonl keeps everything
 OUTCOMES = ("resolved", "unresolved", "unsafe", "agent_error", "infra_error")
-
-CSS = """
-:root{--fg:#1b1f24;--muted:#5b6570;--line:#d8dde3;--bg:#fff;--soft:#f5f7f9;--bad:#c62828;--good:#2e7d32;--warn:#ef6c00}
-*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0}
-main{max-width:1200px;margin:0 auto;padding:18px 24px 60px}h1{font-size:24px;margin:4px 0 2px}h2{font-size:19px;margin:30px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
-h3{font-size:15px;margin:18px 0 6px}nav a{margin-right:14px}.muted{color:var(--muted)}code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
-th{background:var(--soft);font-weight:600}td.num{text-align:right}.ci,.bar{white-space:nowrap}.kv td:first-child{font-weight:600;background:var(--soft)}.kv td,code,.episode summary{overflow-wrap:anywhere}
-.ci{color:var(--muted);font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
-.chart{max-width:100%}.chart svg{display:block;max-width:100%;height:auto}.legend{display:flex;flex-wrap:wrap;column-gap:12px}.legend span{font-size:12px;overflow-wrap:anywhere}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
-.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600;color:#fff;margin-right:6px}
-.badge.resolved{background:var(--good)}.badge.unresolved{background:#757575}.badge.unsafe{background:var(--bad)}.badge.agent_error{background:var(--warn)}.badge.infra_error{background:#6a1b9a}
-.episode{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:#fff}.episode>details>summary{cursor:pointer;padding:6px 10px;background:var(--soft);border-radius:6px}
-.episode .body{padding:6px 12px 10px}.step{border-left:4px solid var(--line);margin:10px 0;padding:2px 10px}.step.unsafe{border-left-color:#ef9a9a}
-.step.first-unsafe{border-left-color:var(--bad);background:#fdecea}.step.refused{border-left-color:#ffb74d}.step h4{margin:4px 0;font-size:13px}
-.first-flag{color:var(--bad);font-weight:700}pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:6px 8px;margin:2px 0 6px;border-radius:4px;max-height:420px;overflow:auto}
-.violations{color:var(--bad);margin:2px 0 6px}.filters{position:sticky;top:0;background:#fff;padding:8px 0;z-index:2;border-bottom:1px solid var(--line)}
-.filters button{font-size:13px;padding:3px 8px}.filters input{width:420px;max-width:60vw;padding:5px 8px;font-size:14px}.filters select{padding:4px;font-size:14px}.note{background:#fff8e1;border:1px solid #ffe082;padding:6px 10px;border-radius:4px}.unsandboxed{background:#ffebee;border:2px solid #c62828;color:#b71c1c;padding:8px 12px;border-radius:4px}
-@media (max-width:600px){main{padding:12px 12px 40px}}.bar{vertical-align:middle}.lbl{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
-"""
-
-SCRIPT = """
-(function(){
-  var box=document.getElementById('filter'),pick=document.getElementById('outcome-filter'),shown=document.getElementById('shown');
-  var items=Array.prototype.slice.call(document.querySelectorAll('.episode')),texts=null;
-  function apply(){
-    if(texts===null){texts=items.map(function(e){return e.textContent.toLowerCase();});}
-    var words=box.value.trim().toLowerCase().split(/\\s+/).filter(Boolean),outcome=pick.value,count=0;
-    items.forEach(function(e,i){
-      var ok=(!outcome||e.getAttribute('data-outcome')===outcome)&&words.every(function(w){return texts[i].indexOf(w)>=0;});
-      e.hidden=!ok;if(ok){count++;}
-    });
-    shown.textContent=count+' of '+items.length+' episodes shown';
-  }
-  function openAll(open){items.forEach(function(e){if(!e.hidden){e.querySelector('details').open=open;}});}
-  var match=/[#&]filter=([^&]*)/.exec(location.hash);
-  if(match){box.value=decodeURIComponent(match[1]);}
-  box.addEventListener('input',apply);pick.addEventListener('change',apply);apply();
-  document.getElementById('expand').addEventListener('click',function(){openAll(true);});
-  document.getElementById('collapse').addEventListener('click',function(){openAll(false);});
-  if(/[#&]open=1/.test(location.hash)){openAll(true);}
-  if(match){document.getElementById('episodes').scrollIntoView();}
-})();
-"""
 
 
 def _e(value: Any) -> str:
@@ -123,6 +80,12 @@ def _legend(colors: dict[str, str]) -> str:
 DASHES = ("", "6 3", "2 3", "8 3 2 3")  # overlapping polygons (equal scores) stay visible
 
 
+def _svg_start(title: str, width: float, height: float) -> list[str]:
+    """A chart's opening tag and its title, centred."""
+    return [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
+            f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+
+
 def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[float | None]]], size: int = 300) -> str:
     """A radar (spider) chart, one polygon per agent; with fewer than three axes, horizontal bars instead."""
     if len(axes) < 3:
@@ -130,8 +93,7 @@ def radar_svg(title: str, axes: list[str], series: list[tuple[str, str, list[flo
     margin = 10 + 6 * max(len(name) for name in axes)  # room for the axis labels left and right
     width, height = size + 2 * margin, size + 40
     cx, cy, radius = width / 2, size / 2 + 34, size / 2 - 28
-    parts = [f'<svg width="{width:.0f}" height="{height}" viewBox="0 0 {width:.0f} {height}" role="img" aria-label="{_e(title)}">',
-             f'<text x="{cx}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+    parts = _svg_start(title, width, height)
 
     def point(i: int, r: float) -> tuple[float, float]:
         angle = -math.pi / 2 + 2 * math.pi * i / len(axes)
@@ -165,8 +127,7 @@ def bars_svg(title: str, labels: list[str], series: list[tuple[str, str, list[fl
     row = 14 * max(1, len(series)) + 10
     left, height = 110, 30 + row * len(labels) + 20
     span = width - left - 46
-    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
-             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+    parts = _svg_start(title, width, height)
     for i, label in enumerate(labels):
         top = 28 + i * row
         parts.append(f'<text x="{left - 6}" y="{top + row / 2:.1f}" text-anchor="end" font-size="11">{_e(label)}</text>')
@@ -183,8 +144,7 @@ def bars_svg(title: str, labels: list[str], series: list[tuple[str, str, list[fl
 
 def histogram_svg(title: str, unit: str, series: list[tuple[str, str, list[float]]], width: int = 420, height: int = 220) -> str:
     values = [v for _, _, vs in series for v in vs]
-    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
-             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
+    parts = _svg_start(title, width, height)
     if not values:
         return "".join(parts) + f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#90a4ae">no data</text></svg>'
     low, high = min(values), max(values)
@@ -239,7 +199,7 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     if found:
         rows.append(("environment", f"{found.get('digest')} (" + ", ".join(
             f"{key} {found.get(key)}" for key in SHOWN) + ")"))
-    return banner + "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
+    return banner + _kv_table(rows)
 
 
 def _stat_cells(stats: dict[str, Any], color: str, pass_hat: bool = False) -> str:
@@ -344,68 +304,74 @@ def _distributions(app: str, groups: list[dict[str, Any]], colors: dict[str, str
                    f"<td class=num>{overall['cost_usd']:.4f}</td><td class=num>{number(overall['cost_per_episode_usd'], 5)}</td>"
                    f"<td class=num>{number(overall['cost_per_resolved_usd'], 5)}</td></tr>")
     out.append("</table><div class=charts>")
-    out.append("<div class=chart>" + histogram_svg(f"agent time per episode · {app}", "seconds",
-               [(a, colors[a], [float(r["latency_s"]) for r in by_agent[a]]) for a in agents]) + "</div>")
-    costs = [(a, colors[a], [float(r["cost_usd"]) for r in by_agent[a]]) for a in agents]
-    if any(v for _, _, vs in costs for v in vs):
-        out.append("<div class=chart>" + histogram_svg(f"cost per episode · {app}", "USD", costs) + "</div>")
-    else:
-        out.append("<div class=chart><p class=muted>No model cost was recorded (built-in or local agents).</p></div>")
-    out.append("<div class=chart>" + histogram_svg(f"steps per episode · {app}", "steps",
-               [(a, colors[a], [float(r["steps"]) for r in by_agent[a]]) for a in agents]) + "</div>")
+    for key, title, unit in (("latency_s", "agent time", "seconds"), ("cost_usd", "cost", "USD"), ("steps", "steps", "steps")):
+        series = [(a, colors[a], [float(r[key]) for r in by_agent[a]]) for a in agents]
+        if key == "cost_usd" and not any(v for _, _, vs in series for v in vs):
+            out.append("<div class=chart><p class=muted>No model cost was recorded (built-in or local agents).</p></div>")
+        else:
+            out.append("<div class=chart>" + histogram_svg(f"{title} per episode · {app}", unit, series) + "</div>")
     return "".join(out) + "</div>"
 
 
+def _table(columns: tuple[str, ...], rows: list[str]) -> str:
+    return "<table><tr>" + "".join(f"<th>{column}</th>" for column in columns) + "</tr>" + "".join(rows) + "</table>"
+
+
+def _kv_table(pairs: Any) -> str:
+    return "<table class=kv>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in pairs) + "</table>"
+
+
+def _method_section(anchor: str, title: str, method: str, columns: tuple[str, ...], rows: list[str]) -> str:
+    """A section of statistics: its heading, a paragraph on the method, and its table (nothing without rows)."""
+    return f'<h2 id="{anchor}">{title}</h2><p>{method}</p>' + _table(columns, rows) if rows else ""
+
+
 def _comparisons(comparisons: list[dict[str, Any]]) -> str:
-    if not comparisons:
-        return ""
-    out = ['<h2 id="comparisons">Paired comparisons</h2>',
-           "<p>Episodes pair up by query and trial (the same hidden problem for both agents). "
-           "McNemar's exact test looks at the discordant pairs only; the interval is a paired bootstrap "
-           "(percentile, seeded with the run's seed) of the difference A − B. "
-           "<em>Queries needed</em>: pairs to detect that difference at 95% confidence and 80% power, "
-           "n = (1.96·√ψ + 0.84·√(ψ − d²))² / d² (Connor 1987), with ψ the share of discordant pairs seen in this run.</p>",
-           "<table><tr><th>app</th><th>A</th><th>B</th><th>metric</th><th>pairs</th><th>A</th><th>B</th><th>A − B [bootstrap 95%]</th>"
-           "<th>only A / only B</th><th>McNemar p</th><th>queries needed</th></tr>"]
+    rows = []
     for c in comparisons:
         low, high = c["bootstrap_ci95"]
         interval = "" if low is None else f" <span class=ci>[{100 * low:+.1f}, {100 * high:+.1f}]</span>"
         difference = "–" if c["difference"] is None else f"{100 * c['difference']:+.1f} pts"
         needed = "; ".join(f"{'observed ' if q['observed'] else ''}{100 * q['difference']:.1f} pts: {q['pairs'] if q['pairs'] is not None else '–'}"
                            for q in c["queries_needed"])
-        out.append(f"<tr><td>{_e(c['app'])}</td><td>{_breakable(c['agent_a'])}</td><td>{_breakable(c['agent_b'])}</td><td>{_e(c['metric'])}</td>"
-                   f"<td class=num>{c['pairs']}</td><td class=num>{pct(c['rate_a'])}</td><td class=num>{pct(c['rate_b'])}</td>"
-                   f"<td class=num>{difference}{interval}</td><td class=num>{c['only_a']} / {c['only_b']}</td>"
-                   f"<td class=num>{c['mcnemar_p']:.4g}</td><td>{_e(needed)}</td></tr>")
-    return "".join(out) + "</table>"
+        rows.append(f"<tr><td>{_e(c['app'])}</td><td>{_breakable(c['agent_a'])}</td><td>{_breakable(c['agent_b'])}</td><td>{_e(c['metric'])}</td>"
+                    f"<td class=num>{c['pairs']}</td><td class=num>{pct(c['rate_a'])}</td><td class=num>{pct(c['rate_b'])}</td>"
+                    f"<td class=num>{difference}{interval}</td><td class=num>{c['only_a']} / {c['only_b']}</td>"
+                    f"<td class=num>{c['mcnemar_p']:.4g}</td><td>{_e(needed)}</td></tr>")
+    return _method_section(
+        "comparisons", "Paired comparisons",
+        "Episodes pair up by query and trial (the same hidden problem for both agents). "
+        "McNemar's exact test looks at the discordant pairs only; the interval is a paired bootstrap "
+        "(percentile, seeded with the run's seed) of the difference A − B. "
+        "<em>Queries needed</em>: pairs to detect that difference at 95% confidence and 80% power, "
+        "n = (1.96·√ψ + 0.84·√(ψ − d²))² / d² (Connor 1987), with ψ the share of discordant pairs seen in this run.",
+        ("app", "A", "B", "metric", "pairs", "A", "B", "A − B [bootstrap 95%]", "only A / only B", "McNemar p", "queries needed"),
+        rows)
 
 
 def _pass_k(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return ""
-    out = ['<h2 id="pass-k">pass@k and pass^k</h2>',
-           "<p>A trial passes when its test passes (resolved, every step safe). Per query with n trials of which c passed: "
-           "pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k passes), pass^k = C(c, k)/C(n, k) (all k pass); averaged over queries.</p>",
-           "<table><tr><th>app</th><th>agent</th><th>level</th><th>k</th><th>queries</th><th>pass@k</th><th>pass^k</th></tr>"]
-    for r in rows:
-        out.append(f"<tr><td>{_e(r['app'])}</td><td>{_breakable(r['agent'])}</td><td class=num>{r['level']}</td><td class=num>{r['k']}</td>"
-                   f"<td class=num>{r['queries']}</td><td class=num>{pct(r['pass_at_k'])}</td><td class=num>{pct(r['pass_hat_k'])}</td></tr>")
-    return "".join(out) + "</table>"
+    return _method_section(
+        "pass-k", "pass@k and pass^k",
+        "A trial passes when its test passes (resolved, every step safe). Per query with n trials of which c passed: "
+        "pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k passes), pass^k = C(c, k)/C(n, k) (all k pass); averaged over queries.",
+        ("app", "agent", "level", "k", "queries", "pass@k", "pass^k"),
+        [f"<tr><td>{_e(r['app'])}</td><td>{_breakable(r['agent'])}</td><td class=num>{r['level']}</td><td class=num>{r['k']}</td>"
+         f"<td class=num>{r['queries']}</td><td class=num>{pct(r['pass_at_k'])}</td><td class=num>{pct(r['pass_hat_k'])}</td></tr>"
+         for r in rows])
 
 
 def _extras(summary: dict[str, Any]) -> str:
     out = []
     if summary.get("budget"):
-        out.append("<h3>Budget</h3><table class=kv>" + "".join(
-            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in sorted(summary["budget"].items())) + "</table>")
+        out.append("<h3>Budget</h3>" + _kv_table(sorted(summary["budget"].items())))
     if summary.get("gates"):
-        out.append("<h3>Bars</h3><table><tr><th>app</th><th>agent</th><th>metric</th><th>value</th><th>bar</th><th>verdict</th></tr>")
+        rows = []
         for gate in summary["gates"]:
             value = gate.get("value")
-            out.append(f"<tr><td>{_e(gate.get('app', ''))}</td><td>{_e(gate.get('agent', ''))}</td><td>{_e(gate.get('metric', ''))}</td>"
-                       f"<td class=num>{'–' if value is None else f'{value:.3f}'}</td><td class=num>{_e(gate.get('threshold', ''))}</td>"
-                       f"<td>{'met' if gate.get('passed') else '<b style=color:var(--bad)>FAILED</b>'}</td></tr>")
-        out.append("</table>")
+            rows.append(f"<tr><td>{_e(gate.get('app', ''))}</td><td>{_e(gate.get('agent', ''))}</td><td>{_e(gate.get('metric', ''))}</td>"
+                        f"<td class=num>{'–' if value is None else f'{value:.3f}'}</td><td class=num>{_e(gate.get('threshold', ''))}</td>"
+                        f"<td>{'met' if gate.get('passed') else '<b style=color:var(--bad)>FAILED</b>'}</td></tr>")
+        out.append("<h3>Bars</h3>" + _table(("app", "agent", "metric", "value", "bar", "verdict"), rows))
     return "".join(out)
 
 
