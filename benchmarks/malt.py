@@ -58,13 +58,12 @@ def main() -> int:
 
     import_s = time.perf_counter() - started
     from pytest_netarena.agents.prompting import build_system_prompt
-    from pytest_netarena.apps.malt import APP, canon, safety
+    from pytest_netarena.apps.malt import APP, canon, runtime, safety
     from pytest_netarena.apps.malt import topology as topo
     from pytest_netarena.apps.malt.answers import parse_answer
-    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
     from pytest_netarena.core.app import RunOptions
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
-    from pytest_netarena.core.types import Outcome, Task
+    from pytest_netarena.core.types import Outcome, Task, new_episode_id
 
     real = args.topology != "synthetic" and not args.topology.startswith("synthetic:")
     print(f"topology: {args.topology}" + ("" if real else "  (the real file is absent: synthetic, same size)"))
@@ -122,7 +121,7 @@ def main() -> int:
     per_answer = {}
     for boxed in (False, True):
         label = "boxed" if boxed else "unboxed"
-        sandbox = Sandbox(node_link_json(graph), boxed=boxed)
+        sandbox = runtime.box(graph, boxed=boxed)
         try:
             start_s, _ = timed(lambda: sandbox.run(small_code), 1, f"start-{label}")  # starts the zygote
             for name, code, repeat in (("small", small_code, 4), ("whole", graph_code, 2), ("oracle", oracle_code, 2)):
@@ -146,7 +145,7 @@ def main() -> int:
             outcomes = []
             for query in queries:
                 agent = APP.builtin_agent("oracle", query, env)
-                task = Task("malt", query.id, query.level, query.category, system, "zero-shot", 1)
+                task = Task("malt", new_episode_id(), system, "zero-shot", 1)
                 outcomes.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:oracle").outcome)
             suite_s = time.perf_counter() - started
         finally:

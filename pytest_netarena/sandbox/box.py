@@ -58,7 +58,7 @@ class BoxSpec:
     limits: Limits = Limits()
     hostname: str = "box"
     #: root-made boxes only: the command is trusted harness code that stays uid 0 with just `caps`
-    #: and drops its own children to a private uid (the MALT zygote); agent text never runs as it
+    #: and drops its own children to a private uid (the fork server's zygote); agent text never runs as it
     trusted_root: bool = False
 
 

@@ -1,10 +1,10 @@
-"""MALT zygote: holds Python, networkx, numpy and the topology in memory, and forks one child per answer.
+"""The fork server's zygote: holds Python, networkx, numpy and the graph in memory, and forks one child per answer.
 
-Run as a script inside the MALT box (`python -I -S zygote.py`), never imported by the grader; it
-depends only on the standard library, networkx and (when present) numpy. Its stdin is a SOCK_SEQPACKET control socket
-to the grader; every message is one JSON packet:
+Run as a script inside the box (`python -I -S zygote.py`; forkserver.py starts it), never imported
+by the grader; it depends only on the standard library, networkx and (when the box holds it) numpy.
+Its stdin is a SOCK_SEQPACKET control socket to the grader; every message is one JSON packet:
 
-  grader -> zygote  {"op": "init", "limits": {...}, "libraries": path}  + fd: a pipe carrying the graph
+  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...]}  + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
   grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
   grader -> zygote  {"op": "kill"}    (optional, while a child runs: the grader stopped reading)

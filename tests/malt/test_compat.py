@@ -364,7 +364,7 @@ def test_the_box_notes_put_python_types_back_before_netarena_compares(tiny):
 @pytest.mark.parametrize("data", [b'{"a": 1}', b'[["data", "tuple"]]', b'[[["data"], "pickle"]]', b'[[["data", 1.5], "tuple"]]',
                                   b'[[["data"], "tuple", 1]]', b"not json"])
 def test_malformed_notes_from_the_box_are_refused(data):
-    from pytest_netarena.apps.malt.decode import Undecodable, notes
+    from pytest_netarena.sandbox.plain_json import Undecodable, notes
 
     with pytest.raises(Undecodable):
         notes(data, 1 << 20, 10_000)

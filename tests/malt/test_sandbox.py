@@ -6,7 +6,7 @@ import pytest
 
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.apps.malt.environment import MaltEnvironment
-from pytest_netarena.sandbox.python_box import Limits
+from pytest_netarena.sandbox.forkserver import ChildLimits
 from pytest_netarena.core.app import RunOptions
 
 from .conftest import SMALL
@@ -14,7 +14,7 @@ from .conftest import SMALL
 
 @pytest.fixture(scope="module")
 def env(small_graph):
-    environment = MaltEnvironment(small_graph, Limits(cpu_s=1, wall_s=3, memory_mb=256, output_bytes=2**21))
+    environment = MaltEnvironment(small_graph, ChildLimits(cpu_s=1, wall_s=3, memory_mb=256, output_bytes=2**21))
     yield environment
     environment.close()
 
@@ -151,9 +151,9 @@ def test_a_dead_zygote_is_restarted(env, queries):
 
 
 def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
-    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
+    from pytest_netarena.apps.malt import runtime
 
-    sandbox = Sandbox(node_link_json(small_graph), Limits(cpu_s=1, wall_s=60))
+    sandbox = runtime.box(small_graph, ChildLimits(cpu_s=1, wall_s=60))
     try:
         result = sandbox.run("def process_graph(graph_data):\n    while True:\n        pass")
     finally:
@@ -162,10 +162,10 @@ def test_cpu_limit_is_enforced_apart_from_wall_time(small_graph):
 
 
 def test_agent_code_does_not_see_the_graders_environment(small_graph, monkeypatch):
-    from pytest_netarena.sandbox.python_box import Sandbox, node_link_json
+    from pytest_netarena.apps.malt import runtime
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    sandbox = Sandbox(node_link_json(small_graph), boxed=False)  # even unboxed: no environment is passed on
+    sandbox = runtime.box(small_graph, boxed=False)  # even unboxed: no environment is passed on
     try:
         result = sandbox.run("import os\ndef process_graph(graph_data):\n    return dict(os.environ)")
     finally:

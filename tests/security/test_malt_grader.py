@@ -11,7 +11,7 @@ import pytest
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.apps.malt.agents.builtin import oracle_code
 from pytest_netarena.apps.malt.environment import MaltEnvironment
-from pytest_netarena.sandbox.python_box import Limits
+from pytest_netarena.sandbox.forkserver import ChildLimits
 from pytest_netarena.core.app import RunOptions
 
 from .conftest import needs_boxes
@@ -23,7 +23,7 @@ SMALL = "synthetic:600"
 def env():
     from pytest_netarena.apps.malt.topology import load_topology
 
-    environment = MaltEnvironment(load_topology(SMALL), Limits(wall_s=20))
+    environment = MaltEnvironment(load_topology(SMALL), ChildLimits(wall_s=20))
     yield environment
     environment.close()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+from pytest_netarena.apps.malt import runtime
+from pytest_netarena.sandbox.forkserver import ChildLimits
 
 from .conftest import needs_boxes
 
@@ -64,7 +65,7 @@ def process_graph(graph_data):
 def box():
     from pytest_netarena.apps.malt.topology import load_topology
 
-    sandbox = Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20, cpu_s=5, memory_mb=64))
+    sandbox = runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20, cpu_s=5, memory_mb=64))
     yield sandbox
     sandbox.close()
 

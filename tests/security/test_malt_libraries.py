@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+from pytest_netarena.apps.malt import runtime
+from pytest_netarena.sandbox.forkserver import ChildLimits
 
 from .conftest import needs_boxes
 
@@ -62,7 +63,7 @@ def box():
 
     graph = nx.DiGraph()
     graph.add_edge("a", "b")
-    sandbox = Sandbox(node_link_json(graph), Limits(wall_s=20))
+    sandbox = runtime.box(graph, ChildLimits(wall_s=20))
     yield sandbox
     sandbox.close()
 

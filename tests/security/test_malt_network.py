@@ -6,15 +6,16 @@ import os
 import socket
 from pathlib import Path
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+from pytest_netarena.apps.malt import runtime
+from pytest_netarena.sandbox.forkserver import ChildLimits, ForkServer
 
 from .conftest import accepted, needs_boxes
 
 
-def start() -> Sandbox:
+def start() -> ForkServer:
     from pytest_netarena.apps.malt.topology import load_topology
 
-    return Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20))
+    return runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20))
 
 
 @needs_boxes

@@ -6,15 +6,16 @@ import os
 import signal
 import subprocess
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+from pytest_netarena.apps.malt import runtime
+from pytest_netarena.sandbox.forkserver import ChildLimits, ForkServer
 
 from .conftest import needs_boxes, needs_root_boxes
 
 
-def start() -> Sandbox:
+def start() -> ForkServer:
     from pytest_netarena.apps.malt.topology import load_topology
 
-    return Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20))
+    return runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20))
 
 
 ATTACK = '''

@@ -7,7 +7,8 @@ import secrets
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+from pytest_netarena.apps.malt import runtime
+from pytest_netarena.sandbox.forkserver import ChildLimits
 
 from .conftest import needs_boxes, needs_root_boxes
 
@@ -16,7 +17,7 @@ from .conftest import needs_boxes, needs_root_boxes
 def box():
     from pytest_netarena.apps.malt.topology import load_topology
 
-    sandbox = Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20, cpu_s=2, memory_mb=256))
+    sandbox = runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20, cpu_s=2, memory_mb=256))
     yield sandbox
     sandbox.close()
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.app import Environment, require_rules
 from ...core.types import Judgement, Query, StepOutcome
-from . import canon, ops, safety
+from ...sandbox.forkserver import ChildLimits, ForkServer
+from . import canon, ops, runtime, safety
 from .answers import (
     BadAnswer,
     compare_count,
@@ -19,8 +20,6 @@ from .replies import read_program
 
 if TYPE_CHECKING:
     import networkx as nx
-
-    from ...sandbox.python_box import Limits, Sandbox
 
 
 #: what an answer is, said with the question and again after a refused reply
@@ -34,26 +33,22 @@ class MaltEnvironment(Environment):
 
     default_max_steps = 1
 
-    def __init__(self, graph: nx.DiGraph, limits: Limits | None = None, boxed: bool = True,
+    def __init__(self, graph: nx.DiGraph, limits: ChildLimits | None = None, boxed: bool = True,
                  last_wins: bool = False) -> None:
-        from ...sandbox.python_box import Limits
-
         self.graph = graph  # shared and read-only: the ground truth works on copies
-        self.limits = limits or Limits()
+        self.limits = limits or ChildLimits()
         self.boxed = boxed  #: False only with --unsandboxed
         self.last_wins = last_wins  #: chain-of-thought runs: the last process_graph of a reply answers
-        self._sandbox: Sandbox | None = None
+        self._sandbox: ForkServer | None = None
         self._base: canon.Canon | None = None
         self.query: Query | None = None
         self.correct = False
         self.details = "no answer"
 
     @property
-    def sandbox(self) -> Sandbox:
+    def sandbox(self) -> ForkServer:
         if self._sandbox is None:
-            from ...sandbox.python_box import Sandbox, node_link_json
-
-            self._sandbox = Sandbox(node_link_json(self.graph), self.limits, boxed=self.boxed)
+            self._sandbox = runtime.box(self.graph, self.limits, boxed=self.boxed)
         return self._sandbox
 
     @property

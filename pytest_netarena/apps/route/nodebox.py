@@ -7,9 +7,8 @@ and `/run` (where iptables keeps its lock) are private tmpfs, and every process 
 dies with it. So the command may be any shell command line: containment comes from the box, not
 from reading the command.
 
-At its time limit the command is interrupted as by Ctrl-C (SIGINT to everything it started, from
-`timeout` inside the box, since bubblewrap forwards no signal): ping prints its summary and the
-output so far comes back; what is still running a grace period later is killed.
+At its time limit the command is interrupted as by Ctrl-C (sandbox/interrupt.py): ping prints its
+summary and the output so far comes back; what is still running a grace period later is killed.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ... import sandbox
-from ...sandbox import views
+from ...sandbox import interrupt, views
 from .network.build import COMMAND_TIMEOUT_S, OUTPUT_LIMIT, CommandResult
 
 #: networking programs on top of the shell tools (missing ones are left out of the box)
@@ -27,12 +26,6 @@ NET_TOOLS = (
     "ping6", "ss", "netstat", "bridge", "nstat", "mkfifo",
 )
 CAPS = ("CAP_NET_ADMIN", "CAP_NET_RAW")
-#: seconds between the interrupt at the time limit and SIGKILL
-GRACE_S = 1.0
-#: the box's own start and end, on top of the command's time and grace (the wall clock kills the box then)
-BOX_MARGIN_S = 2.0
-#: `timeout`'s exit statuses: the command ran out of time (interrupted), or was killed after the grace period
-TIMED_OUT = (124, 128 + 9)
 
 
 def programs() -> dict[str, str]:
@@ -41,7 +34,7 @@ def programs() -> dict[str, str]:
 
 
 def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
-    return sandbox.Limits(wall_s=timeout_s + GRACE_S + BOX_MARGIN_S, cpu_s=max(1, int(timeout_s) + 1),
+    return sandbox.Limits(wall_s=interrupt.wall_s(timeout_s), cpu_s=max(1, int(timeout_s) + 1),
                           memory_bytes=256 << 20, processes=32, file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1,
                           tmp_bytes=8 << 20)
 
@@ -62,7 +55,7 @@ class NodeBoxes:
     def run(self, node: str, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> CommandResult:
         """Run `bash -c command` on node (in a box unless --unsandboxed) with a timeout and an output cap."""
         spec = self.spec(node, timeout_s)
-        argv = ["timeout", "--signal=INT", f"--kill-after={GRACE_S:g}", f"{timeout_s:g}", "bash", "-c", command]
+        argv = interrupt.argv(["bash", "-c", command], timeout_s)
         try:
             finished = sandbox.run(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
         except OSError as error:
@@ -70,14 +63,14 @@ class NodeBoxes:
         text = finished.text
         truncated = finished.truncated or len(text) > OUTPUT_LIMIT
         code = finished.returncode
-        timed_out = finished.timed_out or (code in TIMED_OUT and finished.elapsed_s >= timeout_s)
+        timed_out = interrupt.timed_out(finished, timeout_s)
         if truncated:
             text = text[:OUTPUT_LIMIT] + f"\n[output truncated to {OUTPUT_LIMIT} characters; the command was stopped there]"
             code = None if finished.truncated else code
         elif timed_out:
             code = None
             text += (f"\n[command killed after {timeout_s:g} s timeout: interrupted as by Ctrl-C, then killed "
-                     f"{GRACE_S:g} s later if still running; the output above is what it printed until then]")
+                     f"{interrupt.GRACE_S:g} s later if still running; the output above is what it printed until then]")
         return CommandResult(tuple(argv), code, text, truncated)
 
     def close(self) -> None:

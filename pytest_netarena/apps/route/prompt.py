@@ -99,7 +99,7 @@ EXAMPLES = (
 
 def route_prompt(timeout_s: float = COMMAND_TIMEOUT_S) -> PromptSpec:
     """The prompt for commands limited to timeout_s seconds each."""
-    from .nodebox import GRACE_S
+    from ...sandbox.interrupt import GRACE_S
 
     rules = RULES.format(timeout=f"{timeout_s:g}", grace=f"{GRACE_S:g}", output_limit=f"{OUTPUT_LIMIT:,}")
     return PromptSpec(role=ROLE, rules=rules, action_format=ACTION_FORMAT, examples=EXAMPLES)

@@ -1,11 +1,13 @@
-"""Grader side of the MALT box: starts the zygote in a sealed box, hands it each answer, reads results.
+"""Grader side of a forking Python box: starts the zygote in a sealed box, hands it each answer's code, reads results.
 
-The zygote (zygote.py) runs in one long-lived box (pytest_netarena.sandbox): its own empty network
-namespace, PID namespace and /proc, a read-only view of only Python's standard library,
-networkx and numpy (runtime.py), no file of the harness, no environment. As root it keeps uid 0 with only
+An app says what the box holds (BoxHolds: the packages, environment and hostname) and gives the
+input, a graph as node-link JSON; answers are Python code defining process_graph(graph_data).
+The zygote (zygote.py) runs in one long-lived box (box.py): its own empty network namespace, PID
+namespace and /proc, a read-only view of only Python's standard library and those packages
+(python_view.py), no file of the harness, no environment. As root it keeps uid 0 with only
 CAP_SETUID, CAP_SETGID and CAP_KILL, and drops each forked child to a private uid of its own. The
 answer's code goes in and its result comes out through pipes made here for that answer alone; the
-result is read under a cap and decoded as plain JSON (decode.py). Nothing the answer's process
+result is read under a cap and decoded as plain JSON (plain_json.py). Nothing the answer's process
 could touch is trusted: its exit status and bytes are the whole report.
 """
 
@@ -27,20 +29,37 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InfraError
-from ..apps.malt import runtime
-from ..apps.malt.decode import Undecodable, notes, plain
+from . import box, views
+from .plain_json import Undecodable, notes, plain
+from .python_view import LIBRARIES, PREFIX, package_folder, python_view
+from .support import support
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", **dict(runtime.THREADS_ENV)}
+BOX_ZYGOTE = "/opt/netarena/zygote.py"  #: where the box holds it
+CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 MAX_CODE = 1 << 20  #: the zygote reads at most this much code (a reply is capped far below it)
 F_SETPIPE_SZ = 1031
+#: folders bwrap creates as 0700 parents of the binds: the zygote opens them to the answers' uids
+PARENTS = ("/opt", PREFIX, f"{PREFIX}/bin", f"{PREFIX}/lib", "/opt/netarena", LIBRARIES)
 #: tmpfs mounts the box makes world-writable, and bwrap's 0700 parents: the zygote fixes both
-CHMOD = (*runtime.PARENTS, "/tmp", "/run", "/dev/shm", "/home/agent")
+CHMOD = (*PARENTS, "/tmp", "/run", "/dev/shm", box.HOME)
+#: the first answer of every start: the box can run code on the graph
+PROBE = "def process_graph(graph_data):\n    return graph_data.number_of_nodes()"
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Resource limits of one answer's process."""
+class BoxHolds:
+    """What an app's box holds beside Python's standard library; `label` names the box in messages."""
+
+    packages: tuple[str, ...]  #: import names, networkx first (the zygote needs it); the others may be absent
+    env: tuple[tuple[str, str], ...] = ()
+    hostname: str = "box"
+    label: str = "Python"
+
+
+@dataclass(frozen=True)
+class ChildLimits:
+    """Resource limits of one answer's process (the zygote's forked child)."""
 
     cpu_s: float = 10.0
     wall_s: float = 20.0
@@ -69,10 +88,13 @@ class _Gone(Exception):
     """The zygote was gone before it took the answer (nothing of the answer ran)."""
 
 
-class Sandbox:
+class ForkServer:
     """One boxed zygote per environment; `run(code)` is safe to call repeatedly, even after crashes."""
 
-    def __init__(self, graph_json: bytes, limits: Limits = Limits(), boxed: bool = True) -> None:
+    def __init__(self, holds: BoxHolds, graph_json: bytes, limits: ChildLimits = ChildLimits(),
+                 boxed: bool = True) -> None:
+        self.holds = holds
+        self.name = f"the {holds.label} box"
         self.graph_json = graph_json
         self.limits = limits
         self.boxed = boxed
@@ -87,28 +109,24 @@ class Sandbox:
     # -- starting ---------------------------------------------------------------------------------
     def _argv(self) -> tuple[list[str], list[int], dict[str, str], str]:
         """(argv, fds to pass, environment, libraries path) of the zygote, boxed or not."""
-        if not self.boxed:  # networkx's folder holds numpy too (the lock installs both into one environment)
-            import networkx
-
-            return ([sys.executable, "-I", "-S", str(ZYGOTE)], [], CLEAN_ENV,
-                    str(Path(networkx.__file__).resolve().parent.parent))
-        from .. import sandbox
-        from . import views
-
-        found = sandbox.support()
-        view = runtime.runtime()
-        spec = sandbox.BoxSpec(
+        holds = self.holds
+        if not self.boxed:  # the first package's folder holds the others too (the lock installs all into one environment)
+            return ([sys.executable, "-I", "-S", str(ZYGOTE)], [], {**CLEAN_ENV, **dict(holds.env)},
+                    str(package_folder(holds.packages[0]).parent))
+        found = support()
+        view = python_view(holds.packages, holds.env)
+        spec = box.BoxSpec(
             binds=view.binds,
-            files={runtime.ZYGOTE: ZYGOTE.read_bytes()},
+            files={BOX_ZYGOTE: ZYGOTE.read_bytes()},
             caps=("SETUID", "SETGID", "KILL") if found.root else (),
             trusted_root=found.root,
             env=dict(view.env),
-            limits=sandbox.Limits(cpu_s=1 << 30, memory_bytes=1 << 40, file_bytes=1 << 20, open_files=256,
-                                  tmp_bytes=1 << 20),
-            hostname="malt",
+            limits=box.Limits(cpu_s=1 << 30, memory_bytes=1 << 40, file_bytes=1 << 20, open_files=256,
+                              tmp_bytes=1 << 20),
+            hostname=holds.hostname,
         )
-        argv, fds = sandbox.command(spec, [view.python, "-I", "-S", runtime.ZYGOTE], found)
-        return argv, fds, {"PATH": views.HOST_PATH}, runtime.LIBRARIES
+        argv, fds = box.command(spec, [view.python, "-I", "-S", BOX_ZYGOTE], found)
+        return argv, fds, {"PATH": views.HOST_PATH}, LIBRARIES
 
     def _start(self) -> None:
         argv, fds, env, libraries = self._argv()
@@ -119,7 +137,7 @@ class Sandbox:
                                        cwd="/", pass_fds=fds, start_new_session=True)
         except OSError as error:
             ours.close()
-            raise InfraError(f"cannot start the MALT box: {error}") from error
+            raise InfraError(f"cannot start {self.name}: {error}") from error
         finally:
             theirs.close()
             for fd in fds:
@@ -149,11 +167,11 @@ class Sandbox:
             errors.seek(0)
             detail = errors.read(2000).decode(errors="replace").strip()
             self.close()
-            raise InfraError(f"the MALT box exited during start-up: {detail or 'no message'}")
+            raise InfraError(f"{self.name} exited during start-up: {detail or 'no message'}")
         errors.close()
         self.info = json.loads(ready)
         try:
-            probe = self._run("def process_graph(graph_data):\n    return graph_data.number_of_nodes()")
+            probe = self._run(PROBE)
         except _Gone as error:
             probe = RunResult(False, error=str(error))
         except InfraError:
@@ -161,7 +179,7 @@ class Sandbox:
             raise
         if not probe.ok:
             self.close()
-            raise InfraError(f"the MALT box cannot run code: {probe.error}")
+            raise InfraError(f"{self.name} cannot run code: {probe.error}")
 
     # -- one answer -------------------------------------------------------------------------------
     def run(self, code: str) -> RunResult:
@@ -180,16 +198,14 @@ class Sandbox:
                 except BaseException:
                     self.close()  # interrupted mid-exchange: the next answer must not read this one's status
                     raise
-            raise InfraError("the MALT box could not be reached twice in a row")
+            raise InfraError(f"{self.name} could not be reached twice in a row")
 
     def _run(self, code: str) -> RunResult:
         assert self.control is not None
         limits = self.limits
         uid = None
         if self.boxed and self.info.get("uid") == 0:
-            from . import private_uid
-
-            uid = private_uid()
+            uid = box.private_uid()
         code_r, code_w = os.pipe()
         result_r, result_w = os.pipe()
         try:
@@ -254,7 +270,7 @@ class Sandbox:
             data = self.control.recv(1 << 16)
         except TimeoutError as error:
             self.close()
-            raise InfraError("the MALT box stopped answering") from error
+            raise InfraError(f"{self.name} stopped answering") from error
         except OSError:
             return None
         return json.loads(data) if data else None
@@ -263,7 +279,7 @@ class Sandbox:
         limits, elapsed = self.limits, status["elapsed_s"]
         if not status.get("sealed") and not status["timed_out"]:
             # before the answer's code was read: the box, not the answer, failed
-            raise InfraError("the MALT box could not seal the answer's process (its uid, limits, an IPC namespace "
+            raise InfraError(f"{self.name} could not seal the answer's process (its uid, limits, an IPC namespace "
                              "of its own in a user namespace, a seccomp filter): are user namespaces disabled? "
                              f"(exit status {status['exit']}, signal {status['signal']})")
 
@@ -308,7 +324,7 @@ class Sandbox:
                 process.kill()
             process.wait()
 
-    def __del__(self) -> None:  # a forgotten sandbox must not outlive its grader
+    def __del__(self) -> None:  # a forgotten fork server must not outlive its grader
         try:
             self.close()
         except Exception:  # noqa: BLE001, S110 - interpreter shutdown: nothing left to report to

@@ -1,4 +1,4 @@
-"""Bounded plain-data decoding of an answer's bytes: JSON types only, capped in size, items and depth.
+"""Bounded plain-data decoding of what a boxed child returned: JSON types only, capped in size, items and depth.
 
 The grader never unpickles or evaluates what an answer produced, and never holds an object whose
 methods the answer wrote: dict, list, str, int, float, bool and None are all it gets. The caps keep
