@@ -41,6 +41,10 @@ class Namespace:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    @property
+    def key(self) -> str:
+        return self.name
+
 
 @dataclass(frozen=True)
 class ContainerPort:
