@@ -99,7 +99,7 @@ def _export(args: argparse.Namespace, default_out: str, noun: str, write) -> int
 def run_generate(args: argparse.Namespace) -> int:
     from ..apps import available_apps
     from ..core.errors import UsageError
-    from ..run.settings import expand_home, parse_levels, path_options
+    from ..run.settings import app_options, parse_levels
     from .generate import GenerateConfig, generate
     from ..core.splits import check_split
 
@@ -110,14 +110,7 @@ def run_generate(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
         if args.episodes < 1 or args.jobs < 1 or args.seed < 0:
             raise UsageError("--episodes and --jobs must be at least 1, --seed zero or more")
-        extra = {}
-        for item in args.option:
-            name, sep, value = item.partition("=")
-            if not sep:
-                raise UsageError(f"--option takes NAME=VALUE; got {item!r}")
-            name = name.strip()
-            extra[name.replace("-", "_")] = expand_home(name, value.strip()) if name in path_options(available_apps()) \
-                else value.strip()
+        extra = app_options(args.option)
         split = check_split(args.split)
         config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,
