@@ -177,16 +177,10 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
     steps: list[dict[str, Any]] = []
     sentences: list[str] = []
     head = ops_[0]
-    if head == "list":
-        kind = chooser.choice(LIST_PARENTS)
+    if head in ("list", "rank"):
+        kind = chooser.choice(LIST_PARENTS if head == "list" else RANK_PARENTS)
         parent = _pick(chooser, index.by_kind[kind], _word(kind))
-        step, text = _read("list", graph, parent)
-        steps.append(step)
-        sentences.append(text)
-    elif head == "rank":
-        kind = chooser.choice(RANK_PARENTS)
-        parent = _pick(chooser, index.by_kind[kind], _word(kind))
-        step, text = _read("rank", graph, parent)
+        step, text = _read(head, graph, parent)
         steps.append(step)
         sentences.append(text)
     elif head in ("add", "remove"):
