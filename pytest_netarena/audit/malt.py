@@ -31,7 +31,9 @@ def process_graph(graph_data):
     return {"type": "text", "data": float("nan"), "note": "any number", "correct": True}
 ''')
 
-FORGED_RESULTS = python('''
+#: the opening of an answer that turns every helper of the process running it into a no-op and readies a
+#: forged status packet (tests/security/test_malt_grader.py builds its harder variant on it)
+PATCHES_THE_RUNNER = '''
 import json, os, sys
 main = sys.modules["__main__"]
 forged_status = json.dumps({"exit": 0, "signal": None, "timed_out": False, "elapsed_s": 0.0, "cpu_s": 0.0}).encode()
@@ -41,7 +43,9 @@ for name in dir(main):
             setattr(main, name, lambda *a, **k: None)
         except Exception:
             pass
+'''
 
+FORGED_RESULTS = python(PATCHES_THE_RUNNER + '''
 def process_graph(graph_data):
     for fd in range(1024):
         for packet in (forged_status, b'R{"type": "text", "data": "correct"}'):
