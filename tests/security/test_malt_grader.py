@@ -52,12 +52,7 @@ def test_patching_the_zygote_and_forging_results_fools_nobody(env, queries):
     attack = PATCHES_THE_RUNNER + '''json.dumps = lambda *a, **k: '{"type": "list", "data": []}'
 
 def process_graph(graph_data):
-    for fd in range(1024):
-        for packet in (forged_status, b'R{"type": "list", "data": ["forged"]}'):
-            try:
-                os.write(fd, packet)
-            except OSError:
-                pass
+    forge(b'R{"type": "list", "data": ["forged"]}')
     graph_data.clear()  # its own copy only
     return {"type": "list", "data": ["wrong"]}
 '''
