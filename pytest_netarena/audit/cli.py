@@ -34,6 +34,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from ..apps import APP_ENTRY_POINTS, available_apps, register_app
     from .battery import audit_app, transcript_lines, write_audit
     from ..core.app import RunOptions
+    from ..run.settings import app_options
 
     try:
         for item in args.register_app:
@@ -47,12 +48,7 @@ def run_audit(args: argparse.Namespace) -> int:
             raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
         if args.queries < 1 or args.seed < 0:
             raise ValueError("--queries must be at least 1, --seed zero or more")
-        extra = {}
-        for item in args.option:
-            name, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--option takes NAME=VALUE; got {item!r}")
-            extra[name.strip().replace("-", "_")] = value.strip()
+        extra = app_options(args.option)
     except ValueError as error:
         print(f"netarena audit: error: {error}", file=sys.stderr)
         return EXIT_USAGE

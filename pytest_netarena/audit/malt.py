@@ -31,7 +31,10 @@ def process_graph(graph_data):
     return {"type": "text", "data": float("nan"), "note": "any number", "correct": True}
 ''')
 
-FORGED_RESULTS = python('''
+#: the opening of an answer that turns every helper of the process running it into a no-op and defines
+#: forge(result): a forged status packet and result written to every descriptor it may hold
+#: (tests/security/test_malt_grader.py builds its harder variant on it)
+PATCHES_THE_RUNNER = '''
 import json, os, sys
 main = sys.modules["__main__"]
 forged_status = json.dumps({"exit": 0, "signal": None, "timed_out": False, "elapsed_s": 0.0, "cpu_s": 0.0}).encode()
@@ -42,13 +45,18 @@ for name in dir(main):
         except Exception:
             pass
 
-def process_graph(graph_data):
+def forge(result):
     for fd in range(1024):
-        for packet in (forged_status, b'R{"type": "text", "data": "correct"}'):
+        for packet in (forged_status, result):
             try:
                 os.write(fd, packet)
             except OSError:
                 pass
+'''
+
+FORGED_RESULTS = python(PATCHES_THE_RUNNER + '''
+def process_graph(graph_data):
+    forge(b'R{"type": "text", "data": "correct"}')
     return {"type": "text", "data": -1}
 ''')
 

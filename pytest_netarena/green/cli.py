@@ -16,6 +16,32 @@ def _pair(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def add_server_arguments(parser: argparse.ArgumentParser, default_port: int) -> None:
+    """--host, --port and --card-url of a command that serves an A2A agent (serve-green, serve-purple)."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=default_port,
+                        help=f"port (default {default_port}; 0 picks a free one)")
+    parser.add_argument("--card-url", default=None,
+                        help="the URL the agent card advertises, when clients reach this server by another name")
+
+
+def serve(command: str, build_app: Any, args: argparse.Namespace, banner: str) -> int:
+    """Serve build_app on --host/--port until interrupted; exit status 2 when the port cannot be bound."""
+    from .server import serve_forever
+
+    def announce(url: str) -> None:
+        print(f"{banner} listening on {url}", flush=True)
+
+    try:
+        serve_forever(build_app, args.host, args.port, args.card_url, announce)
+    except OSError as error:
+        print(f"netarena {command}: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve-green",
@@ -26,11 +52,8 @@ def register(subparsers: Any) -> None:
         "timeout_s (app options come only from --option, never from a request). Each query's result is appended to one artifact, then the summary "
         "(avg_correctness, avg_safety, avg_iterations or avg_latency_s).",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    add_server_arguments(parser, DEFAULT_PORT)
     parser.add_argument("--app", default="k8s", help="the suite to serve: k8s (default), route, malt, or a registered app")
-    parser.add_argument("--card-url", default=None,
-                        help="the URL the agent card advertises, when clients reach this server by another name")
     parser.add_argument("--option", action="append", type=_pair, default=[], metavar="NAME=VALUE",
                         help="an app option for every assessment, e.g. route-size=2x1 or malt-topology=PATH (repeatable)")
     parser.add_argument("--compat", choices=("netarena", "none"), default=None,
@@ -43,7 +66,6 @@ def register(subparsers: Any) -> None:
 def serve_green(args: argparse.Namespace) -> int:
     from ..apps import APP_ENTRY_POINTS, get_app, register_app
     from .agent import build_green_app
-    from .server import serve_forever
 
     for name, entry_point in args.register_app:
         register_app(name, entry_point)
@@ -56,15 +78,5 @@ def serve_green(args: argparse.Namespace) -> int:
         print(f"netarena serve-green: the {args.app} app does not load: {error}", file=sys.stderr)
         return 2
     options = {name.replace("-", "_"): value for name, value in args.option}
-
-    def announce(url: str) -> None:
-        print(f"netarena green agent ({args.app}) listening on {url}", flush=True)
-
-    try:
-        serve_forever(build_green_app(args.app, options, args.compat), args.host, args.port, args.card_url, announce)
-    except OSError as error:
-        print(f"netarena serve-green: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve("serve-green", build_green_app(args.app, options, args.compat), args,
+                 f"netarena green agent ({args.app})")

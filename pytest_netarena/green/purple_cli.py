@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import Any
 
+from .cli import add_server_arguments, serve
+
 DEFAULT_PORT = 9019
 #: a purple agent is stateless: each message holds the green agent's whole prompt, so the model's own
 #: system message only says so
@@ -24,9 +26,7 @@ def register(subparsers: Any) -> None:
         "green agent's whole prompt; the reply is the agent's answer, with token usage and cost in its metadata.",
     )
     parser.add_argument("--agent", required=True, help="the agent spec, as for pytest --agent (not builtin:*)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)")
-    parser.add_argument("--card-url", default=None, help="the URL the agent card advertises (behind a proxy)")
+    add_server_arguments(parser, DEFAULT_PORT)
     parser.add_argument("--llm-api-base", default=None, help="base URL of an OpenAI-compatible endpoint")
     parser.add_argument("--llm-client", choices=("auto", "litellm"), default="auto",
                         help="auto (default): openai: models over plain HTTP, the others through litellm; "
@@ -83,24 +83,12 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
 def serve_purple(args: argparse.Namespace) -> int:
     from ..core.errors import UsageError
     from .purple import purple_app
-    from .server import serve_forever
 
     try:
         respond = make_responder(args.agent, args)
     except UsageError as error:
         print(f"netarena serve-purple: {error}", file=sys.stderr)
         return 2
-
-    def announce(url: str) -> None:
-        print(f"netarena purple agent ({args.agent}) listening on {url}", flush=True)
-
     description = f"pytest-netarena purple agent answering with {args.agent}."
-    try:
-        serve_forever(purple_app(respond, name=args.name or args.agent, description=description), args.host,
-                      args.port, args.card_url, announce)
-    except OSError as error:
-        print(f"netarena serve-purple: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve("serve-purple", purple_app(respond, name=args.name or args.agent, description=description), args,
+                 f"netarena purple agent ({args.agent})")

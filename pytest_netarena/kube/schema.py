@@ -116,6 +116,10 @@ def strict_check(kind: str, api_version: str, definition: str, obj: dict, unknow
     unknown: list[str] = []
     prefix = f"{kind} in version \"{api_version.split('/')[-1]}\" cannot be handled as a {kind}: "
 
+    def mistyped(value, path: str, go_struct: str, go_type: str) -> ApiError:
+        return bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+                           f"{go_struct}.{path} of type {go_type}")
+
     def walk(value, schema: dict, path: str, go_struct: str) -> None:
         target = resolve(schema)
         types = _types(target)
@@ -123,8 +127,7 @@ def strict_check(kind: str, api_version: str, definition: str, obj: dict, unknow
             return
         if "x-kubernetes-int-or-string" in target or target.get("format") == "int-or-string":
             if not isinstance(value, (int, str)) or isinstance(value, bool):
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type intstr.IntOrString")
+                raise mistyped(value, path, go_struct, "intstr.IntOrString")
             return
         if not types:
             return
@@ -133,31 +136,26 @@ def strict_check(kind: str, api_version: str, definition: str, obj: dict, unknow
                 go_type = "int32" if target.get("format") in (None, "int32") else target.get("format")
                 if "number" in types and "integer" not in types:
                     go_type = "float64"
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type {go_type}")
+                raise mistyped(value, path, go_struct, go_type)
             return
         if "string" in types:
             if not isinstance(value, str):
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type string")
+                raise mistyped(value, path, go_struct, "string")
             return
         if "boolean" in types:
             if not isinstance(value, bool):
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type bool")
+                raise mistyped(value, path, go_struct, "bool")
             return
         if "array" in types:
             if not isinstance(value, list):
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type []{go_struct}")
+                raise mistyped(value, path, go_struct, f"[]{go_struct}")
             item_schema = target.get("items") or {}
             for index, element in enumerate(value):
                 walk(element, item_schema, f"{path}", go_struct)
             return
         if "object" in types:
             if not isinstance(value, dict):
-                raise bad_request(prefix + f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-                                  f"{go_struct}.{path} of type {go_struct}")
+                raise mistyped(value, path, go_struct, go_struct)
             props = target.get("properties")
             extra = target.get("additionalProperties")
             name = ref_name(schema) or ref_name((schema.get("allOf") or [{}])[0]) or ""

@@ -51,23 +51,16 @@ def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[s
 
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterObjects:
     """Namespaces, Pods, Services and NetworkPolicies of `objects`; other kinds are ignored."""
-    namespaces, pods, services, policies = {}, {}, {}, {}
+    # in the order of ClusterObjects' fields
+    builders = {"Namespace": namespace_from_manifest, "Pod": pod_from_manifest, "Service": service_from_manifest,
+                "NetworkPolicy": compile_policy}
+    found: dict[str, dict[str, Any]] = {kind: {} for kind in builders}
     for obj in objects:
         kind = obj.get("kind")
-        if kind == "Namespace":
-            namespace = namespace_from_manifest(obj)
-            namespaces[namespace.name] = namespace
-        elif kind == "Pod":
-            pod = pod_from_manifest(obj)
-            pods[pod.key] = pod
-        elif kind == "Service":
-            service = service_from_manifest(obj)
-            services[service.key] = service
-        elif kind == "NetworkPolicy":
-            policy = compile_policy(obj)
-            policies[policy.key] = policy
-    return ClusterObjects(tuple(namespaces.values()), tuple(pods.values()), tuple(services.values()),
-                          tuple(policies.values()))
+        if isinstance(kind, str) and kind in builders:
+            made = builders[kind](obj)
+            found[kind][made.key] = made  # a later object of the same key replaces the earlier one
+    return ClusterObjects(*(tuple(by_key.values()) for by_key in found.values()))
 
 
 def load_cluster(paths: Iterable[str | Path]) -> ClusterObjects:

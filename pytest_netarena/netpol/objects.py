@@ -13,6 +13,20 @@ def _frozen_labels(labels: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(labels or {})
 
 
+class _Namespaced:
+    """What pods and services share: they are known, and hashed, by namespace and name."""
+
+    namespace: str
+    name: str
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.name))
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
 @dataclass(frozen=True)
 class Namespace:
     name: str
@@ -27,6 +41,10 @@ class Namespace:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    @property
+    def key(self) -> str:
+        return self.name
+
 
 @dataclass(frozen=True)
 class ContainerPort:
@@ -36,23 +54,18 @@ class ContainerPort:
 
 
 @dataclass(frozen=True)
-class Pod:
+class Pod(_Namespaced):
     namespace: str
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
     ip: str | None = None
     ports: tuple[ContainerPort, ...] = ()
 
+    __hash__ = _Namespaced.__hash__  # dataclass(frozen=True) would otherwise hash the labels too
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", _frozen_labels(self.labels))
         object.__setattr__(self, "ports", tuple(self.ports))
-
-    def __hash__(self) -> int:
-        return hash((self.namespace, self.name))
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
     def named_port(self, name: str, protocol: str) -> int | None:
         """The number of the container port called `name` on `protocol`, if the pod has one."""
@@ -75,22 +88,17 @@ class ServicePort:
 
 
 @dataclass(frozen=True)
-class Service:
+class Service(_Namespaced):
     namespace: str
     name: str
     selector: Mapping[str, str] = field(default_factory=dict)
     ports: tuple[ServicePort, ...] = ()
 
+    __hash__ = _Namespaced.__hash__  # dataclass(frozen=True) would otherwise hash the selector too
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "selector", _frozen_labels(self.selector))
         object.__setattr__(self, "ports", tuple(self.ports))
-
-    def __hash__(self) -> int:
-        return hash((self.namespace, self.name))
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
     def find_port(self, port: int | str, protocol: str) -> ServicePort | None:
         """The service port matching a number or a port name on `protocol`."""

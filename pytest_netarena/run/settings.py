@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,19 @@ def expand_home(name: str, value: Any) -> Any:
         if kind:
             return f"{kind}:{os.path.expanduser(file)}"
     return os.path.expanduser(value)
+
+
+def app_options(items: Iterable[str]) -> dict[str, str]:
+    """The app options of repeated `--option NAME=VALUE` arguments, keyed as in RunOptions.extra; `~` expanded in paths."""
+    paths = path_options(available_apps())
+    extra = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--option takes NAME=VALUE; got {item!r}")
+        name, value = name.strip(), value.strip()
+        extra[name.replace("-", "_")] = expand_home(name, value) if name in paths else value
+    return extra
 
 
 def absolute_path(name: str, value: str) -> str:

@@ -21,11 +21,8 @@ def register(subparsers) -> None:
                     "{messages}; sharegpt: {id, conversations, facts}) or OUT/hf (a Hugging Face `datasets` folder: "
                     "load_from_disk), and OUT/sources.jsonl (each transcript's run and query; keep it away from "
                     "training: query ids name fault types). Infra-error episodes are never exported.")
-    sft.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
     sft.add_argument("--format", dest="form", choices=("openai", "sharegpt", "hf"), default="openai")
-    sft.add_argument("--out", type=home_path, help="output folder (default: RUN_DIR/sft-FORMAT of the first run)")
-    _add_filters(sft)
-    sft.set_defaults(handler=run_export)
+    _add_export_arguments(sft, "sft-FORMAT", run_export)
 
     atif = kinds.add_parser(
         "atif", help="episodes as ATIF trajectories (Agent Trajectory Interchange Format v1.8)",
@@ -34,10 +31,7 @@ def register(subparsers) -> None:
                     "observation that followed, token usage and cost; verdicts in extra), validated with the atif "
                     "package, and OUT/sources.jsonl (each trajectory's run and query; keep it away from training). "
                     "Infra-error episodes are never exported.")
-    atif.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
-    atif.add_argument("--out", type=home_path, help="output folder (default: RUN_DIR/atif of the first run)")
-    _add_filters(atif)
-    atif.set_defaults(handler=run_export_atif)
+    _add_export_arguments(atif, "atif", run_export_atif)
 
     generate = subparsers.add_parser(
         "generate", help="play many episodes with an offline agent (expert trajectories) into a run folder",
@@ -58,11 +52,15 @@ def register(subparsers) -> None:
     generate.set_defaults(handler=run_generate)
 
 
-def _add_filters(parser: argparse.ArgumentParser) -> None:
+def _add_export_arguments(parser: argparse.ArgumentParser, default_out: str, handler) -> None:
+    """The run folders, --out and the episode filters every export takes."""
+    parser.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
+    parser.add_argument("--out", type=home_path, help=f"output folder (default: RUN_DIR/{default_out} of the first run)")
     parser.add_argument("--resolved", action="store_true", help="only episodes whose final state was correct")
     parser.add_argument("--safe", action="store_true", help="only episodes without an unsafe step")
     parser.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     parser.add_argument("--level", action="append", type=int, default=[], help="only this level (repeatable)")
+    parser.set_defaults(handler=handler)
 
 
 def _filters(args: argparse.Namespace):
@@ -71,38 +69,37 @@ def _filters(args: argparse.Namespace):
     return Filters(resolved=args.resolved, safe=args.safe, apps=tuple(args.app), levels=tuple(args.level))
 
 
-def run_export_atif(args: argparse.Namespace) -> int:
-    from ..core.errors import UsageError
-    from .atif import export_atif
-
-    out = args.out or args.runs[0] / "atif"
-    try:
-        count = export_atif(list(args.runs), out, _filters(args))
-    except UsageError as error:
-        print(f"netarena export atif: error: {error}", file=sys.stderr)
-        return 2
-    print(f"{count} trajectories exported to {out}")
-    return 0
-
-
 def run_export(args: argparse.Namespace) -> int:
-    from ..core.errors import UsageError
     from .export import export
 
-    out = args.out or args.runs[0] / f"sft-{args.form}"
+    return _export(args, f"sft-{args.form}", "episodes",
+                   lambda runs, out, filters: export(runs, out, args.form, filters))
+
+
+def run_export_atif(args: argparse.Namespace) -> int:
+    from .atif import export_atif
+
+    return _export(args, "atif", "trajectories", export_atif)
+
+
+def _export(args: argparse.Namespace, default_out: str, noun: str, write) -> int:
+    """write(runs, out, filters) -> how many were written; --out defaults to default_out in the first run."""
+    from ..core.errors import UsageError
+
+    out = args.out or args.runs[0] / default_out
     try:
-        count = export(list(args.runs), out, args.form, _filters(args))
+        count = write(list(args.runs), out, _filters(args))
     except UsageError as error:
-        print(f"netarena export sft: error: {error}", file=sys.stderr)
+        print(f"netarena export {args.kind}: error: {error}", file=sys.stderr)
         return 2
-    print(f"{count} episodes exported to {out}")
+    print(f"{count} {noun} exported to {out}")
     return 0
 
 
 def run_generate(args: argparse.Namespace) -> int:
     from ..apps import available_apps
     from ..core.errors import UsageError
-    from ..run.settings import expand_home, parse_levels, path_options
+    from ..run.settings import app_options, parse_levels
     from .generate import GenerateConfig, generate
     from ..core.splits import check_split
 
@@ -113,14 +110,7 @@ def run_generate(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
         if args.episodes < 1 or args.jobs < 1 or args.seed < 0:
             raise UsageError("--episodes and --jobs must be at least 1, --seed zero or more")
-        extra = {}
-        for item in args.option:
-            name, sep, value = item.partition("=")
-            if not sep:
-                raise UsageError(f"--option takes NAME=VALUE; got {item!r}")
-            name = name.strip()
-            extra[name.replace("-", "_")] = expand_home(name, value.strip()) if name in path_options(available_apps()) \
-                else value.strip()
+        extra = app_options(args.option)
         split = check_split(args.split)
         config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,

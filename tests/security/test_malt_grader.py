@@ -11,6 +11,7 @@ import pytest
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.apps.malt.agents.builtin import oracle_code
 from pytest_netarena.apps.malt.environment import MaltEnvironment
+from pytest_netarena.audit.malt import PATCHES_THE_RUNNER
 from pytest_netarena.sandbox.forkserver import ChildLimits
 from pytest_netarena.core.app import RunOptions
 
@@ -48,25 +49,10 @@ def test_patching_the_zygote_and_forging_results_fools_nobody(env, queries):
     """The answer rewrites every helper of the process it runs in and writes forged status and result
     packets to every descriptor it holds, then returns a wrong answer: judged wrong, and the next answer
     is read normally."""
-    attack = '''
-import json, os, sys
-main = sys.modules["__main__"]
-forged_status = json.dumps({"exit": 0, "signal": None, "timed_out": False, "elapsed_s": 0.0, "cpu_s": 0.0}).encode()
-for name in dir(main):
-    if callable(getattr(main, name, None)) and not name.startswith("__"):
-        try:
-            setattr(main, name, lambda *a, **k: None)
-        except Exception:
-            pass
-json.dumps = lambda *a, **k: '{"type": "list", "data": []}'
+    attack = PATCHES_THE_RUNNER + '''json.dumps = lambda *a, **k: '{"type": "list", "data": []}'
 
 def process_graph(graph_data):
-    for fd in range(1024):
-        for packet in (forged_status, b'R{"type": "list", "data": ["forged"]}'):
-            try:
-                os.write(fd, packet)
-            except OSError:
-                pass
+    forge(b'R{"type": "list", "data": ["forged"]}')
     graph_data.clear()  # its own copy only
     return {"type": "list", "data": ["wrong"]}
 '''

@@ -16,7 +16,7 @@ from .answers import (
     compare_ranking,
     parse_answer,
 )
-from .replies import read_program
+from .replies import Program, read_program
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -91,10 +91,14 @@ class MaltEnvironment(Environment):
     def refuse(self, message: str) -> StepOutcome:
         return self._refused(f"refused: {message}")
 
-    def step(self, reply: str) -> StepOutcome:
+    def _program(self, reply: str) -> Program:
+        """The code a reply answers with (or why there is none); only within an episode."""
         if self.query is None:
             raise RuntimeError("step() before reset()")
-        program = read_program(reply, last_wins=self.last_wins)
+        return read_program(reply, last_wins=self.last_wins)
+
+    def step(self, reply: str) -> StepOutcome:
+        program = self._program(reply)
         if program.code is None:
             return self._refused(program.problem)
         code = program.code

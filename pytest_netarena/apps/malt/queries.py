@@ -87,7 +87,8 @@ def _gbps(bps: int) -> str:
     return f"{bps} bps ({bps // 1_000_000_000} Gbps)"
 
 
-def _pick(chooser: Chooser, names: Sequence[str], what: str) -> str:
+def pick(chooser: Chooser, names: Sequence[str], what: str) -> str:
+    """One of names, chosen; ValueError naming `what` when the topology has none."""
     if not names:
         raise ValueError(f"the topology has no {what}")
     return chooser.choice(names)
@@ -120,7 +121,7 @@ def _draw_add(index: TopologyIndex, chooser: Chooser) -> tuple[dict[str, Any], s
     """An add step, its sentence, and the node the follow-up read looks at."""
     what = chooser.choice(("port", "switch"))
     if what == "port":
-        switch = _pick(chooser, index.by_kind[s.PACKET_SWITCH], "packet switch")
+        switch = pick(chooser, index.by_kind[s.PACKET_SWITCH], "packet switch")
         port = _next_port(index, chooser, switch)
         capacity = chooser.choice(CAPACITIES)
         step = {"op": "add_port", "switch": switch, "port": port, "capacity": capacity}
@@ -128,7 +129,7 @@ def _draw_add(index: TopologyIndex, chooser: Chooser) -> tuple[dict[str, Any], s
                 f"switch {switch}.")
         return step, text, switch
     parent_kind = chooser.choice(ops.SWITCH_PARENTS)
-    parent = _pick(chooser, index.by_kind[parent_kind], _word(parent_kind))
+    parent = pick(chooser, index.by_kind[parent_kind], _word(parent_kind))
     switch = _free_name(chooser, index.names, "new_sw{}")
     count = chooser.integer(1, 4)
     capacity = chooser.choice(CAPACITIES)
@@ -145,10 +146,10 @@ def _draw_remove(index: TopologyIndex, chooser: Chooser) -> tuple[dict[str, Any]
     graph = index.graph
     what = chooser.choice(("port", "switch"))
     if what == "port":
-        name = _pick(chooser, index.removable_ports, "removable port")
+        name = pick(chooser, index.removable_ports, "removable port")
         parent = next(p for p in graph.pred[name] if ops.has_kind(graph, p, s.PACKET_SWITCH))
     else:
-        name = _pick(chooser, index.removable_switches, "removable packet switch")
+        name = pick(chooser, index.removable_switches, "removable packet switch")
         parent = _block_of(graph, name)
     step = {"op": "remove", "name": name}
     return step, f"Remove the {what if what == 'port' else 'packet switch'} {name} from the graph.", parent
@@ -177,16 +178,10 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
     steps: list[dict[str, Any]] = []
     sentences: list[str] = []
     head = ops_[0]
-    if head == "list":
-        kind = chooser.choice(LIST_PARENTS)
-        parent = _pick(chooser, index.by_kind[kind], _word(kind))
-        step, text = _read("list", graph, parent)
-        steps.append(step)
-        sentences.append(text)
-    elif head == "rank":
-        kind = chooser.choice(RANK_PARENTS)
-        parent = _pick(chooser, index.by_kind[kind], _word(kind))
-        step, text = _read("rank", graph, parent)
+    if head in ("list", "rank"):
+        kind = chooser.choice(LIST_PARENTS if head == "list" else RANK_PARENTS)
+        parent = pick(chooser, index.by_kind[kind], _word(kind))
+        step, text = _read(head, graph, parent)
         steps.append(step)
         sentences.append(text)
     elif head in ("add", "remove"):
@@ -206,7 +201,7 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
             steps.append(read)
             sentences.append("Then, on the updated graph: " + text)
     elif head == "for":
-        parent = _pick(chooser, index.for_parents, "block whose switches all have a port .p1")
+        parent = pick(chooser, index.for_parents, "block whose switches all have a port .p1")
         capacity = chooser.choice(CAPACITIES)
         steps.append({"op": "for_update", "parent": parent, "suffix": "p1", "capacity": capacity})
         word = _word(_kind_of(graph, parent))
@@ -216,7 +211,7 @@ def draw(category: Category, chooser: Chooser, graph: nx.DiGraph, index: Topolog
         steps.append(read)
         sentences.append("Then, on the updated graph: " + text)
     elif head == "if":
-        switch = _pick(chooser, index.switches_with_ports, "packet switch with two ports")
+        switch = pick(chooser, index.switches_with_ports, "packet switch with two ports")
         branch = chooser.choice(("else", "then"))
         total = ops.total_capacity(graph, switch)
         threshold = total - 1_000_000_000 if branch == "then" else total

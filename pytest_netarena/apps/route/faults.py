@@ -146,54 +146,92 @@ def _ipt_rules(fault: dict[str, Any], topo: Topology) -> list[tuple[str, ...]]:
     return [("FORWARD", "-s", network, *match, *target), ("FORWARD", "-d", network, *match, *target)]
 
 
-def inject_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
-    """The router commands that inject fault."""
+def _wrong_address(fault: dict[str, Any], topo: Topology) -> str:
+    """The address (with prefix) a remove_ip fault other than flush puts on the router interface."""
+    method = fault["method"]
+    if method == "other_network":
+        return fault["address"]
+    if method == "wrong_mask":
+        return f"{topo.gateway(fault['subnet'])}/{fault['mask']}"
+    return f"{topo.gateway(fault['other'])}/24"
+
+
+def _wrong_route(fault: dict[str, Any], topo: Topology) -> tuple[str, ...]:
+    """What follows the network in the wrong route a wrong_routing_table fault adds ("dev ..." or "via ...")."""
+    method, to = fault["method"], fault["to"]
+    if method == "wrong_interface":
+        return ("dev", topo.router_intf(to))
+    if method == "nonexistent_gateway":
+        return ("via", f"192.168.{to}.{fault['gateway_host']}")
+    if method == "wrong_interface_metric":
+        return ("dev", topo.router_intf(to), "metric", str(fault["metric"]))
+    return ("via", topo.gateway(to))
+
+
+def _inject_and_repair(fault: dict[str, Any], topo: Topology) -> tuple[list[Command], list[Command]]:
+    """The router commands that inject fault and those that undo it, side by side."""
     method = fault["method"]
     k = fault.get("subnet")
     intf = topo.router_intf(k) if k else ""
     if method == "ip_forward_off":
-        return [Command(("sysctl", "-w", "net.ipv4.ip_forward=0"))]
+        return ([Command(("sysctl", "-w", "net.ipv4.ip_forward=0"))],
+                [Command(("sysctl", "-w", "net.ipv4.ip_forward=1"))])
     if method == "forward_policy_drop":
-        return [Command(("iptables", "-P", "FORWARD", "DROP"))]
+        return [Command(("iptables", "-P", "FORWARD", "DROP"))], [Command(("iptables", "-P", "FORWARD", "ACCEPT"))]
     if method == "rule_prohibit":
-        return [Command(("ip", "rule", "add", "prohibit", "pref", str(fault["pref"])))]
+        pref = str(fault["pref"])
+        return ([Command(("ip", "rule", "add", "prohibit", "pref", pref))],
+                [Command(("ip", "rule", "del", "pref", pref))])
     if method == "forward_drop_subnet":
-        return [Command(("iptables", "-A", "FORWARD", "-s", topo.network(k), "-j", "DROP"))]
+        rule = ("FORWARD", "-s", topo.network(k), "-j", "DROP")
+        return [Command(("iptables", "-A", *rule))], [Command(("iptables", "-D", *rule))]
+    link_up = [Command(("ip", "link", "set", "dev", intf, "up"))]
     if method == "link_down":
-        return [Command(("ip", "link", "set", "dev", intf, "down"))]
+        return [Command(("ip", "link", "set", "dev", intf, "down"))], link_up
     if method == "ifconfig_down":
-        return [Command(("ifconfig", intf, "down"))]
+        return [Command(("ifconfig", intf, "down"))], link_up
     if method == "mtu_small":
-        return [Command(("ip", "link", "set", "dev", intf, "mtu", str(fault["mtu"])))]
-    if fault["type"] == REMOVE_IP:
-        flush = Command(("ip", "addr", "flush", "dev", intf))
-        if method == "flush":
-            return [flush]
-        address = {
-            "other_network": lambda: fault["address"],
-            "wrong_mask": lambda: f"{topo.gateway(k)}/{fault['mask']}",
-            "duplicate": lambda: f"{topo.gateway(fault['other'])}/24",
-        }[method]()
-        return [flush, Command(("ip", "addr", "add", address, "dev", intf))]
+        mtu = ("ip", "link", "set", "dev", intf, "mtu")
+        return [Command((*mtu, str(fault["mtu"])))], [Command((*mtu, str(HEALTHY_MTU)))]
     if method == "netem_delay":
-        return [Command(("tc", "qdisc", "add", "dev", intf, "root", "netem", "delay", f"{fault['delay_ms']}ms"))]
+        return ([Command(("tc", "qdisc", "add", "dev", intf, "root", "netem", "delay", f"{fault['delay_ms']}ms"))],
+                [Command(("tc", "qdisc", "del", "dev", intf, "root"))])
+    if fault["type"] == REMOVE_IP:
+        # repair adds the right address before deleting the wrong one, so no step loses a pair
+        flush = Command(("ip", "addr", "flush", "dev", intf))
+        add = Command(("ip", "addr", "add", f"{topo.gateway(k)}/24", "dev", intf))
+        if method == "flush":
+            return [flush], [add]
+        wrong = _wrong_address(fault, topo)
+        return ([flush, Command(("ip", "addr", "add", wrong, "dev", intf))],
+                [add, Command(("ip", "addr", "del", wrong, "dev", intf))])
     if fault["type"] == DROP_TRAFFIC:
-        return [Command(("iptables", "-A", *rule)) for rule in _ipt_rules(fault, topo)]
+        rules = _ipt_rules(fault, topo)
+        return ([Command(("iptables", "-A", *rule)) for rule in rules],
+                [Command(("iptables", "-D", *rule)) for rule in rules])
     if fault["type"] == WRONG_ROUTING:
-        network, to = topo.network(k), fault["to"]
-        # the connected route may already be gone (e.g. remove_ip on the same subnet)
-        delete = Command(("ip", "route", "del", network, "dev", intf), may_fail=True)
-        wrong = topo.router_intf(to)
-        if method == "wrong_interface":
-            return [delete, Command(("ip", "route", "add", network, "dev", wrong))]
-        if method == "nonexistent_gateway":
-            gateway = f"192.168.{to}.{fault['gateway_host']}"
-            return [delete, Command(("ip", "route", "add", network, "via", gateway), may_fail=True)]
-        if method == "wrong_interface_metric":
-            return [delete, Command(("ip", "route", "add", network, "dev", wrong, "metric", str(fault["metric"])))]
-        # the kernel refuses a router-local gateway, so the fault is the deleted route plus a failed add
-        return [delete, Command(("ip", "route", "add", network, "via", topo.gateway(to)), may_fail=True)]
+        network, wrong_route = topo.network(k), _wrong_route(fault, topo)
+        # injection: the connected route may already be gone (e.g. remove_ip on the same subnet); the kernel
+        # refuses a router-local gateway, so that fault is the deleted route plus a failed add
+        inject = [
+            Command(("ip", "route", "del", network, "dev", intf), may_fail=True),
+            Command(("ip", "route", "add", network, *wrong_route),
+                    may_fail=method in ("nonexistent_gateway", "via_local_address")),
+        ]
+        # repair: the wrong route carries no working pair, so it goes first; then the connected route comes
+        # back (it may be gone already, e.g. with its link down, hence may_fail)
+        repair = [
+            Command(("ip", "route", "del", network, *wrong_route), may_fail=True),
+            Command(("ip", "route", "replace", network, "dev", intf, "proto", "kernel", "scope", "link",
+                     "src", topo.gateway(k))),
+        ]
+        return inject, repair
     raise ValueError(f"unknown fault {fault!r}")
+
+
+def inject_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
+    """The router commands that inject fault."""
+    return _inject_and_repair(fault, topo)[0]
 
 
 #: order in which faults are injected: routes before links go down (the kernel refuses routes on a down link)
@@ -212,51 +250,7 @@ REPAIR_ORDER = (DISABLE_INTERFACE, REMOVE_IP, WRONG_ROUTING, DISABLE_ROUTING, DR
 
 def repair_commands(fault: dict[str, Any], topo: Topology) -> list[Command]:
     """Router commands that undo fault; additions come before removals so no step loses a pair."""
-    method = fault["method"]
-    k = fault.get("subnet")
-    intf = topo.router_intf(k) if k else ""
-    if method == "ip_forward_off":
-        return [Command(("sysctl", "-w", "net.ipv4.ip_forward=1"))]
-    if method == "forward_policy_drop":
-        return [Command(("iptables", "-P", "FORWARD", "ACCEPT"))]
-    if method == "rule_prohibit":
-        return [Command(("ip", "rule", "del", "pref", str(fault["pref"])))]
-    if method == "forward_drop_subnet":
-        return [Command(("iptables", "-D", "FORWARD", "-s", topo.network(k), "-j", "DROP"))]
-    if method in ("link_down", "ifconfig_down"):
-        return [Command(("ip", "link", "set", "dev", intf, "up"))]
-    if method == "mtu_small":
-        return [Command(("ip", "link", "set", "dev", intf, "mtu", str(HEALTHY_MTU)))]
-    if fault["type"] == REMOVE_IP:
-        add = Command(("ip", "addr", "add", f"{topo.gateway(k)}/24", "dev", intf))
-        if method == "flush":
-            return [add]
-        wrong = {
-            "other_network": lambda: fault["address"],
-            "wrong_mask": lambda: f"{topo.gateway(k)}/{fault['mask']}",
-            "duplicate": lambda: f"{topo.gateway(fault['other'])}/24",
-        }[method]()
-        return [add, Command(("ip", "addr", "del", wrong, "dev", intf))]
-    if method == "netem_delay":
-        return [Command(("tc", "qdisc", "del", "dev", intf, "root"))]
-    if fault["type"] == DROP_TRAFFIC:
-        return [Command(("iptables", "-D", *rule)) for rule in _ipt_rules(fault, topo)]
-    if fault["type"] == WRONG_ROUTING:
-        network, wrong = topo.network(k), topo.router_intf(fault["to"])
-        bad = {
-            "wrong_interface": ("dev", wrong),
-            "nonexistent_gateway": ("via", f"192.168.{fault['to']}.{fault.get('gateway_host')}"),
-            "wrong_interface_metric": ("dev", wrong, "metric", str(fault.get("metric"))),
-            "via_local_address": ("via", topo.gateway(fault["to"])),
-        }[method]
-        # the wrong route carries no working pair, so it goes first; then the connected route comes back
-        # (it may be gone already, e.g. with its link down, hence may_fail)
-        return [
-            Command(("ip", "route", "del", network, *bad), may_fail=True),
-            Command(("ip", "route", "replace", network, "dev", intf, "proto", "kernel", "scope", "link",
-                     "src", topo.gateway(k))),
-        ]
-    raise ValueError(f"unknown fault {fault!r}")
+    return _inject_and_repair(fault, topo)[1]
 
 
 def repair_plan(faults: Sequence[dict[str, Any]], topo: Topology) -> list[Command]:

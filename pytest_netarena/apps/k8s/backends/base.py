@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ class Backend(ABC):
     network = None
     #: extra read-only host paths agent boxes need, as (host path, box path)
     binds: tuple[tuple[str, str], ...] = ()
+    #: the worker's scratch folder (kubeconfigs, kubectl caches), made by prepare()
+    _tmp: str | None = None
 
     @abstractmethod
     def prepare(self) -> None:
@@ -70,4 +73,10 @@ class Backend(ABC):
         return ""
 
     def close(self) -> None:
-        """Release everything (once per worker)."""
+        """Release everything (once per worker): here the scratch folder and the network namespace handle."""
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        if self.network is not None:
+            self.network.close()
+            self.network = None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import socket
 import tempfile
 import threading
@@ -205,9 +204,4 @@ class EmbeddedBackend(Backend):
         if self.server is not None:
             self.server.stop()
             self.server = None
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-        if self.network is not None:
-            self.network.close()
-            self.network = None
+        super().close()

@@ -206,12 +206,7 @@ class RealClusterBackend(Backend):
         try:
             self.end()
         finally:
-            if self._tmp:
-                shutil.rmtree(self._tmp, ignore_errors=True)
-                self._tmp = None
-            if self.network is not None:
-                self.network.close()
-                self.network = None
+            super().close()
 
     # ----- observation -----------------------------------------------------------------------------
 

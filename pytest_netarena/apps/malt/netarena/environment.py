@@ -9,7 +9,6 @@ from ....core.app import NETARENA
 from ....core.types import Judgement, Query, StepOutcome
 from . import grade as compat_grade, ops as compat_ops
 from ..environment import MaltEnvironment
-from ..replies import read_program
 
 #: Judgement metric: the graph NetArena's ground truth leaves passes NetArena's safety checks (its
 #: GT-Result-Safety for graph questions; NetArena reports Pass for the others without checking)
@@ -50,9 +49,7 @@ class NetArenaMaltEnvironment(MaltEnvironment):
         return self._judged("", self._grade(failure=f"refused: {message}"))
 
     def step(self, reply: str) -> StepOutcome:
-        if self.query is None:
-            raise RuntimeError("step() before reset()")
-        program = read_program(reply, last_wins=self.last_wins)
+        program = self._program(reply)
         if program.code is None:
             return self._judged("", self._grade(failure=program.problem))
         result = self.sandbox.run(program.code)

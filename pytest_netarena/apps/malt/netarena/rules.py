@@ -25,7 +25,7 @@ from typing import Any
 from ....core.app import NETARENA
 from ....core.space import Category, Chooser
 from .. import schema as s
-from ..queries import CATEGORIES as OUR_CATEGORIES
+from ..queries import CATEGORIES as OUR_CATEGORIES, pick
 from .ops import MUTATIONS, NEW_PORT_CAPACITY, run_program, switch_port_name
 
 __all__ = ["NEW_PORT_CAPACITY", "run_program", "switch_port_name"]
@@ -112,12 +112,6 @@ def params(program: list[dict[str, Any]], question: str, category: Category) -> 
     }
 
 
-def _pick(chooser: Chooser, names: Sequence[str], kind: str) -> str:
-    if not names:
-        raise ValueError(f"the topology has no {kind} node")
-    return chooser.choice(names)
-
-
 def draw(category: Category, chooser: Chooser, by_kind: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Draw one query of a category the way NetArena's generator does (its choices, its wording).
 
@@ -127,15 +121,15 @@ def draw(category: Category, chooser: Chooser, by_kind: Mapping[str, Sequence[st
     head, read = ops_[0], (ops_[1] if len(ops_) > 1 else None)
     if head == "list":
         kind = chooser.choice(LIST_PARENTS)
-        parent = _pick(chooser, by_kind.get(kind, ()), kind)
+        parent = pick(chooser, by_kind.get(kind, ()), f"{kind} node")
         return params([{"op": "list", "parent": parent}], list_question(parent), category)
     if head == "rank":
         kind = chooser.choice(BLOCKS)
-        parent = _pick(chooser, by_kind.get(kind, ()), kind)
+        parent = pick(chooser, by_kind.get(kind, ()), f"{kind} node")
         return params([{"op": "rank", "parent": parent}], rank_question(kind, parent), category)
     if head == "remove":
         kind = chooser.choice(REMOVE_KINDS)
-        name = _pick(chooser, by_kind.get(kind, ()), kind)
+        name = pick(chooser, by_kind.get(kind, ()), f"{kind} node")
         step = {"op": "remove", "name": name}
         if read is None:
             return params([step], remove_question(name), category)
@@ -150,7 +144,7 @@ def draw(category: Category, chooser: Chooser, by_kind: Mapping[str, Sequence[st
         else:
             parent_kind = chooser.choice(BLOCKS)
         name = f"new_{kind}_{chooser.integer(1, 100)}"
-        parent = _pick(chooser, by_kind.get(parent_kind, ()), parent_kind)
+        parent = pick(chooser, by_kind.get(parent_kind, ()), f"{parent_kind} node")
         step = {"op": "add", "name": name, "kind": kind, "parent": parent}
         if read is None:
             return params([step], add_question(name, kind, parent), category)

@@ -19,17 +19,16 @@ machine does not turn a reachable pair into a false safety violation.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import select
 import socket
 import struct
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-CLONE_NEWNET = 0x40000000
+from ....sandbox import NetNamespace
+
 IP_MTU_DISCOVER = 10
 IP_PMTUDISC_DO = 2
 #: ICMP payload bytes; with the IP and ICMP headers a probe is 512 bytes on the wire
@@ -94,51 +93,18 @@ class Mesh:
         return "\n".join(lines)
 
 
-def _libc():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.setns.argtypes = (ctypes.c_int, ctypes.c_int)
-    return libc
-
-
 def _socket_in_namespace(pid: int) -> socket.socket:
     """A raw ICMP socket created in the network namespace of process pid."""
-    box: dict[str, object] = {}
-
-    def target() -> None:
-        libc = _libc()
-        home = os.open(f"/proc/self/task/{threading.get_native_id()}/ns/net", os.O_RDONLY)
-        try:
-            target_ns = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-            try:
-                if libc.setns(target_ns, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), f"setns into the namespace of pid {pid}")
-                try:
-                    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-                finally:
-                    if libc.setns(home, CLONE_NEWNET) != 0:  # the thread ends anyway; be tidy
-                        pass
-            finally:
-                os.close(target_ns)
-        finally:
-            os.close(home)
-        sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-        # a raw socket also gets a copy of every echo request sent to its node: room for big meshes
-        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
-        sock.setblocking(False)
-        box["socket"] = sock
-
-    def guarded() -> None:
-        try:
-            target()
-        except BaseException as error:  # noqa: BLE001  # re-raised in the caller's thread
-            box["error"] = error
-
-    thread = threading.Thread(target=guarded, name="netarena-setns")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["socket"]  # type: ignore[return-value]
+    namespace = NetNamespace.of_process(pid)
+    try:
+        sock = namespace.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    finally:
+        namespace.close()
+    sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+    # a raw socket also gets a copy of every echo request sent to its node: room for big meshes
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
+    sock.setblocking(False)
+    return sock
 
 
 def _fold(total: int) -> int:
