@@ -1,4 +1,5 @@
-"""Red-team fixtures: canary files and listeners the test makes, and a skip when boxes cannot be made here."""
+"""Red-team fixtures: canary files and listeners the test makes, the boxed environments the attacks run in, and a
+skip when boxes cannot be made here."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netarena import sandbox
+from pytest_netarena.core.types import Query
 
 
 def box_reason() -> str | None:
@@ -44,6 +46,41 @@ def route_env():
     environment = APP.make_environment(RunOptions())
     yield environment
     environment.close()
+
+
+CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
+
+
+def k8s_query(index: int = 0) -> Query:
+    """A k8s episode with one fault: adservice's policy opens the wrong port."""
+    return Query("k8s", 1, "change_port", index, 1, {"app": "online-boutique", "faults": [CP_AD]})
+
+
+@pytest.fixture(scope="module")
+def k8s_env():
+    """One boxed k8s environment per test module, its API server in a network namespace of its own."""
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.core.app import RunOptions
+
+    environment = APP.make_environment(RunOptions())
+    # these attacks are only harmless inside boxes: never let a change run them on the host
+    assert environment.runner.sandboxed and environment.backend.network is not None
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def k8s(k8s_env):
+    """The k8s environment reset to a fresh k8s_query() episode."""
+    k8s_env.reset(k8s_query())
+    return k8s_env
+
+
+def act(env, script: str):
+    """One agent step whose reply is the script in a bash fence; it must be run, not refused."""
+    outcome = env.step(f"```bash\n{script}\n```")
+    assert not outcome.refused, outcome.output
+    return outcome
 
 
 @pytest.fixture
