@@ -8,11 +8,15 @@ import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_netarena import sandbox
 from pytest_netarena.core.types import Query
+
+if TYPE_CHECKING:
+    from pytest_netarena.sandbox.python_box import Sandbox
 
 
 def box_reason() -> str | None:
@@ -81,6 +85,14 @@ def act(env, script: str):
     outcome = env.step(f"```bash\n{script}\n```")
     assert not outcome.refused, outcome.output
     return outcome
+
+
+def malt_box(**limits) -> Sandbox:
+    """A box for MALT answers over the 200-node synthetic topology, 20 s of wall time unless limits say otherwise."""
+    from pytest_netarena.apps.malt.topology import load_topology
+    from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
+
+    return Sandbox(node_link_json(load_topology("synthetic:200")), Limits(**{"wall_s": 20, **limits}))
 
 
 @pytest.fixture

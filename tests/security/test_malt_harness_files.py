@@ -10,20 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
-
-from .conftest import needs_boxes, needs_root_boxes
-
-
-def start() -> Sandbox:
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    return Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20))
+from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
 @pytest.fixture(scope="module")
 def box():
-    sandbox = start()
+    sandbox = malt_box()
     yield sandbox
     sandbox.close()
 
@@ -103,7 +95,7 @@ def test_disarmed_answer_cannot_read_a_harness_file_or_the_runs_episodes(box, ca
 def test_proc_shows_nothing_of_the_harness(monkeypatch):
     secret = f"API-KEY-{secrets.token_hex(8)}"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    sandbox = start()
+    sandbox = malt_box()
     try:
         code = (f"import os\nHARNESS = {os.getpid()}\n"
                 "def process_graph(graph_data):\n"

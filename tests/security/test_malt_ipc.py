@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
-
-from .conftest import needs_boxes
+from .conftest import malt_box, needs_boxes
 
 #: a counter in a SysV segment, a SysV queue and a POSIX queue of fixed keys: each answer bumps them
 COUNTER = '''
@@ -62,9 +60,7 @@ def process_graph(graph_data):
 
 @pytest.fixture(scope="module")
 def box():
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    sandbox = Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20, cpu_s=5, memory_mb=64))
+    sandbox = malt_box(cpu_s=5, memory_mb=64)
     yield sandbox
     sandbox.close()
 

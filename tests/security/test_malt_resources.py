@@ -7,16 +7,12 @@ import secrets
 
 import pytest
 
-from pytest_netarena.sandbox.python_box import Limits, Sandbox, node_link_json
-
-from .conftest import needs_boxes, needs_root_boxes
+from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
 @pytest.fixture(scope="module")
 def box():
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    sandbox = Sandbox(node_link_json(load_topology("synthetic:200")), Limits(wall_s=20, cpu_s=2, memory_mb=256))
+    sandbox = malt_box(cpu_s=2, memory_mb=256)
     yield sandbox
     sandbox.close()
 
