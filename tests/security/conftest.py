@@ -52,6 +52,21 @@ def route_env():
     environment.close()
 
 
+FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
+
+
+def route_query(fault: dict, hosts: int = 1) -> Query:
+    """A route episode of two subnets of `hosts` hosts each, with one fault."""
+    return Query("route", 1, fault["type"], 0, 0, {"subnets": 2, "hosts": hosts, "faults": [fault]})
+
+
+@pytest.fixture
+def forward_off(route_env):
+    """The route environment reset to two one-host subnets whose router forwards nothing; its topology."""
+    route_env.reset(route_query(FORWARD_OFF))
+    return route_env.topology
+
+
 CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
 
 
