@@ -6,6 +6,7 @@ import json
 import re
 import socket
 import sys
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -30,6 +31,20 @@ def _solve_toy(text: str) -> str:
 def solve_toy() -> Callable[[str], str]:
     """A purple agent's brain for the toy app: the last 'make it N' in the prompt is the current target."""
     return _solve_toy
+
+
+@pytest.fixture
+def solve_toy_after() -> Callable[[float], Callable[[str], str]]:
+    """solve_toy_after(seconds): solve_toy's brain thinking that long before each reply (a slow purple agent)."""
+
+    def slow(seconds: float) -> Callable[[str], str]:
+        def respond(text: str) -> str:
+            time.sleep(seconds)
+            return _solve_toy(text)
+
+        return respond
+
+    return slow
 
 
 @pytest.fixture(scope="session")
