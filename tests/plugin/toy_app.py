@@ -37,18 +37,26 @@ class CounterEnvironment(Environment):
                          metrics={"overshot": self.value > self.target})
 
 
-class OracleAgent:
-    def __init__(self, target: int) -> None:
-        self.target = target
+class SaysAgent:
+    """Always gives the same reply."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def reset(self, task: Task) -> None:
         pass
 
     def act(self, observation: str) -> Reply:
-        return Reply(f"set {self.target}")
+        return Reply(self.text)
 
     def close(self) -> None:
         pass
+
+
+class OracleAgent(SaysAgent):
+    def __init__(self, target: int) -> None:
+        super().__init__(f"set {target}")
+        self.target = target
 
 
 class RecklessAgent(OracleAgent):
