@@ -37,20 +37,31 @@ class CounterEnvironment(Environment):
                          metrics={"overshot": self.value > self.target})
 
 
-class SaysAgent:
+class ToyAgent:
+    """An agent of the toy app with the protocol's no-ops written once: answer(target) replies to the target the
+    observation names ('... make it N')."""
+
+    def reset(self, task: Task) -> None:
+        pass
+
+    def act(self, observation: str) -> Reply | str:
+        return self.answer(int(observation.rsplit(" ", 1)[1]))
+
+    def answer(self, target: int) -> Reply | str:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class SaysAgent(ToyAgent):
     """Always gives the same reply."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def reset(self, task: Task) -> None:
-        pass
-
     def act(self, observation: str) -> Reply:
         return Reply(self.text)
-
-    def close(self) -> None:
-        pass
 
 
 class OracleAgent(SaysAgent):
