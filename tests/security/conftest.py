@@ -110,6 +110,14 @@ def malt_box(**limits) -> Sandbox:
     return Sandbox(node_link_json(load_topology("synthetic:200")), Limits(**{"wall_s": 20, **limits}))
 
 
+@pytest.fixture(scope="module")
+def box(request):
+    """One MALT answer box per test module, with the module's BOX_LIMITS (cpu_s, memory_mb, ...) when it sets them."""
+    sandbox = malt_box(**getattr(request.module, "BOX_LIMITS", {}))
+    yield sandbox
+    sandbox.close()
+
+
 @pytest.fixture
 def canary(tmp_path: Path) -> Path:
     """A file holding a random secret; an attack that reads it shows the secret in its output."""

@@ -13,13 +13,6 @@ import pytest
 from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
-@pytest.fixture(scope="module")
-def box():
-    sandbox = malt_box()
-    yield sandbox
-    sandbox.close()
-
-
 @pytest.fixture
 def reports(tmp_path: Path) -> tuple[Path, str]:
     """A run folder as the plugin writes it, world-readable (the worst case), holding an oracle's answer."""

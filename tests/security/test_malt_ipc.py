@@ -3,9 +3,7 @@ reaches another answer, and shared memory cannot grow past the answer's memory l
 
 from __future__ import annotations
 
-import pytest
-
-from .conftest import malt_box, needs_boxes
+from .conftest import needs_boxes
 
 #: a counter in a SysV segment, a SysV queue and a POSIX queue of fixed keys: each answer bumps them
 COUNTER = '''
@@ -58,11 +56,8 @@ def process_graph(graph_data):
 '''
 
 
-@pytest.fixture(scope="module")
-def box():
-    sandbox = malt_box(cpu_s=5, memory_mb=64)
-    yield sandbox
-    sandbox.close()
+#: the limits of this module's box (the box fixture of conftest)
+BOX_LIMITS = {"cpu_s": 5, "memory_mb": 64}
 
 
 @needs_boxes

@@ -5,16 +5,11 @@ from __future__ import annotations
 import os
 import secrets
 
-import pytest
-
-from .conftest import malt_box, needs_boxes, needs_root_boxes
+from .conftest import needs_boxes, needs_root_boxes
 
 
-@pytest.fixture(scope="module")
-def box():
-    sandbox = malt_box(cpu_s=2, memory_mb=256)
-    yield sandbox
-    sandbox.close()
+#: the limits of this module's box (the box fixture of conftest)
+BOX_LIMITS = {"cpu_s": 2, "memory_mb": 256}
 
 
 @needs_boxes
