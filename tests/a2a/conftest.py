@@ -6,9 +6,9 @@ import json
 import re
 import socket
 import sys
-import threading
+import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import EpisodeResult, Task
 from pytest_netarena.green.purple import purple_server
+from pytest_netarena.testing.local_http import serving
 
 PLUGIN_TESTS = Path(__file__).parent.parent / "plugin"
 
@@ -30,6 +31,20 @@ def _solve_toy(text: str) -> str:
 def solve_toy() -> Callable[[str], str]:
     """A purple agent's brain for the toy app: the last 'make it N' in the prompt is the current target."""
     return _solve_toy
+
+
+@pytest.fixture
+def solve_toy_after() -> Callable[[float], Callable[[str], str]]:
+    """solve_toy_after(seconds): solve_toy's brain thinking that long before each reply (a slow purple agent)."""
+
+    def slow(seconds: float) -> Callable[[str], str]:
+        def respond(text: str) -> str:
+            time.sleep(seconds)
+            return _solve_toy(text)
+
+        return respond
+
+    return slow
 
 
 @pytest.fixture(scope="session")
@@ -93,12 +108,8 @@ def garbage_url() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.fixture

@@ -81,13 +81,9 @@ def test_slow_agent_is_an_agent_error_within_the_timeout(purple, play_toy):
     assert time.monotonic() - started < 5
 
 
-def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, solve_toy):
+def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, solve_toy_after):
     """As NetArena's client: an agent that streams 'working' keeps its turn past timeout_s."""
-    def slow_but_alive(text):
-        time.sleep(2.2)
-        return solve_toy(text)
-
-    url = purple(slow_but_alive, style="task", heartbeat_s=0.3)
+    url = purple(solve_toy_after(2.2), style="task", heartbeat_s=0.3)
     result = play_toy(A2AAgent(url, timeout_s=1.0))
     assert result.outcome is Outcome.RESOLVED, result.details
     assert result.agent_s >= 2.2

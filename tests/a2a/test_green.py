@@ -107,12 +107,8 @@ def test_an_unreachable_agent_fails_the_assessment(green, closed_port_url):
     assert time.monotonic() - started < 10
 
 
-def test_the_reply_deadline_counts_from_the_last_streamed_update(green, purple, solve_toy):
-    def slow_but_alive(text):
-        time.sleep(1.6)
-        return solve_toy(text)
-
-    url = purple(slow_but_alive, style="task", heartbeat_s=0.3)
+def test_the_reply_deadline_counts_from_the_last_streamed_update(green, purple, solve_toy_after):
+    url = purple(solve_toy_after(1.6), style="task", heartbeat_s=0.3)
     config = {"num_queries": 1, "end_index": 1, "timeout_s": 1, "max_reply_s": 30}
     *results, summary = artifact_data(assess(green, {"agent": url}, config))[0]
     assert results[0]["outcome"] == "resolved" and results[0]["latency_s"] >= 1.6

@@ -1,9 +1,13 @@
-"""Shared fixtures for the embedded Kubernetes API server tests: one server per module, reset per test."""
+"""Shared fixtures for the embedded Kubernetes API server tests: one server per module, reset per test, and plain
+HTTP calls to it."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -60,6 +64,17 @@ def kubectl(cluster, kubectl_bin, kube_env):
         return result
 
     return run
+
+
+def call(server, method: str, path: str, body, content_type: str = "application/json") -> tuple[int, dict]:
+    """One HTTP request to the server, its body bytes as given or anything else as JSON: the status and JSON reply."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(server.url + path, method=method, data=data, headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
 
 
 def mask(text: str) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 
 import pytest
+
+from .conftest import call
 
 BAD_POLICIES = {
     "cidr": ('{"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/33"}}]}]}',
@@ -25,16 +25,6 @@ BAD_POLICIES = {
 }
 
 
-def _post(server, path: str, body: bytes, content_type: str = "application/json", method: str = "POST"):
-    request = urllib.request.Request(server.url + path, data=body, method=method,
-                                     headers={"Content-Type": content_type})
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
 @pytest.mark.parametrize("case", sorted(BAD_POLICIES))
 def test_invalid_network_policies_are_422_with_causes(kubectl, case):
     spec, message = BAD_POLICIES[case]
@@ -49,7 +39,7 @@ def test_invalid_network_policies_are_422_with_causes(kubectl, case):
 def test_invalid_policy_status_shape(cluster):
     body = json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "p"},
                        "spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 0}]}]}}).encode()
-    code, status = _post(cluster, "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies", body)
+    code, status = call(cluster, "POST", "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies", body)
     assert code == 422 and status["reason"] == "Invalid" and status["kind"] == "Status"
     assert status["details"] == {"name": "p", "kind": "NetworkPolicy", "group": "networking.k8s.io", "causes": [
         {"reason": "FieldValueInvalid", "message": "Invalid value: 0: must be between 1 and 65535, inclusive",
@@ -61,21 +51,21 @@ def test_invalid_policy_status_shape(cluster):
 def test_malformed_bodies_are_400_and_server_keeps_serving(cluster):
     for body, media in ((b"{not json", "application/json"), (b"a: [b", "application/yaml"),
                         (b"[1, 2]", "application/json"), (b"k8s\x00\xff\xff", "application/vnd.kubernetes.protobuf")):
-        code, status = _post(cluster, "/api/v1/namespaces/default/configmaps", body, media)
+        code, status = call(cluster, "POST", "/api/v1/namespaces/default/configmaps", body, media)
         assert code == 400 and status["reason"] == "BadRequest", (body, status)
-    code, status = _post(cluster, "/api/v1/namespaces/default/configmaps", b"<xml/>", "application/xml")
+    code, status = call(cluster, "POST", "/api/v1/namespaces/default/configmaps", b"<xml/>", "application/xml")
     assert code == 415 and status["reason"] == "UnsupportedMediaType"
-    code, status = _post(cluster, "/api/v1/namespaces/default/configmaps",
-                         b'{"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": 1}}')
+    code, status = call(cluster, "POST", "/api/v1/namespaces/default/configmaps",
+                        b'{"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": 1}}')
     assert code == 400 and "cannot unmarshal number into Go struct field ConfigMap.data of type string" in status["message"]
-    code, status = _post(cluster, "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
-                         b'{"kind": "ConfigMap", "metadata": {"name": "c"}, "foo": 1}')
+    code, status = call(cluster, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+                        b'{"kind": "ConfigMap", "metadata": {"name": "c"}, "foo": 1}')
     assert code == 400 and status["message"].endswith('strict decoding error: unknown field "foo"')
-    code, status = _post(cluster, "/api/v1/namespaces/nowhere/configmaps", b'{"metadata": {"name": "c"}}')
+    code, status = call(cluster, "POST", "/api/v1/namespaces/nowhere/configmaps", b'{"metadata": {"name": "c"}}')
     assert code == 404 and status["message"] == 'namespaces "nowhere" not found'
-    code, status = _post(cluster, "/api/v1/namespaces/default/widgets", b"{}")
+    code, status = call(cluster, "POST", "/api/v1/namespaces/default/widgets", b"{}")
     assert code == 404 and status["message"] == "the server could not find the requested resource"
-    code, status = _post(cluster, "/api/v1/namespaces/default/configmaps", b'{"metadata": {"name": "c"}}')
+    code, status = call(cluster, "POST", "/api/v1/namespaces/default/configmaps", b'{"metadata": {"name": "c"}}')
     assert code == 201 and status["metadata"]["name"] == "c"
 
 

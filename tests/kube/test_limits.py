@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.error
-import urllib.request
 
 import pytest
 
 from pytest_netarena.kube import patch as patches
+
+from .conftest import call
 
 POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
           "metadata": {"name": "api", "namespace": "default"},
@@ -25,16 +25,6 @@ DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w
 JSON_PATCH = "application/json-patch+json"
 #: copying spec.ingress into itself doubles it: 16 times is far past 3 MiB (and quick to refuse)
 DOUBLING = [{"op": "copy", "from": "/spec/ingress", "path": "/spec/ingress/-"}] * 16
-
-
-def call(server, method: str, path: str, body, content_type: str = "application/json") -> tuple[int, dict]:
-    request = urllib.request.Request(server.url + path, method=method, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": content_type})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
 
 
 @pytest.fixture

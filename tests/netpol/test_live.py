@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from pytest_netarena.netpol.errors import ManifestError
 from pytest_netarena.netpol.live import fetch_cluster
+from pytest_netarena.testing.local_http import serving
 
 from .netpol_xyz import netpol
 
@@ -52,12 +52,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 def write_kubeconfig(path: Path, server: str, token: str | None = TOKEN) -> Path:

@@ -10,13 +10,11 @@ PAID_AGENT = """
 import os, signal
 from pathlib import Path
 from pytest_netarena.core.types import Reply, Usage
+from toy_app import ToyAgent
 
-class Agent:
+class Agent(ToyAgent):
     '''Solves the toy task, paying 150 tokens ($0.01) a reply; SOLVE=0 makes it never solve.'''
-    def reset(self, task):
-        pass
-    def act(self, observation):
-        target = int(observation.rsplit(" ", 1)[1])
+    def answer(self, target):
         crash = os.environ.get("CRASH_ONCE")
         if crash and target % 2:
             try:  # exclusive: when two workers get here at once, only one dies
@@ -25,10 +23,8 @@ class Agent:
                 pass
             else:
                 os.kill(os.getpid(), signal.SIGKILL)  # a killed worker, mid-episode
-        answer = f"set {target}" if os.environ.get("SOLVE", "1") == "1" else "thinking"
-        return Reply(answer, Usage(100, 50, 0.01))
-    def close(self):
-        pass
+        reply = f"set {target}" if os.environ.get("SOLVE", "1") == "1" else "thinking"
+        return Reply(reply, Usage(100, 50, 0.01))
 """
 
 

@@ -7,15 +7,12 @@ import json
 import pytest
 
 WEAK_AGENT = """
-class Agent:
+from toy_app import ToyAgent
+
+class Agent(ToyAgent):
     '''Planted weakness: it cannot count past 49.'''
-    def reset(self, task):
-        pass
-    def act(self, observation):
-        target = int(observation.rsplit(" ", 1)[1])
+    def answer(self, target):
         return f"set {target if target < 50 else 0}"
-    def close(self):
-        pass
 """
 
 

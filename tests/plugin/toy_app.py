@@ -37,18 +37,37 @@ class CounterEnvironment(Environment):
                          metrics={"overshot": self.value > self.target})
 
 
-class OracleAgent:
-    def __init__(self, target: int) -> None:
-        self.target = target
+class ToyAgent:
+    """An agent of the toy app with the protocol's no-ops written once: answer(target) replies to the target the
+    observation names ('... make it N')."""
 
     def reset(self, task: Task) -> None:
         pass
 
-    def act(self, observation: str) -> Reply:
-        return Reply(f"set {self.target}")
+    def act(self, observation: str) -> Reply | str:
+        return self.answer(int(observation.rsplit(" ", 1)[1]))
+
+    def answer(self, target: int) -> Reply | str:
+        raise NotImplementedError
 
     def close(self) -> None:
         pass
+
+
+class SaysAgent(ToyAgent):
+    """Always gives the same reply."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def act(self, observation: str) -> Reply:
+        return Reply(self.text)
+
+
+class OracleAgent(SaysAgent):
+    def __init__(self, target: int) -> None:
+        super().__init__(f"set {target}")
+        self.target = target
 
 
 class RecklessAgent(OracleAgent):

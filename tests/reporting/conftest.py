@@ -9,42 +9,10 @@ import pytest
 
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
-from pytest_netarena.core.types import EpisodeResult, Reply, Task
+from pytest_netarena.core.types import EpisodeResult, Task
 from pytest_netarena.reporting import artifacts
 
 TOY_DIR = Path(__file__).parents[1] / "plugin"
-
-
-class Half:
-    """Solves queries with an even index; on odd ones sets 0 (safe, wrong)."""
-
-    def __init__(self, query, target: int) -> None:
-        self.value = target if query.index % 2 == 0 else 0
-
-    def reset(self, task: Task) -> None:
-        pass
-
-    def act(self, observation: str) -> Reply:
-        return Reply(f"set {self.value}")
-
-    def close(self) -> None:
-        pass
-
-
-class Says:
-    """Always gives the same reply."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def reset(self, task: Task) -> None:
-        pass
-
-    def act(self, observation: str) -> Reply:
-        return Reply(self.text)
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture(scope="session")
@@ -66,12 +34,13 @@ def play(toy, query, agent, name: str, trial: int = 0) -> EpisodeResult:
 
 
 def make_agent(toy, name: str, query):
+    """oracle, reckless, or half: solves queries with an even index and on odd ones sets 0 (safe, wrong)."""
     target = query.params["target"]
     if name == "oracle":
         return toy.OracleAgent(target)
     if name == "reckless":
         return toy.RecklessAgent(target)
-    return Half(query, target)
+    return toy.OracleAgent(target if query.index % 2 == 0 else 0)
 
 
 # a second, made-up app with several categories per level so the radars have real axes
@@ -122,7 +91,7 @@ def make_run(toy):
 def says(toy):
     """says(text, name) plays one real toy episode with an agent that always replies `text`."""
     query = toy.APP.generate(RunOptions(seed=1, queries=1, levels=(1,)))[0]
-    return lambda text, name: play(toy, query, Says(text), name)
+    return lambda text, name: play(toy, query, toy.SaysAgent(text), name)
 
 
 @pytest.fixture

@@ -11,20 +11,16 @@ SLOW_AGENT = """
 import os, threading, time
 from pathlib import Path
 from pytest_netarena.core.types import Reply
+from toy_app import ToyAgent
 
-class Agent:
+class Agent(ToyAgent):
     '''Solves the toy task after thinking 0.3 s per reply; logs (pid, thread, start, end) of each reply.'''
-    def reset(self, task):
-        pass
-    def act(self, observation):
-        target = int(observation.rsplit(" ", 1)[1])
+    def answer(self, target):
         started = time.monotonic()
         time.sleep(0.3)
         with open(Path(os.environ["SLOW_LOG"]), "a") as log:
             log.write(f"{os.getpid()} {threading.get_ident()} {started} {time.monotonic()}\\n")
         return Reply(f"set {target}")
-    def close(self):
-        pass
 """
 
 

@@ -12,14 +12,12 @@ PAID_AGENT = """
 import os, signal
 from pathlib import Path
 from pytest_netarena.core.types import Reply, Usage
+from toy_app import ToyAgent
 
-class Agent:
+class Agent(ToyAgent):
     '''Solves the toy task for 150 tokens ($0.01) a reply. With a file crash-armed in its folder, the first
     episode with an odd target kills its own worker (once: it leaves crashed beside it).'''
-    def reset(self, task):
-        pass
-    def act(self, observation):
-        target = int(observation.rsplit(" ", 1)[1])
+    def answer(self, target):
         if Path("crash-armed").exists() and target % 2:
             try:  # exclusive: when two workers get here at once, one of them dies
                 os.close(os.open("crashed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -28,8 +26,6 @@ class Agent:
             else:
                 os.kill(os.getpid(), signal.SIGKILL)
         return Reply(f"set {target}", Usage(100, 50, 0.01))
-    def close(self):
-        pass
 """
 AGENTS = ("--agent=builtin:oracle", "--agent=builtin:reckless")
 

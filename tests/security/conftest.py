@@ -1,4 +1,5 @@
-"""Red-team fixtures: canary files and listeners the test makes, and a skip when boxes cannot be made here."""
+"""Red-team fixtures: canary files and listeners the test makes, the boxed environments the attacks run in, and a
+skip when boxes cannot be made here."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_netarena import sandbox
+from pytest_netarena.core.types import Query
+
+if TYPE_CHECKING:
+    from pytest_netarena.sandbox.forkserver import ForkServer
 
 
 def box_reason() -> str | None:
@@ -44,6 +50,73 @@ def route_env():
     environment = APP.make_environment(RunOptions())
     yield environment
     environment.close()
+
+
+FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
+
+
+def route_query(fault: dict, hosts: int = 1) -> Query:
+    """A route episode of two subnets of `hosts` hosts each, with one fault."""
+    return Query("route", 1, fault["type"], 0, 0, {"subnets": 2, "hosts": hosts, "faults": [fault]})
+
+
+@pytest.fixture
+def forward_off(route_env):
+    """The route environment reset to two one-host subnets whose router forwards nothing; its topology."""
+    route_env.reset(route_query(FORWARD_OFF))
+    return route_env.topology
+
+
+CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
+
+
+def k8s_query(index: int = 0) -> Query:
+    """A k8s episode with one fault: adservice's policy opens the wrong port."""
+    return Query("k8s", 1, "change_port", index, 1, {"app": "online-boutique", "faults": [CP_AD]})
+
+
+@pytest.fixture(scope="module")
+def k8s_env():
+    """One boxed k8s environment per test module, its API server in a network namespace of its own."""
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.core.app import RunOptions
+
+    environment = APP.make_environment(RunOptions())
+    # these attacks are only harmless inside boxes: never let a change run them on the host
+    assert environment.runner.sandboxed and environment.backend.network is not None
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def k8s(k8s_env):
+    """The k8s environment reset to a fresh k8s_query() episode."""
+    k8s_env.reset(k8s_query())
+    return k8s_env
+
+
+def act(env, script: str):
+    """One agent step whose reply is the script in a bash fence; it must be run, not refused."""
+    outcome = env.step(f"```bash\n{script}\n```")
+    assert not outcome.refused, outcome.output
+    return outcome
+
+
+def malt_box(**limits) -> ForkServer:
+    """A box for MALT answers over the 200-node synthetic topology, 20 s of wall time unless limits say otherwise."""
+    from pytest_netarena.apps.malt import runtime
+    from pytest_netarena.apps.malt.topology import load_topology
+    from pytest_netarena.sandbox.forkserver import ChildLimits
+
+    return runtime.box(load_topology("synthetic:200"), ChildLimits(**{"wall_s": 20, **limits}))
+
+
+@pytest.fixture(scope="module")
+def box(request):
+    """One MALT answer box per test module, with the module's BOX_LIMITS (cpu_s, memory_mb, ...) when it sets them."""
+    sandbox = malt_box(**getattr(request.module, "BOX_LIMITS", {}))
+    yield sandbox
+    sandbox.close()
 
 
 @pytest.fixture

@@ -12,41 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.k8s import APP
-from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.types import Query
-
-from .conftest import accepted, needs_root_boxes
+from .conftest import accepted, act, k8s_query, needs_root_boxes
 
 pytestmark = needs_root_boxes
-
-CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
-
-
-def query(index: int = 0) -> Query:
-    return Query("k8s", 1, "change_port", index, 1, {"app": "online-boutique", "faults": [CP_AD]})
-
-
-@pytest.fixture(scope="module")
-def env():
-    environment = APP.make_environment(RunOptions())
-    # these attacks are only harmless inside boxes: never let a change run them on the host
-    assert environment.runner.sandboxed and environment.backend.network is not None
-    yield environment
-    environment.close()
-
-
-@pytest.fixture
-def k8s(env):
-    env.reset(query())
-    return env
-
-
-def act(env, script: str):
-    """One agent step whose reply is the script in a bash fence; it must be run, not refused."""
-    outcome = env.step(f"```bash\n{script}\n```")
-    assert not outcome.refused, outcome.output
-    return outcome
 
 
 @pytest.fixture
@@ -85,21 +53,21 @@ def test_abbreviated_and_misplaced_flags_change_nothing(k8s, canary, drop):
     assert k8s.backend.server.get_object("ConfigMap", "default", "stolen") is None
 
 
-def test_an_exec_credential_plugin_written_into_the_kubeconfig_never_runs_later(env, drop):
+def test_an_exec_credential_plugin_written_into_the_kubeconfig_never_runs_later(k8s_env, drop):
     plugin = f"/bin/sh -c 'echo ran >> {drop}/plugin; echo ran >> /tmp/plugin'"
-    env.reset(query())
-    attack = act(env, "kubectl --request-timeout 5s config set-credentials netarena "
-                      f"--exec-command=/bin/sh --exec-arg=-c --exec-arg=\"echo ran >> {drop}/plugin\" "
-                      "--exec-api-version=client.authentication.k8s.io/v1; "
-                      f"printf 'users:\\n- name: netarena\\n  user:\\n    exec: {{command: sh, args: [-c, \"{plugin}\"]}}\\n' "
-                      "> /etc/kubeconfig; mkdir -p ~/.kube && cp /etc/kubeconfig ~/.kube/config; echo done")
+    k8s_env.reset(k8s_query())
+    attack = act(k8s_env, "kubectl --request-timeout 5s config set-credentials netarena "
+                          f"--exec-command=/bin/sh --exec-arg=-c --exec-arg=\"echo ran >> {drop}/plugin\" "
+                          "--exec-api-version=client.authentication.k8s.io/v1; "
+                          f"printf 'users:\\n- name: netarena\\n  user:\\n    exec: {{command: sh, args: [-c, \"{plugin}\"]}}\\n' "
+                          "> /etc/kubeconfig; mkdir -p ~/.kube && cp /etc/kubeconfig ~/.kube/config; echo done")
     assert "done" in attack.output
-    original = env.backend.agent_kubeconfig()
-    later = act(env, "cat /etc/kubeconfig; kubectl get networkpolicy -o name | head -2; ls /tmp ~/.kube 2>&1")
+    original = k8s_env.backend.agent_kubeconfig()
+    later = act(k8s_env, "cat /etc/kubeconfig; kubectl get networkpolicy -o name | head -2; ls /tmp ~/.kube 2>&1")
     assert later.output.startswith(original.decode())
     assert "plugin" not in later.output.split(original.decode(), 1)[1]
-    env.reset(query(1))  # the next episode
-    act(env, "kubectl get networkpolicy -o name | head -1")
+    k8s_env.reset(k8s_query(1))  # the next episode
+    act(k8s_env, "kubectl get networkpolicy -o name | head -1")
     assert list(drop.iterdir()) == []
 
 

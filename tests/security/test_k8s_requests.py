@@ -7,41 +7,13 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
-from pytest_netarena.apps.k8s import APP
-from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.types import Query
-
-from .conftest import needs_root_boxes
+from .conftest import act, needs_root_boxes
 
 pytestmark = needs_root_boxes
 
-CP_AD = {"type": "change_port", "policy": "adservice", "new_port": 1}
 #: each op appends spec.ingress to itself, doubling the policy: 22 ops stalled the harness for minutes.
 #: 17 are far past a real server's 3 MiB copy budget, yet the unbounded server of old got through them fast.
 DOUBLINGS = 17
-
-
-@pytest.fixture(scope="module")
-def env():
-    environment = APP.make_environment(RunOptions())
-    assert environment.runner.sandboxed and environment.backend.network is not None
-    yield environment
-    environment.close()
-
-
-@pytest.fixture
-def k8s(env):
-    env.reset(Query("k8s", 1, "change_port", 0, 1, {"app": "online-boutique", "faults": [CP_AD]}))
-    return env
-
-
-def act(env, script: str):
-    """One agent step whose reply is the script in a bash fence; it must be run, not refused."""
-    outcome = env.step(f"```bash\n{script}\n```")
-    assert not outcome.refused, outcome.output
-    return outcome
 
 
 def pod_of(env, workload: str) -> dict:

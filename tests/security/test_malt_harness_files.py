@@ -10,23 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.malt import runtime
-from pytest_netarena.sandbox.forkserver import ChildLimits, ForkServer
-
-from .conftest import needs_boxes, needs_root_boxes
-
-
-def start() -> ForkServer:
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    return runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20))
-
-
-@pytest.fixture(scope="module")
-def box():
-    sandbox = start()
-    yield sandbox
-    sandbox.close()
+from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
 @pytest.fixture
@@ -104,7 +88,7 @@ def test_disarmed_answer_cannot_read_a_harness_file_or_the_runs_episodes(box, ca
 def test_proc_shows_nothing_of_the_harness(monkeypatch):
     secret = f"API-KEY-{secrets.token_hex(8)}"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    sandbox = start()
+    sandbox = malt_box()
     try:
         code = (f"import os\nHARNESS = {os.getpid()}\n"
                 "def process_graph(graph_data):\n"

@@ -3,11 +3,6 @@ reaches another answer, and shared memory cannot grow past the answer's memory l
 
 from __future__ import annotations
 
-import pytest
-
-from pytest_netarena.apps.malt import runtime
-from pytest_netarena.sandbox.forkserver import ChildLimits
-
 from .conftest import needs_boxes
 
 #: a counter in a SysV segment, a SysV queue and a POSIX queue of fixed keys: each answer bumps them
@@ -61,13 +56,8 @@ def process_graph(graph_data):
 '''
 
 
-@pytest.fixture(scope="module")
-def box():
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    sandbox = runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20, cpu_s=5, memory_mb=64))
-    yield sandbox
-    sandbox.close()
+#: the limits of this module's box (the box fixture of conftest)
+BOX_LIMITS = {"cpu_s": 5, "memory_mb": 64}
 
 
 @needs_boxes

@@ -6,16 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from pytest_netarena.apps.malt import runtime
-from pytest_netarena.sandbox.forkserver import ChildLimits, ForkServer
-
-from .conftest import accepted, needs_boxes
-
-
-def start() -> ForkServer:
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    return runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20))
+from .conftest import accepted, malt_box, needs_boxes
 
 
 @needs_boxes
@@ -26,7 +17,7 @@ def test_answers_reach_no_listener_of_the_harness_and_no_network(listener, tmp_p
     named = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     hidden = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp_path.chmod(0o755)
-    box = start()
+    box = malt_box()
     try:
         named.bind(str(path))
         os.chmod(path, 0o777)

@@ -6,16 +6,7 @@ import os
 import signal
 import subprocess
 
-from pytest_netarena.apps.malt import runtime
-from pytest_netarena.sandbox.forkserver import ChildLimits, ForkServer
-
-from .conftest import needs_boxes, needs_root_boxes
-
-
-def start() -> ForkServer:
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    return runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20))
+from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
 ATTACK = '''
@@ -50,7 +41,7 @@ def process_graph(graph_data):
 @needs_boxes
 def test_answers_cannot_kill_or_trace_the_canary_the_zygote_or_another_box():
     canary = subprocess.Popen(["sleep", "300"])
-    first, second = start(), start()
+    first, second = malt_box(), malt_box()
     try:
         assert second.run("def process_graph(graph_data):\n    return 1").ok
         other_zygote = second.process
@@ -71,7 +62,7 @@ def test_answers_cannot_kill_or_trace_the_canary_the_zygote_or_another_box():
 
 @needs_root_boxes
 def test_each_answer_gets_a_private_uid_and_leaves_no_process_behind():
-    box = start()
+    box = malt_box()
     try:
         code = ("import os\ndef process_graph(graph_data):\n"
                 "    try:\n        os.fork()\n        forked = 'forked'\n"

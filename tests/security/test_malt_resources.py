@@ -5,21 +5,11 @@ from __future__ import annotations
 import os
 import secrets
 
-import pytest
-
-from pytest_netarena.apps.malt import runtime
-from pytest_netarena.sandbox.forkserver import ChildLimits
-
 from .conftest import needs_boxes, needs_root_boxes
 
 
-@pytest.fixture(scope="module")
-def box():
-    from pytest_netarena.apps.malt.topology import load_topology
-
-    sandbox = runtime.box(load_topology("synthetic:200"), ChildLimits(wall_s=20, cpu_s=2, memory_mb=256))
-    yield sandbox
-    sandbox.close()
+#: the limits of this module's box (the box fixture of conftest)
+BOX_LIMITS = {"cpu_s": 2, "memory_mb": 256}
 
 
 @needs_boxes

@@ -12,12 +12,8 @@ import pytest
 
 from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.apps.route.network.build import OUTPUT_LIMIT
-from pytest_netarena.core.types import Query
 
 from .conftest import accepted, needs_route
-
-FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
-
 
 pytestmark = needs_route
 
@@ -28,9 +24,8 @@ def env(route_env):
 
 
 @pytest.fixture
-def router(env) -> str:
-    env.reset(Query("route", 1, "disable_routing", 0, 0, {"subnets": 2, "hosts": 1, "faults": [FORWARD_OFF]}))
-    return env.topology.router
+def router(forward_off) -> str:
+    return forward_off.router
 
 
 def on(env, node: str, command: str) -> str:

@@ -18,11 +18,8 @@ import pytest
 
 from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.apps.route.network.leases import leftover_links
-from pytest_netarena.core.types import Query
 
-from .conftest import needs_route
-
-FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
+from .conftest import FORWARD_OFF, needs_route, route_query
 
 pytestmark = needs_route
 
@@ -30,12 +27,6 @@ pytestmark = needs_route
 @pytest.fixture(scope="module")
 def env(route_env):
     return route_env
-
-
-@pytest.fixture
-def network(env):
-    env.reset(Query("route", 1, "disable_routing", 0, 0, {"subnets": 2, "hosts": 1, "faults": [FORWARD_OFF]}))
-    return env.topology
 
 
 class HostListeners:
@@ -129,13 +120,13 @@ def reach_script(link_local: list[str], other: list[str], tcp_port: int, udp_por
     ])
 
 
-def test_a_node_cannot_reach_a_host_listener_over_the_switches_link_local_addresses(env, network, host_listeners):
-    prefix = network.prefix
+def test_a_node_cannot_reach_a_host_listener_over_the_switches_link_local_addresses(env, forward_off, host_listeners):
+    prefix = forward_off.prefix
     link_local, other = host_addresses(prefix)
     env.command_timeout_s = 20.0
     try:
         outputs = []
-        for node in (network.host(1, 1), network.router):
+        for node in (forward_off.host(1, 1), forward_off.router):
             outcome = env.step(action(node, reach_script(link_local, other, *host_listeners.ports)))
             assert not outcome.refused, outcome.output
             outputs.append(outcome.output)
@@ -170,8 +161,8 @@ def link_packets(fd: int, name: str) -> int | None:
     return None
 
 
-def test_a_tc_mirred_loop_is_stopped_and_nothing_the_agent_made_outlives_the_episode(env, network):
-    router = network.router
+def test_a_tc_mirred_loop_is_stopped_and_nothing_the_agent_made_outlives_the_episode(env, forward_off):
+    router = forward_off.router
     # the test holds the router's namespace open, so deleting what the agent made is the only way it can go
     held = os.open(f"/proc/{env.network.pids[router]}/ns/net", os.O_RDONLY)
     try:
@@ -205,7 +196,7 @@ def reflector(interface: str) -> str:
 
 
 def test_a_broadcast_loop_through_two_hosts_and_their_switch_is_stopped(env):
-    env.reset(Query("route", 1, "disable_routing", 0, 0, {"subnets": 2, "hosts": 2, "faults": [FORWARD_OFF]}))
+    env.reset(route_query(FORWARD_OFF, hosts=2))
     topo = env.topology
     first, second = topo.host(1, 1), topo.host(1, 2)
     try:
@@ -233,8 +224,8 @@ def link_packets_of(pid: int, name: str) -> int:
                for link in found if link["ifname"].startswith(f"{name}-eth"))
 
 
-def test_a_loop_set_off_while_the_agent_thinks_is_stopped_before_the_next_step(env, network):
-    router = network.router
+def test_a_loop_set_off_while_the_agent_thinks_is_stopped_before_the_next_step(env, forward_off):
+    router = forward_off.router
     # a loop armed with its links down: nothing moves during the step
     armed = STORM.replace("ip link set va up && ip link set vb up && ", "").replace(
         "ping -c1 -W0.2 -I va 10.99.99.99 >/dev/null; echo SENT", "echo ARMED")

@@ -8,11 +8,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_netarena.apps.route.agents.builtin import action
-from pytest_netarena.core.types import Query
 
-from .conftest import needs_route
+from .conftest import FORWARD_OFF, needs_route, route_query
 
-FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}
 GATEWAY_2_GONE = {"type": "remove_ip", "method": "flush", "subnet": 2}
 
 
@@ -22,11 +20,6 @@ pytestmark = needs_route
 @pytest.fixture(scope="module")
 def env(route_env):
     return route_env
-
-
-def reset(env, fault: dict) -> None:
-    category = fault["type"]
-    env.reset(Query("route", 1, category, 0, 0, {"subnets": 2, "hosts": 2, "faults": [fault]}))
 
 
 def on(env, node: str, command: str) -> str:
@@ -56,7 +49,7 @@ def assert_not_fooled(env) -> tuple[str, str]:
 
 
 def test_peer_addresses_on_the_hosts_lo_do_not_count(env) -> None:
-    reset(env, FORWARD_OFF)
+    env.reset(route_query(FORWARD_OFF, hosts=2))
     topo = env.topology
     for host in topo.host_names:
         on(env, host, " && ".join(f"ip addr add {address}/32 dev lo" for address in other_subnet(env, host)))
@@ -67,7 +60,7 @@ def test_peer_addresses_on_the_hosts_lo_do_not_count(env) -> None:
 
 
 def test_host_addresses_on_the_routers_lo_do_not_count(env) -> None:
-    reset(env, FORWARD_OFF)
+    env.reset(route_query(FORWARD_OFF, hosts=2))
     topo = env.topology
     # subnet 2's hosts answered by the router itself (subnet 1's stay real, or no answer could return)
     far_hosts = other_subnet(env, topo.host_names[0])
@@ -79,7 +72,7 @@ def test_host_addresses_on_the_routers_lo_do_not_count(env) -> None:
 
 @pytest.mark.parametrize("where", ["router", "hosts"])
 def test_dnat_to_a_local_address_does_not_count(env, where: str) -> None:
-    reset(env, FORWARD_OFF)
+    env.reset(route_query(FORWARD_OFF, hosts=2))
     topo = env.topology
     if where == "router":
         on(env, topo.router, "iptables -t nat -A PREROUTING -d 192.168.2.0/24 -j DNAT --to-destination 192.168.2.1 && "
@@ -97,7 +90,7 @@ def test_dnat_to_a_local_address_does_not_count(env, where: str) -> None:
 
 
 def test_a_neighbour_impersonating_the_lost_gateway_does_not_count(env) -> None:
-    reset(env, GATEWAY_2_GONE)
+    env.reset(route_query(GATEWAY_2_GONE, hosts=2))
     topo = env.topology
     impostor, victim = topo.host(2, 1), topo.host(2, 2)
     # the impostor answers ARP for the gateway (a local address on lo) and pings for every other address
