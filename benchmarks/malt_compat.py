@@ -3,7 +3,7 @@
     python benchmarks/malt_compat.py [--topology SPEC] [--iso-nodes N] [--repeat N]
 
 NetArena compares graph answers with nx.is_isomorphic on undirected copies (about a minute per
-answer on the real topology); compat_grade.same_graph gives the same verdict without the search
+answer on the real topology); apps/malt/netarena/grade.same_graph gives the same verdict without the search
 when node attributes identify nodes. Prints both on a graph small enough for networkx, and ours on
 the full-size topology (--topology: a textproto path or synthetic[:NODES], default synthetic).
 """

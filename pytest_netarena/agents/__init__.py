@@ -1,1 +1,1 @@
-"""Agents under test: the protocol, spec parsing, built-in agents and model-backed agents."""
+"""Agents under test: specs; model-backed (litellm, plain HTTP), A2A and no-op agents; prompt strategies; recordings."""

@@ -1,34 +1,11 @@
-"""The Agent protocol every agent implements, built-in, model-backed or the user's own."""
+"""The no-op agent (a floor for comparisons); the Agent protocol lives in core.agent and is re-exported here."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
+from ..core.agent import Agent
 from ..core.types import Reply, Task
 
-
-@runtime_checkable
-class Agent(Protocol):
-    """An agent under test.
-
-    One instance serves one episode: `reset(task)` once, then `act(observation)` once per turn.
-    `act` returns the reply text (or a Reply carrying token usage). `close()` frees resources.
-    Example (`--agent=python:my_agents:make`):
-
-        class EchoAgent:
-            def reset(self, task): self.system = task.system_prompt
-            def act(self, observation): return "kubectl get networkpolicy"
-            def close(self): pass
-
-        def make():
-            return EchoAgent()
-    """
-
-    def reset(self, task: Task) -> None: ...
-
-    def act(self, observation: str) -> Reply | str: ...
-
-    def close(self) -> None: ...
+__all__ = ["Agent", "NoopAgent"]
 
 
 class NoopAgent:

@@ -1,5 +1,7 @@
-"""Runs the battery: every cheat meant for an app plays ordinary episodes of it, and a cheat that is judged
-correct, resolved, or ends unscored (an infrastructure error) is a finding, kept with its transcript."""
+"""Runs the battery: every cheat meant for an app plays ordinary episodes of it; the ones that win are findings.
+
+A cheat that is judged correct, resolved, or ends unscored (an infrastructure error) is a finding, kept with
+its transcript."""
 
 from __future__ import annotations
 

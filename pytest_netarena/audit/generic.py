@@ -1,5 +1,6 @@
-"""The app-independent cheats: they need nothing of an app's action language, so they run against any app,
-including one a user registered with register_app."""
+"""The app-independent cheats: they need nothing of an app's action language, so they run against any app.
+
+That includes an app a user registered with register_app."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Cheats against the k8s app: kubectl commands that fake the connectivity check, touch what the task forbids,
-lie to the judge in a policy's types, read harness files, leave the box or flood the API server."""
+"""Cheats against the k8s app: kubectl commands that fake the connectivity check or break the task's rules.
+
+They touch what the task forbids, lie to the judge in a policy's types, read harness files, leave the box or
+flood the API server."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Cheats against the MALT app: answers whose types lie to the grader, forge the sandbox's result packets, wipe
-the graph, read harness files, leave the box, or kill, exit or exhaust the process that runs them."""
+"""Cheats against the MALT app: answers that lie to the grader or attack the box that runs them.
+
+They use types that lie to the grader, forge the sandbox's result packets, wipe the graph, read harness
+files, leave the box, or kill, exit or exhaust the process that runs them."""
 
 from __future__ import annotations
 

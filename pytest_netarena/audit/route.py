@@ -1,6 +1,8 @@
-"""Cheats against the route app: node commands that make the pingmesh answer without a repair (addresses on lo,
-DNAT to the node itself, a host posing as every gateway), kill the probes' peers, read harness files, leave the
-node's box or exhaust it. Node names and addresses come from the first observation, as an agent reads them."""
+"""Cheats against the route app: node commands that make the pingmesh answer without a repair, or attack the box.
+
+Fakes: addresses on lo, DNAT to the node itself, a host posing as every gateway; attacks: killing the probes'
+peers, reading harness files, leaving the node's box or exhausting it. Node names and addresses come from the
+first observation, as an agent reads them."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The pytest-free core: queries, query spaces, the episode loop, seeding and statistics."""
+"""The pytest-free core: the App and Agent contracts, queries, query spaces, the episode loop, seeding, statistics."""

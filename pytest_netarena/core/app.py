@@ -13,7 +13,7 @@ from .splits import ATTEMPTS_PER_QUERY, split_of
 from .types import Judgement, Query, StepOutcome
 
 if TYPE_CHECKING:
-    from ..agents.base import Agent
+    from .agent import Agent
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from .errors import InfraError
 from .types import EpisodeResult, Judgement, Outcome, Query, Reply, Step, Task, Usage
 
 if TYPE_CHECKING:
-    from ..agents.base import Agent
+    from .agent import Agent
     from .app import Environment
 
 

@@ -1,5 +1,6 @@
-"""Reading user files that may be hostile (corpora, recordings, run folders): JSON and JSON lines
-under a size cap, strict UTF-8, a nesting cap, never through a symlink out of their folder; every
+"""Reading user files that may be hostile (corpora, recordings, run folders) as JSON and JSON lines.
+
+Under a size cap, strict UTF-8, a nesting cap, never through a symlink out of their folder; every
 problem is a one-line UsageError, never a traceback."""
 
 from __future__ import annotations

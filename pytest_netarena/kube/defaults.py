@@ -1,5 +1,6 @@
-"""Per-kind defaulting, applied on every create and update like the real apiserver does (empty and
-null fields dropped first, as decoding and omitempty do)."""
+"""Per-kind defaulting, applied on every create and update like the real apiserver does.
+
+Empty and null fields are dropped first, as decoding and omitempty do."""
 
 from __future__ import annotations
 

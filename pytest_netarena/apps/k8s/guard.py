@@ -1,5 +1,4 @@
-"""Understanding an action (which kubectl verbs it runs, whether it may change the cluster, whether it only
-reads); never a security check.
+"""Understanding an action: which kubectl verbs it runs, whether it may change the cluster or only reads; not security.
 
 Actions run with `bash -c` in a sealed box (actions.py) whose only reach is the episode's
 namespace-scoped identity, so nothing here decides what may run. The verbs are for transcripts,

@@ -162,6 +162,13 @@ class MaltApp(App):
 
         return PROMPT
 
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        if options.netarena_compat:
+            from .netarena.prompt import netarena_prompt
+
+            return netarena_prompt()
+        return self.prompt()
+
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from .agents.builtin import make_builtin
 

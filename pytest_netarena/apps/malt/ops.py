@@ -3,7 +3,7 @@
 Safe by construction: adding a switch adds its ports, removing a switch removes its ports, every
 capacity is a positive integer, and an operation that would break a constraint raises ValueError
 instead. This module imports only networkx and is self-contained on purpose: the built-in oracle
-ships its source, unchanged, as the Python code it answers with (see agents.py).
+ships its source, unchanged, as the Python code it answers with (see agents/builtin.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The route Environment: a fresh Mininet network per episode, faults injected and verified, guarded agent commands,
-the kernel objects they make accounted for and traffic storms stopped."""
+"""The route Environment: a fresh Mininet network per episode, faults injected and verified, boxed agent commands.
+
+The kernel objects the commands make are accounted for and traffic storms stopped."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""`builtin:chatty`: the oracle's fixes written the way strong models write replies (prose, cot, comments,
-multi-line JSON, heredocs, ReAct lines, JSON objects), to prove the reader scores networking, not formatting."""
+"""`builtin:chatty`: the oracle's fixes written the way strong models write replies.
+
+Prose, cot, comments, multi-line JSON, heredocs, ReAct lines, JSON objects: it proves the reader scores
+networking, not formatting."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 Its topology loads with our textproto parser into NetArena's conventions (a node's `type` lists its
 kinds in file order, numbers are floats, as its prototxt parser gives them). A question file such as
 data/sampled_500_benchmark_malt.jsonl (lines {"messages": [{"question"}, {"answer"}, {"task_label"}]})
-is read into our queries: each question's text becomes a program of compat.py steps; the lines
+is read into our queries: each question's text becomes a program of rules.py steps; the lines
 that cannot be read are listed with the reason. Nothing of NetArena's is copied into this project.
 """
 

@@ -23,7 +23,7 @@ ANSWER_CONTRACT = (
 
 
 class NetArenaMaltEnvironment(MaltEnvironment):
-    """Same box and reply reading as ours; the answer is judged as NetArena judges it (compat_grade).
+    """Same box and reply reading as ours; the answer is judged as NetArena judges it (grade.py).
 
     Code that fails, a reply with no code, or one refused unread is an answer NetArena scores:
     incorrect and unsafe (its safety checker is not applied), not an agent error.

@@ -1,6 +1,6 @@
 """Ground-truth operations with NetArena's MALT semantics (add, remove, count, list, rank) and a program runner.
 
-Our own code for NetArena's rules (compat.py lists them): removing a node removes only that node;
+Our own code for NetArena's rules (rules.py lists them): removing a node removes only that node;
 a new node's `type` is a string; a new port gets physical_capacity_bps 1000; a new packet switch
 also gets one port named after the repr of the new-node dict plus ".p1"; counting counts each
 RK_CONTAINS edge into a node of the kind; ranking adds a child's own capacity (a port) to its direct

@@ -1,4 +1,4 @@
-"""NetArena's MALT rules as our own pure functions: its query space, question wording and labels (see compat_ops.py).
+"""NetArena's MALT rules as our own pure functions: its query space, question wording and labels (see ops.py beside it).
 
 Facts from NetArena's code (HEAD 93225b4, app-malt), reimplemented, not copied:
 
@@ -11,7 +11,7 @@ Facts from NetArena's code (HEAD 93225b4, app-malt), reimplemented, not copied:
 * counting walks RK_CONTAINS edges from the parent and counts each edge whose target's type
   contains the kind; ranking sums a child's own capacity (if a port) and its direct ports'.
 
-Programs (run by compat_ops.run_program) use the step vocabulary of ops.run_program where the
+Programs (run by netarena/ops.run_program) use the step vocabulary of the app's ops.run_program where the
 meaning is shared (remove, list, rank, count, each with NetArena's semantics) plus
 {"op": "add", "name", "kind", "parent"}.
 """

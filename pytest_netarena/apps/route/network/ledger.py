@@ -1,5 +1,6 @@
-"""What the agent made in the kernel during an episode (links, qdiscs, tc filters per node namespace), the
-storm watch over packet counters, and the removal of everything the agent made.
+"""What the agent made in the kernel during an episode, the storm watch, and the removal of all the agent made.
+
+The ledger keeps links, qdiscs and tc filters per node namespace; the watch reads packet counters.
 
 A command can change only the namespace of the node it ran on (its box joins that namespace and no
 other), so that node is listed over netlink before and after the command; what is there after and

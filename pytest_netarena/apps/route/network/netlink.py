@@ -1,5 +1,6 @@
-"""A minimal rtnetlink client bound to one network namespace: list links (with packet counters), qdiscs and tc
-filters, and delete them. The harness's own socket, made inside the namespace: no process per query."""
+"""A minimal rtnetlink client bound to one network namespace: list and delete links, qdiscs and tc filters.
+
+Links come with their packet counters. The harness's own socket, made inside the namespace: no process per query."""
 
 from __future__ import annotations
 
