@@ -78,7 +78,7 @@ def _run_oracles(args: tuple[str, list[int]]) -> tuple[int, int, float]:
     from pytest_netarena.agents.prompting import build_system_prompt
     from pytest_netarena.apps.k8s import APP
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
-    from pytest_netarena.core.types import Outcome, Task
+    from pytest_netarena.core.types import Outcome, Task, new_episode_id
 
     spec, indices = args
     options, queries = _queries(spec, max(indices) + 1, seed=2)
@@ -88,8 +88,7 @@ def _run_oracles(args: tuple[str, list[int]]) -> tuple[int, int, float]:
     try:
         for index in indices:
             query = queries[index]
-            task = Task("k8s", query.id, query.level, query.category,
-                        build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 10)
+            task = Task("k8s", new_episode_id(), build_system_prompt(APP.prompt(), "zero-shot"), "zero-shot", 10)
             result = run_episode(env, APP.builtin_agent("oracle", query, env), query, task, EpisodeConfig(10), "oracle")
             resolved += result.outcome is Outcome.RESOLVED
     finally:

@@ -88,7 +88,7 @@ def _oracle_worker(args: tuple[int, int, int, int]) -> tuple[int, int, float]:
     worker, workers, seed, queries = args
     os.environ["PYTEST_XDIST_WORKER"] = f"gw{worker}"
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
-    from pytest_netarena.core.types import Outcome, Task
+    from pytest_netarena.core.types import Outcome, Task, new_episode_id
 
     options = RunOptions(seed=seed, queries=queries)
     mine = APP.generate(options)[worker::workers]
@@ -98,7 +98,7 @@ def _oracle_worker(args: tuple[int, int, int, int]) -> tuple[int, int, float]:
     try:
         for query in mine:
             agent = APP.builtin_agent("oracle", query, env)
-            task = Task("route", query.id, query.level, query.category, "", "zero-shot", 20)
+            task = Task("route", new_episode_id(), "", "zero-shot", 20)
             result = run_episode(env, agent, query, task, EpisodeConfig(max_steps=20), "builtin:oracle")
             resolved += result.outcome is Outcome.RESOLVED
     finally:
