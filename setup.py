@@ -1,7 +1,7 @@
 """Packs the benchmark suites and their data into the package; everything else about the build is in pyproject.toml.
 
 A checkout keeps suites/ and fixtures/ at its top level; a wheel carries them as pytest_netarena/suites and
-pytest_netarena/fixtures (see pytest_netarena/run/resources.py), so an installed package runs the benchmark on its own.
+pytest_netarena/fixtures (see pytest_netarena/core/resources.py), so an installed package runs the benchmark on its own.
 """
 
 from pathlib import Path

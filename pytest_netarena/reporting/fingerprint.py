@@ -11,7 +11,7 @@ import subprocess
 from importlib import metadata
 from typing import Any
 
-from ..run.resources import PACKAGE
+from ..core.resources import PACKAGE
 
 #: the fields whose difference can change a score (the digest covers every installed package besides)
 SHOWN = ("lock", "packages", "kubectl", "networkx", "python", "kernel", "bubblewrap")

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import resources
+from ..core import resources
 
 USAGE = "netarena run [APP ...] [PYTEST ARGS]   (e.g. netarena run k8s malt --agent=builtin:oracle -n 2)"
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ..agents.prompting import STRATEGIES
 from ..agents.spec import AgentSpec, check_python_agent, parse_agent_spec
-from . import resources
+from ..core import resources
 from ..apps import available_apps
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile

@@ -53,7 +53,7 @@ def test_the_installed_package_runs_suites_from_anywhere_without_the_checkout(ve
                                                                              run_clean) -> None:
     run = run_clean
     python, netarena = venv / "bin" / "python", venv / "bin" / "netarena"
-    probe = run([str(python), "-c", "import json, pathlib, sys, pytest_netarena.run.resources as r, pytest_netarena.plugin; "
+    probe = run([str(python), "-c", "import json, pathlib, sys, pytest_netarena.core.resources as r, pytest_netarena.plugin; "
                  "from pytest_netarena.run.cli import pytest_command; "
                  "print(json.dumps([r.PACKAGE.as_posix(), str(r.fixtures('k8s')), sys.path, "
                  "pytest_command(['k8s', '-x'], pathlib.Path.cwd())]))"], cwd=tmp_path)

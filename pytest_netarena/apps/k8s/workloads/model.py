@@ -9,7 +9,7 @@ from functools import cache, cached_property
 from types import MappingProxyType
 from typing import Any
 
-from ....run import resources
+from ....core import resources
 from ....core.errors import UsageError
 
 FIXTURES = resources.fixtures("k8s")  # the checkout's fixtures/k8s, or the wheel's copy inside the package
