@@ -153,10 +153,14 @@ class App(ABC):
     def prompt(self) -> PromptSpec:
         """The app's prompt parts."""
 
-    def prompt_for(self, options: RunOptions) -> PromptSpec:
-        """The prompt parts of a run: an app whose rules profiles differ in what an agent must know
-        (e.g. NetArena's reply format) overrides this."""
+    def netarena_prompt(self) -> PromptSpec:
+        """The prompt parts under --compat netarena (an app's netarena/prompt.py): an app whose NetArena
+        profile differs in what an agent must know (e.g. its reply format) overrides this."""
         return self.prompt()
+
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        """The prompt parts of a run, by its rules profile."""
+        return self.netarena_prompt() if options.netarena_compat else self.prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         """A built-in agent that needs app knowledge (oracle, expert, reckless), or None."""

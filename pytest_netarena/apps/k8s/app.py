@@ -145,12 +145,10 @@ class K8sApp(App):
 
         return PROMPT
 
-    def prompt_for(self, options: RunOptions) -> PromptSpec:
-        if options.netarena_compat:
-            from .netarena.prompt import netarena_prompt
+    def netarena_prompt(self) -> PromptSpec:
+        from .netarena.prompt import netarena_prompt
 
-            return netarena_prompt()
-        return self.prompt()
+        return netarena_prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from .agents import builtin as agents

@@ -140,12 +140,10 @@ class RouteApp(App):
 
         return route_prompt()
 
-    def prompt_for(self, options: RunOptions) -> PromptSpec:
-        if options.netarena_compat:
-            from .netarena.prompt import netarena_prompt
+    def netarena_prompt(self) -> PromptSpec:
+        from .netarena.prompt import netarena_prompt
 
-            return netarena_prompt()
-        return self.prompt()
+        return netarena_prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Any) -> Agent | None:
         from .agents import builtin as agents
