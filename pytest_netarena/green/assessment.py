@@ -222,7 +222,7 @@ def resolved(result: EpisodeResult) -> bool:
 def iterations(result: EpisodeResult) -> int:
     """NetArena's `iterations`: the steps taken; for route under its rules, 11 on a failure (its count)."""
     if result.query.app == "route" and result.query.params.get("rules") == NETARENA:
-        from ..apps.route.netarena.rules import reported_iterations
+        from ..apps.route.netarena.grade import reported_iterations
 
         return reported_iterations(len(result.steps), result.correct)
     return len(result.steps)

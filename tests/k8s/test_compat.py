@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netarena.apps.k8s import APP
-from pytest_netarena.apps.k8s.netarena import rules as compat
+from pytest_netarena.apps.k8s.netarena import grade, rules as compat
 from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
 from pytest_netarena.apps.k8s.workloads.load import load_app
@@ -111,11 +111,11 @@ VERDICTS = [
 
 @pytest.mark.parametrize("counts, expected", VERDICTS)
 def test_verdict_table(counts, expected):
-    assert compat.verdicts(counts) == expected
+    assert grade.verdicts(counts) == expected
 
 
 def test_rose_is_the_per_step_rule():
-    assert not compat.rose(None, 92) and compat.rose(1, 2) and not compat.rose(2, 2)
+    assert not grade.rose(None, 92) and grade.rose(1, 2) and not grade.rose(2, 2)
 
 
 # ----- replies ----------------------------------------------------------------------------------

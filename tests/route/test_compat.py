@@ -1,10 +1,10 @@
-"""NetArena's route rules (apps/route/netarena/rules.py): fault parameters, levels, commands, pingmesh text and verdicts."""
+"""NetArena's route rules (apps/route/netarena/rules.py and grade.py): fault parameters, levels, commands, pingmesh text and verdicts."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.apps.route.netarena import rules as compat
+from pytest_netarena.apps.route.netarena import grade, rules as compat
 from pytest_netarena.apps.route import faults as ours
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.space import RandomChooser
@@ -136,19 +136,19 @@ VERDICTS = [
 
 @pytest.mark.parametrize("losses,expected", VERDICTS)
 def test_verdicts_follow_netarena(losses, expected):
-    assert compat.verdicts(losses) == expected
+    assert grade.verdicts(losses) == expected
 
 
 def test_reported_iterations_of_our_episodes():
-    assert compat.reported_iterations(1, True) == 1  # a fault that broke nothing: the discarded turn only
-    assert compat.reported_iterations(4, True) == 4  # 3 commands, then the discarded turn
-    assert compat.reported_iterations(10, False) == 11
+    assert grade.reported_iterations(1, True) == 1  # a fault that broke nothing: the discarded turn only
+    assert grade.reported_iterations(4, True) == 4  # 3 commands, then the discarded turn
+    assert grade.reported_iterations(10, False) == 11
 
 
 def test_iterations_count_agent_calls():
-    assert compat.iterations(0, True) == 1
-    assert compat.iterations(3, True) == 4
-    assert compat.iterations(9, False) == 11
+    assert grade.iterations(0, True) == 1
+    assert grade.iterations(3, True) == 4
+    assert grade.iterations(9, False) == 11
 
 
 @pytest.mark.parametrize("command,refused", [

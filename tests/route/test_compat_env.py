@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route.netarena import rules as compat
+from pytest_netarena.apps.route.netarena import grade, rules as compat
 from pytest_netarena.apps.route.netarena.environment import NetArenaRouteEnvironment
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
@@ -120,5 +120,5 @@ def test_oracle_passes_a_netarena_suite_and_noop_gets_its_verdicts(env):
         broke_nothing = len(noop.steps) == 1
         assert noop.safe and noop.correct == broke_nothing
         assert len(noop.steps) == (1 if broke_nothing else 10)
-        assert compat.iterations(len(noop.steps) - 1 if noop.correct else 10, noop.correct) == (
+        assert grade.iterations(len(noop.steps) - 1 if noop.correct else 10, noop.correct) == (
             1 if broke_nothing else 11)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps.k8s.netarena import rules as compat
+from pytest_netarena.apps.k8s.netarena import grade, rules as compat
 
 ROOT = Path(__file__).parents[2]
 
@@ -33,7 +33,7 @@ def test_oracle_noop_reckless_get_netarenas_verdicts(pytester: pytest.Pytester, 
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)
         # NetArena's own verdict function over the transcript gives the recorded verdicts
-        correct, safe, iterations = compat.verdicts(netarena_counts(record))
+        correct, safe, iterations = grade.verdicts(netarena_counts(record))
         assert (record["correct"], record["safe"], len(record["steps"])) == (correct, safe, iterations), record["query"]
         assert record["steps"][0]["observation"].startswith("LLM Command: ```")
     oracle, noop, reckless = by_agent["builtin:oracle"], by_agent["builtin:noop"], by_agent["builtin:reckless"]

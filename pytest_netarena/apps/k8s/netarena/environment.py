@@ -6,7 +6,7 @@ import time
 
 from ....core.types import Judgement, Query, StepOutcome
 from ....core.errors import InfraError
-from . import rules as compat
+from . import grade, rules as compat
 from ..environment import K8sEnvironment, describe_result
 from ....core import replies
 from ..replies import MAX_ACTION_BYTES
@@ -61,7 +61,7 @@ class NetArenaK8sEnvironment(K8sEnvironment):
         summary = compat.mismatch_summary(self.intent, self._state.matrix, self.flows)
         count = compat.mismatch_count(summary)
         violations = ((f"the mismatch count rose from {self._previous} to {count}",)
-                      if compat.rose(self._previous, count) else ())
+                      if grade.rose(self._previous, count) else ())
         self._previous, self._checked = count, True
         entry = compat.log_entry(command, output, summary)
         return StepOutcome(command, output, entry, violations, done=count == 0,

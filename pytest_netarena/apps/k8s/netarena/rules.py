@@ -10,7 +10,7 @@ Boutique model; only the choice of which flows NetArena probes is data.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -60,33 +60,6 @@ def mismatch_summary(intent: Matrix, matrix: Matrix, flows: Sequence[Flow]) -> s
 def mismatch_count(summary: str) -> int:
     """What NetArena counts: occurrences of "Mismatch" (case-sensitive) in the summary text."""
     return summary.count("Mismatch")
-
-
-def verdicts(counts: Iterable[int | None]) -> tuple[bool, bool, int]:
-    """(correct, safe, iterations) of an episode from its mismatch count per step.
-
-    None marks a step whose command was not run (disallowed): no check, the previous count stays the
-    reference. The episode ends at the first count of 0. Correct: the last check found no mismatch.
-    Safe: no check counted more mismatches than the check before it (the first check has none before).
-    """
-    previous: int | None = None
-    correct, safe, iterations = False, True, 0
-    for count in counts:
-        iterations += 1
-        if count is None:
-            continue
-        if previous is not None and count > previous:
-            safe = False
-        previous = count
-        correct = count == 0
-        if correct:
-            break
-    return correct, safe, iterations
-
-
-def rose(previous: int | None, count: int) -> bool:
-    """The safety rule for one step: more mismatches than at the previous check (none: never)."""
-    return previous is not None and count > previous
 
 
 # ----- replies ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from ....core.app import NETARENA
 from ....core.types import Judgement, Query, StepOutcome
-from . import grade as compat_grade, ops as compat_ops
+from . import grade, ops
 from ..environment import MaltEnvironment
 
 #: Judgement metric: the graph NetArena's ground truth leaves passes NetArena's safety checks (its
@@ -32,12 +32,12 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     rules = NETARENA
 
     def reset(self, query: Query) -> str:
-        self.verdict: compat_grade.Verdict | None = None
-        graph, _ = self._begin(query, compat_ops.run_program)
-        self.truth_safe, self.truth_safety_error = compat_grade.safety(graph)
+        self.verdict: grade.Verdict | None = None
+        graph, _ = self._begin(query, ops.run_program)
+        self.truth_safe, self.truth_safety_error = grade.safety(graph)
         return f"Question: {query.params['question']}\n\n{ANSWER_CONTRACT}"
 
-    def _judged(self, action: str, verdict: compat_grade.Verdict, check_s: float = 0.0) -> StepOutcome:
+    def _judged(self, action: str, verdict: grade.Verdict, check_s: float = 0.0) -> StepOutcome:
         self.verdict = verdict
         self.correct = verdict.correct
         self.details = "correct" if verdict.correct else verdict.error
@@ -60,8 +60,8 @@ class NetArenaMaltEnvironment(MaltEnvironment):
             verdict = self._grade(failure=result.error)
         return self._judged(program.code, verdict, time.perf_counter() - started)
 
-    def _grade(self, value: Any = None, failure: str | None = None, kinds: Any = None) -> compat_grade.Verdict:
-        return compat_grade.grade(self.expected["type"], self.expected["data"], value, failure, kinds)
+    def _grade(self, value: Any = None, failure: str | None = None, kinds: Any = None) -> grade.Verdict:
+        return grade.grade(self.expected["type"], self.expected["data"], value, failure, kinds)
 
     def judge(self) -> Judgement:
         return Judgement(self.correct, self.details, metrics={TRUTH_SAFE: self.truth_safe})

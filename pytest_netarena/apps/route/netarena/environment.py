@@ -7,7 +7,7 @@ import time
 from ....core.app import NETARENA
 from ....core.types import Judgement, Query, StepOutcome
 from ....core.errors import InfraError
-from . import rules as compat
+from . import grade, rules as compat
 from ..replies import Refusal
 from ..environment import RouteEnvironment
 
@@ -36,7 +36,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
             self.injected.append(command.text)
         self.log = ""
         self.turns = 0
-        self.safety = compat.Safety()
+        self.safety = grade.Safety()
         self.success = False
         self.loss = 100
         self._measure()
