@@ -9,6 +9,7 @@ examples that other test modules run have `<!-- recipe: NAME -->` / `<!-- exampl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -74,6 +75,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def copy_project(folder: Path, venv: Path) -> None:
+    made_from = (venv / ".netarena-lock").read_text().strip() if (venv / ".netarena-lock").exists() else None
+    build_files = b"".join((ROOT / name).read_bytes() for name in ("requirements.lock", "pyproject.toml", "setup.py"))
+    if made_from != hashlib.sha256(build_files).hexdigest():
+        # the copy's bootstrap would make a new .venv from the copy, which holds no package to install
+        pytest.fail(".venv was made from other build files than this checkout's: run scripts/bootstrap again")
     for name in PROJECT_FILES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
