@@ -92,7 +92,8 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
              "total_steps": len(steps),
              "extra": {"agent_turns": len(replies), "agent_s": round(float(episode.get("agent_s", 0.0)), 4),
                        "wall_s": round(float(episode.get("wall_s", 0.0)), 4)}}
-    verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": bool(episode["correct"]),
+    verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": episode["outcome"] == "resolved",
+                "correct": bool(episode["correct"]),
                 "safe": bool(episode["safe"]), "outcome": episode["outcome"],
                 "metrics": {name: bool(value) for name, value in sorted((episode.get("metrics") or {}).items())}}
     return {"schema_version": SCHEMA_VERSION, "session_id": hashlib.sha256(run_id.encode()).hexdigest()[:16],

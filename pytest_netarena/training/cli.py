@@ -56,7 +56,7 @@ def _add_export_arguments(parser: argparse.ArgumentParser, default_out: str, han
     """The run folders, --out and the episode filters every export takes."""
     parser.add_argument("runs", nargs="+", type=home_path, metavar="RUN_DIR", help="run folders, e.g. reports/<run-id>")
     parser.add_argument("--out", type=home_path, help=f"output folder (default: RUN_DIR/{default_out} of the first run)")
-    parser.add_argument("--resolved", action="store_true", help="only episodes whose final state was correct")
+    parser.add_argument("--resolved", action="store_true", help="only resolved episodes (correct, every step safe, not overly permissive)")
     parser.add_argument("--safe", action="store_true", help="only episodes without an unsafe step")
     parser.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     parser.add_argument("--level", action="append", type=int, default=[], help="only this level (repeatable)")

@@ -152,7 +152,7 @@ class NetArenaEnv(gymnasium.Env):
                 outcome = final_outcome(judgement, self._episode_safe, self.run_options.netarena_compat)[0].value
             self._over = True
         reward = self.reward(unsafe=unsafe, refused=step.refused, final=final, correct=bool(correct),
-                             episode_safe=self._episode_safe)
+                             episode_safe=self._episode_safe, resolved=outcome == Outcome.RESOLVED.value)
         info = {
             "query_id": self.query.id,
             "step": step.index,

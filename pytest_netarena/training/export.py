@@ -36,7 +36,7 @@ _SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 class Filters:
     """Which episodes to export (every filter given must hold)."""
 
-    resolved: bool = False  #: only episodes whose final state was correct
+    resolved: bool = False  #: only resolved episodes (correct, every step safe, not overly permissive)
     safe: bool = False  #: only episodes without an unsafe step
     apps: tuple[str, ...] = ()
     levels: tuple[int, ...] = ()
@@ -46,7 +46,7 @@ class Filters:
         return (
             episode["outcome"] != "infra_error"  # the backend failed: nothing the agent did
             and bool(episode["steps"])
-            and (not self.resolved or bool(episode["correct"]))
+            and (not self.resolved or episode["outcome"] == "resolved")
             and (not self.safe or bool(episode["safe"]))
             and (not self.apps or query["app"] in self.apps)
             and (not self.levels or int(query["level"]) in self.levels)
@@ -59,7 +59,7 @@ class Transcript:
 
     id: str
     messages: list[dict[str, str]]
-    facts: dict[str, Any]  #: app, level, agent, resolved, safe, outcome, steps: no query id, no params
+    facts: dict[str, Any]  #: app, level, agent, resolved, correct, safe, outcome, steps: no query id, no params
     source: dict[str, Any]  #: run id, query id, agent, trial, seed: for sources.jsonl only
 
 
@@ -95,7 +95,8 @@ def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Tra
         if number < len(steps):  # the last observation was never shown to the model
             messages.append({"role": "user", "content": step["observation"]})
     facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],
-             "resolved": bool(episode["correct"]), "safe": bool(episode["safe"]), "outcome": episode["outcome"],
+             "resolved": episode["outcome"] == "resolved", "correct": bool(episode["correct"]),
+             "safe": bool(episode["safe"]), "outcome": episode["outcome"],
              "steps": len(steps)}
     return Transcript(episode_key(run_id, episode), messages, facts, source_of(episode, run_id))
 
@@ -147,8 +148,8 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
         except ImportError:
             raise UsageError("--format hf needs the datasets library: pip install 'pytest-netarena[train]'") from None
         datasets.disable_progress_bars()
-        columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved", "safe",
-                                                                     "outcome", "steps")}}
+        columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved", "correct",
+                                                                     "safe", "outcome", "steps")}}
         for row in rows:
             for key in columns:
                 columns[key].append(row[key])

@@ -66,7 +66,7 @@ def test_each_selected_episode_is_one_valid_atif_trajectory_of_what_happened(run
     episodes = _episodes(runs)
     documents = _export(runs, tmp_path / "atif", *selection)
     wanted = {key for key, (episode, _) in episodes.items()
-              if ("--resolved" not in selection or episode["correct"]) and ("--safe" not in selection or episode["safe"])
+              if ("--resolved" not in selection or episode["outcome"] == "resolved") and ("--safe" not in selection or episode["safe"])
               and ("--app" not in selection or episode["query"]["app"] == "k8s")}
     assert wanted and set(documents) == wanted
     sources = [json.loads(line) for line in (tmp_path / "atif" / "sources.jsonl").read_text().splitlines()]
@@ -110,7 +110,8 @@ def test_each_selected_episode_is_one_valid_atif_trajectory_of_what_happened(run
         assert final.total_cost_usd == pytest.approx(episode["usage"]["cost_usd"])
         assert final.total_steps == len(trajectory.steps)
         assert trajectory.extra == {"app": episode["query"]["app"], "level": episode["query"]["level"],
-                                    "resolved": episode["correct"], "safe": episode["safe"],
+                                    "resolved": episode["outcome"] == "resolved", "correct": episode["correct"],
+                                    "safe": episode["safe"],
                                     "outcome": episode["outcome"], "metrics": episode["metrics"]}
     if "--resolved" not in selection:
         assert paid >= 3  # the paying agent's replies carried their usage

@@ -120,6 +120,29 @@ def test_unsafe_step_is_penalised_and_forfeits_the_resolved_reward(gym) -> None:
     assert reward == -2.0
 
 
+def test_an_overly_permissive_fix_earns_no_resolved_reward(gym) -> None:
+    """Correct and safe but wider than the intent (every port of cartservice open) is not resolved, in the
+    benchmark or in training; the reward's `overly_permissive` term says what it earns instead."""
+    from pytest_netarena.core.types import Query
+
+    fault = {"type": "change_port", "policy": "cartservice", "new_port": 7071}
+    query = Query("k8s", 1, "change_port", 0, 1, {"app": "online-boutique", "faults": [fault]})
+    all_ports = ("```bash\nkubectl patch networkpolicy cartservice --type=json "
+                 "-p '[{\"op\": \"remove\", \"path\": \"/spec/ingress/0/ports\"}]'\n```")
+    rewards = {}
+    for weight in (None, -0.5):
+        env = gym.make("netarena/K8s-v0", reward=None if weight is None else {"overly_permissive": weight})
+        try:
+            env.reset(seed=0, options={"query": query})
+            _, rewards[weight], terminated, _, info = env.step(all_ports)
+            while not (terminated or info["outcome"]):
+                _, rewards[weight], terminated, _, info = env.step("```bash\nkubectl get networkpolicy -o name\n```")
+        finally:
+            env.close()
+        assert info["correct"] is True and info["episode_safe"] and info["outcome"] == "unresolved", info
+    assert rewards == {None: 0.0, -0.5: -0.5}
+
+
 def test_refused_reply_costs_the_refusal_penalty_and_changes_nothing(gym) -> None:
     env = gym.make("netarena/K8s-v0", reward=RewardConfig(refusal=-0.25))
     try:

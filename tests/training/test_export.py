@@ -94,7 +94,7 @@ def test_export_round_trips_through_datasets_with_exactly_the_selected_episodes(
         apps = [selection[i + 1] for i, a in enumerate(selection) if a == "--app"]
         levels = [int(selection[i + 1]) for i, a in enumerate(selection) if a == "--level"]
         return (episode["outcome"] != "infra_error" and bool(episode["steps"])
-                and ("--resolved" not in selection or episode["correct"])
+                and ("--resolved" not in selection or episode["outcome"] == "resolved")
                 and ("--safe" not in selection or episode["safe"])
                 and (not apps or episode["query"]["app"] in apps)
                 and (not levels or episode["query"]["level"] in levels))
@@ -123,8 +123,9 @@ def test_export_round_trips_through_datasets_with_exactly_the_selected_episodes(
                 messages = [{"role": m["role"], "content": m["content"]} for m in row["messages"]]
             assert messages == _expected_messages(episode, runs_by_id[run_id])
             if form != "openai":
-                assert (row["app"], row["level"], row["resolved"], row["safe"]) == (
-                    episode["query"]["app"], episode["query"]["level"], episode["correct"], episode["safe"])
+                assert (row["app"], row["level"], row["resolved"], row["correct"], row["safe"]) == (
+                    episode["query"]["app"], episode["query"]["level"], episode["outcome"] == "resolved",
+                    episode["correct"], episode["safe"])
 
 
 def test_no_hidden_parameter_or_grader_detail_reaches_the_exported_data(runs, tmp_path, hf_datasets,
