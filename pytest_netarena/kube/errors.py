@@ -63,6 +63,18 @@ def conflict(plural: str, group: str, name: str) -> ApiError:
         _details(name, plural, group))
 
 
+def quota_exceeded(plural: str, group: str, name: str, requested: int, used: int, limited: int) -> ApiError:
+    """A real server's ResourceQuota refusal (403), for the namespace's bytes of stored objects."""
+    return ApiError(403, "Forbidden",
+                    f'{_qualified(plural, group)} "{name}" is forbidden: exceeded quota: {NAMESPACE_QUOTA}, '
+                    f"requested: bytes={requested}, used: bytes={used}, limited: bytes={limited}",
+                    _details(name, plural, group))
+
+
+#: the name the namespace byte quota goes by in its refusals
+NAMESPACE_QUOTA = "netarena-namespace-bytes"
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 

@@ -16,6 +16,9 @@ MAX_JSON_PATCH_OPERATIONS = 10_000
 MAX_COPY_BYTES = 3 * 1024 * 1024
 #: the largest stored object, as compact JSON (etcd's default --max-request-bytes, 1.5 MiB)
 MAX_OBJECT_BYTES = 1_572_864
+#: bytes (compact JSON) of all objects stored in one namespace that requests may write: it bounds the
+#: server's memory and the harness's checks, which read every policy after every step
+MAX_NAMESPACE_BYTES = 8 * 1024 * 1024
 #: CPU seconds one HTTP request may spend in the server (a real server's requests time out after 60 s
 #: of wall clock; this one runs inside the harness, so it is bounded by what it computes)
 REQUEST_CPU_S = 2.0
@@ -70,7 +73,20 @@ def check_json_patch(operations) -> None:
                                       f"{MAX_JSON_PATCH_OPERATIONS}, got {len(operations)}")
 
 
+def object_bytes(obj: dict) -> int:
+    """The size the limits count: obj as compact JSON, in bytes."""
+    return len(compact_json(obj).encode())
+
+
 def check_object_size(obj: dict) -> None:
     """The error etcd gives a write of an object over its request limit (a real server answers 500 with it)."""
-    if len(compact_json(obj).encode()) > MAX_OBJECT_BYTES:
+    if object_bytes(obj) > MAX_OBJECT_BYTES:
         raise errors.ApiError(500, "", "etcdserver: request is too large")
+
+
+def check_namespace_quota(plural: str, group: str, obj: dict, used: int, replaced: int = 0) -> None:
+    """403 when writing obj (in place of an object of `replaced` bytes) takes its namespace's stored
+    objects, now `used` bytes, over MAX_NAMESPACE_BYTES; a write that does not grow it always passes."""
+    size = object_bytes(obj)
+    if size > replaced and used - replaced + size > MAX_NAMESPACE_BYTES:
+        raise errors.quota_exceeded(plural, group, obj["metadata"].get("name", ""), size, used, MAX_NAMESPACE_BYTES)

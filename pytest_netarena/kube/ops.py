@@ -82,6 +82,8 @@ class Cluster:
             if res.kind in STATUS_OWNED and not privileged and res.kind not in ("Service", "Namespace"):
                 obj.pop("status", None)
             self._allocate(res, obj)
+            if res.namespaced and not privileged:
+                limits.check_namespace_quota(res.plural, res.group, obj, self.store.namespace_bytes(key_ns))
             if dry_run:
                 return obj
             self.store.put(res.plural, obj, "ADDED")
@@ -98,7 +100,8 @@ class Cluster:
                 raise errors.conflict(res.plural, res.group, name)
             return self._updated(res, old, copy.deepcopy(wanted), subresource, privileged)
 
-        return self._guaranteed_update(res, namespace if res.namespaced else "", name, updated, dry_run)
+        return self._guaranteed_update(res, namespace if res.namespaced else "", name, updated, dry_run,
+                                       quota=res.namespaced and not privileged)
 
     def patch(self, res: Resource, namespace: str, name: str, patch_type: str, body, subresource: str = "",
               dry_run: bool = False, strict: bool = False) -> dict:
@@ -122,9 +125,11 @@ class Cluster:
             obj["metadata"].pop("resourceVersion", None)
             return self._updated(res, old, obj, subresource, False)
 
-        return self._guaranteed_update(res, namespace if res.namespaced else "", name, patched, dry_run)
+        return self._guaranteed_update(res, namespace if res.namespaced else "", name, patched, dry_run,
+                                       quota=res.namespaced)
 
-    def _guaranteed_update(self, res: Resource, key_ns: str, name: str, compute, dry_run: bool) -> dict:
+    def _guaranteed_update(self, res: Resource, key_ns: str, name: str, compute, dry_run: bool,
+                           quota: bool = False) -> dict:
         """Write compute(old) over old, as a real server's GuaranteedUpdate does: the new version is computed
         without the store lock (its cost is the request's, bounded by its CPU time), then stored under the
         lock only if the object is still the one it was computed from, else computed again."""
@@ -135,10 +140,13 @@ class Cluster:
             obj = compute(old)
             if obj == old:
                 return copy.deepcopy(old)
-            if dry_run:
-                return obj
             with self.store.transaction():
                 if self.store.get(res.plural, key_ns, name) is old:
+                    if quota:  # an update that grows the namespace past its quota is refused, as it is created
+                        limits.check_namespace_quota(res.plural, res.group, obj, self.store.namespace_bytes(key_ns),
+                                                     self.store.object_size(res.plural, key_ns, name))
+                    if dry_run:
+                        return obj
                     self.store.put(res.plural, obj, "MODIFIED")
                     self._settle()
                     return copy.deepcopy(self.store.get(res.plural, key_ns, name))
@@ -333,7 +341,8 @@ class Cluster:
             current["metadata"].pop("resourceVersion", None)
             return self._updated(res, old, self._prepare_body(res, namespace, current, name, False), "", False)
 
-        return to_scale(self._guaranteed_update(res, namespace if res.namespaced else "", name, scaled, dry_run))
+        return to_scale(self._guaranteed_update(res, namespace if res.namespaced else "", name, scaled, dry_run,
+                                                quota=res.namespaced))
 
 
 def _spec_of(obj: dict):

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from .limits import object_bytes
+
 Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
 
 EVENT_LOG_SIZE = 20000
@@ -18,13 +20,15 @@ class Store:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._objects: dict[str, dict[tuple[str, str], dict]] = {}  # plural -> (namespace, name) -> object
+        self._sizes: dict[tuple[str, str, str], int] = {}  # (plural, namespace, name) -> bytes of the object
+        self._namespace_bytes: dict[str, int] = {}  # namespace -> bytes of its objects (the quota's measure)
         self._rv = 0
         self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
         self._cond = threading.Condition()
         self._listeners: list[Listener] = []
         self._pending: list[tuple[str, str, dict | None]] = []
         self._depth = 0
-        self._snapshot: tuple[dict, int] | None = None
+        self._snapshot: tuple[dict, dict, dict, dict] | None = None
         self.epoch = 0  # bumped by reset() and close(): open watches end
         self.closed = False
         self.counters: dict[str, int] = {}  # allocator state that must survive reset deterministically
@@ -75,6 +79,13 @@ class Store:
     def get(self, plural: str, namespace: str, name: str) -> dict | None:
         return self._objects.get(plural, {}).get((namespace, name))
 
+    def namespace_bytes(self, namespace: str) -> int:
+        """Bytes (compact JSON) of every object stored in the namespace."""
+        return self._namespace_bytes.get(namespace, 0)
+
+    def object_size(self, plural: str, namespace: str, name: str) -> int:
+        return self._sizes.get((plural, namespace, name), 0)
+
     def list(self, plural: str, namespace: str | None = None) -> list[dict]:
         """The stored objects themselves, sorted by (namespace, name): callers must not mutate them."""
         with self.lock:
@@ -94,6 +105,7 @@ class Store:
             key = (meta.get("namespace", ""), meta["name"])
             old = objects.get(key)
             objects[key] = obj
+            self._count(plural, key, object_bytes(obj))
             if self.tracker is not None:
                 self.tracker.changed(plural, old, obj)
             self._record(event_type, plural, obj)
@@ -103,6 +115,7 @@ class Store:
         with self.lock:
             obj = self._objects.get(plural, {}).pop((namespace, name), None)
             if obj is not None:
+                self._count(plural, (namespace, name), 0)
                 self._rv += 1
                 gone = dict(obj)
                 gone["metadata"] = dict(obj["metadata"], resourceVersion=str(self._rv))
@@ -110,6 +123,13 @@ class Store:
                     self.tracker.changed(plural, obj, None)
                 self._record("DELETED", plural, gone)
             return obj
+
+    def _count(self, plural: str, key: tuple[str, str], size: int) -> None:
+        """Keep the byte tally of key's namespace: the object now takes size bytes (0: removed)."""
+        sized = (plural, *key)
+        self._namespace_bytes[key[0]] = self._namespace_bytes.get(key[0], 0) - self._sizes.pop(sized, 0) + size
+        if size:
+            self._sizes[sized] = size
 
     def _record(self, event_type: str, plural: str, obj: dict) -> None:
         self._events.append((self._rv, event_type, plural, obj))
@@ -140,15 +160,17 @@ class Store:
     # -- snapshot / reset ----------------------------------------------------------------------
     def snapshot(self) -> None:
         with self.lock:
-            self._snapshot = ({p: dict(objs) for p, objs in self._objects.items()}, dict(self.counters))
+            self._snapshot = ({p: dict(objs) for p, objs in self._objects.items()}, dict(self.counters),
+                              dict(self._sizes), dict(self._namespace_bytes))
 
     def reset(self) -> None:
         with self.transaction():
             if self._snapshot is None:
                 raise RuntimeError("reset() needs a snapshot() first")
-            objects, counters = self._snapshot
+            objects, counters, sizes, namespace_bytes = self._snapshot
             self._objects = {p: dict(objs) for p, objs in objects.items()}
             self.counters = dict(counters)
+            self._sizes, self._namespace_bytes = dict(sizes), dict(namespace_bytes)
             if self.tracker is not None:
                 self.tracker.reset()
             self._rv += 1

@@ -158,3 +158,37 @@ def test_pods_stop_at_the_namespace_quota(cluster, monkeypatch):
     monkeypatch.setattr(controllers, "MAX_PODS_PER_NAMESPACE", 40, raising=False)
     assert _scale(cluster, 3000) == 200
     assert len(cluster.list_objects("Pod", "default")) == 40
+
+
+def test_a_namespace_holds_at_most_8_mib_of_objects_that_requests_wrote(cluster, kubectl):
+    from pytest_netarena.kube.limits import MAX_NAMESPACE_BYTES
+
+    path = "/api/v1/namespaces/default/configmaps"
+    made = 0
+    while made < 10:  # 1.4 MB each: the sixth passes 8 MiB (10 bounds the test on a server without the quota)
+        code, status = call(cluster, "POST", path, {"metadata": {"name": f"c{made}"}, "data": {"a": "x" * 1_400_000}})
+        if code != 201:
+            break
+        made += 1
+    assert (made, code, status["reason"]) == (5, 403, "Forbidden"), status
+    assert "exceeded quota: netarena-namespace-bytes" in status["message"]
+    assert f"limited: bytes={MAX_NAMESPACE_BYTES}" in status["message"]
+    assert cluster.get_object("ConfigMap", "default", "c5") is None
+    code, _ = call(cluster, "POST", path, {"metadata": {"name": "fill"}, "data": {"a": "x" * 1_300_000}})
+    assert code == 201  # what is left fits: about 8.3 of 8.4 MB
+    grown = {"data": {"b": "x" * 150_000}}  # within the object's own limit, past the namespace's
+    code, status = call(cluster, "PATCH", path + "/c0", grown, "application/merge-patch+json")
+    assert code == 403 and "exceeded quota" in status["message"]  # an update may not grow it either
+    assert set(cluster.get_object("ConfigMap", "default", "c0")["data"]) == {"a"}
+    shrunk = {"data": {"a": "small"}}
+    code, _ = call(cluster, "PATCH", path + "/c0", shrunk, "application/merge-patch+json")
+    assert code == 200  # over the quota or not, a write that shrinks the namespace passes
+    made_after = kubectl("create", "configmap", "c5", "--from-literal=a=" + "x" * 100_000, check=False)
+    assert made_after.returncode == 0, made_after.stderr  # in the room the shrink made
+    code, _ = call(cluster, "POST", "/api/v1/namespaces/kube-system/configmaps",
+                   {"metadata": {"name": "elsewhere"}, "data": {"a": "x" * 1_400_000}})
+    assert code == 201  # the quota is per namespace
+    cluster.reset()
+    for index in range(5):  # the snapshot's tally comes back with its objects
+        code, _ = call(cluster, "POST", path, {"metadata": {"name": f"c{index}"}, "data": {"a": "x" * 1_400_000}})
+        assert code == 201
