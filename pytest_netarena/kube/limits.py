@@ -84,9 +84,8 @@ def check_object_size(obj: dict) -> None:
         raise errors.ApiError(500, "", "etcdserver: request is too large")
 
 
-def check_namespace_quota(plural: str, group: str, obj: dict, used: int, replaced: int = 0) -> None:
-    """403 when writing obj (in place of an object of `replaced` bytes) takes its namespace's stored
-    objects, now `used` bytes, over MAX_NAMESPACE_BYTES; a write that does not grow it always passes."""
-    size = object_bytes(obj)
+def check_namespace_quota(plural: str, group: str, name: str, size: int, used: int, replaced: int = 0) -> None:
+    """403 when writing an object of `size` bytes (in place of one of `replaced` bytes) takes its namespace's
+    stored objects, now `used` bytes, over MAX_NAMESPACE_BYTES; a write that does not grow it always passes."""
     if size > replaced and used - replaced + size > MAX_NAMESPACE_BYTES:
-        raise errors.quota_exceeded(plural, group, obj["metadata"].get("name", ""), size, used, MAX_NAMESPACE_BYTES)
+        raise errors.quota_exceeded(plural, group, name, size, used, MAX_NAMESPACE_BYTES)

@@ -82,11 +82,13 @@ class Cluster:
             if res.kind in STATUS_OWNED and not privileged and res.kind not in ("Service", "Namespace"):
                 obj.pop("status", None)
             self._allocate(res, obj)
+            size = limits.object_bytes(obj)
             if res.namespaced and not privileged:
-                limits.check_namespace_quota(res.plural, res.group, obj, self.store.namespace_bytes(key_ns))
+                limits.check_namespace_quota(res.plural, res.group, meta["name"], size,
+                                             self.store.namespace_bytes(key_ns))
             if dry_run:
                 return obj
-            self.store.put(res.plural, obj, "ADDED")
+            self.store.put(res.plural, obj, "ADDED", size)
             self._settle()
             return copy.deepcopy(self.store.get(res.plural, key_ns, meta["name"]))
 
@@ -140,14 +142,16 @@ class Cluster:
             obj = compute(old)
             if obj == old:
                 return copy.deepcopy(old)
+            size = limits.object_bytes(obj)  # measured once, outside the lock, for the quota and the tally
             with self.store.transaction():
                 if self.store.get(res.plural, key_ns, name) is old:
                     if quota:  # an update that grows the namespace past its quota is refused, as it is created
-                        limits.check_namespace_quota(res.plural, res.group, obj, self.store.namespace_bytes(key_ns),
+                        limits.check_namespace_quota(res.plural, res.group, name, size,
+                                                     self.store.namespace_bytes(key_ns),
                                                      self.store.object_size(res.plural, key_ns, name))
                     if dry_run:
                         return obj
-                    self.store.put(res.plural, obj, "MODIFIED")
+                    self.store.put(res.plural, obj, "MODIFIED", size)
                     self._settle()
                     return copy.deepcopy(self.store.get(res.plural, key_ns, name))
             limits.spend()  # written meanwhile: try again on the new version, within the request's time

@@ -95,8 +95,9 @@ class Store:
         return [o for _, o in items]
 
     # -- writes (callers hold a transaction) -----------------------------------------------------
-    def put(self, plural: str, obj: dict, event_type: str) -> dict:
-        """Store obj (taking ownership of it) with a fresh resourceVersion."""
+    def put(self, plural: str, obj: dict, event_type: str, size: int | None = None) -> dict:
+        """Store obj (taking ownership of it) with a fresh resourceVersion; size: its bytes when the caller
+        measured them already (the namespace tally's measure), else measured here."""
         with self.lock:
             self._rv += 1
             obj["metadata"]["resourceVersion"] = str(self._rv)
@@ -105,7 +106,7 @@ class Store:
             key = (meta.get("namespace", ""), meta["name"])
             old = objects.get(key)
             objects[key] = obj
-            self._count(plural, key, object_bytes(obj))
+            self._count(plural, key, object_bytes(obj) if size is None else size)
             if self.tracker is not None:
                 self.tracker.changed(plural, old, obj)
             self._record(event_type, plural, obj)
