@@ -25,8 +25,9 @@ class RewardConfig:
     step: float = 0.0  #: each step (a negative value rewards short episodes)
 
     def __call__(self, *, unsafe: bool, refused: bool, final: bool, correct: bool, episode_safe: bool,
-                 resolved: bool | None = None) -> float:
-        """resolved: the episode's outcome is resolved (None: correct and every step safe is enough)."""
+                 resolved: bool = True) -> float:
+        """resolved: False when the final state is correct and every step safe, yet the outcome is not
+        resolved (the fix is overly permissive)."""
         reward = self.step
         if unsafe:
             reward += self.unsafe_step
@@ -36,7 +37,7 @@ class RewardConfig:
             if not episode_safe:
                 reward += self.resolved_unsafe
             else:
-                reward += self.resolved if resolved is not False else self.overly_permissive
+                reward += self.resolved if resolved else self.overly_permissive
         return float(reward)
 
     @classmethod
