@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -92,70 +91,20 @@ def import_graph(package: Path) -> dict[str, set[str]]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One shortest circle through each strongly connected group of modules (Tarjan's groups, then a BFS in each)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[set[str]] = []
+    """One shortest circle through each strongly connected group of modules, as the modules it goes through."""
+    import networkx as nx
 
-    def enter(node: str, work: list) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        work.append((node, iter(sorted(graph[node]))))
-
-    for start in sorted(graph):
-        if start in index:
+    digraph = nx.DiGraph((importer, imported) for importer, targets in graph.items() for imported in targets)
+    found = []
+    for group in nx.strongly_connected_components(digraph):
+        if len(group) < 2:
             continue
-        work: list = []
-        enter(start, work)
-        while work:  # Tarjan without recursion
-            node, targets = work[-1]
-            for target in targets:
-                if target not in index:
-                    enter(target, work)
-                    break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    group = set()
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        group.add(member)
-                        if member == node:
-                            break
-                    if len(group) > 1:
-                        groups.append(group)
-    return [shortest_circle(graph, group) for group in groups]
-
-
-def shortest_circle(graph: dict[str, set[str]], group: set[str]) -> list[str]:
-    """The shortest path from a module of the group back to itself, as the modules it goes through."""
-    best: list[str] = []
-    for start in sorted(group):
-        came_from = {start: start}
-        queue = deque([start])
-        while queue:
-            node = queue.popleft()
-            if start in graph[node]:
-                path = [node]
-                while path[-1] != start:
-                    path.append(came_from[path[-1]])
-                circle = [*reversed(path), start]
-                if not best or len(circle) < len(best):
-                    best = circle
-                break
-            for target in sorted(graph[node] & group):
-                if target not in came_from:
-                    came_from[target] = node
-                    queue.append(target)
-    return best
+        inside = digraph.subgraph(group)
+        # the shortest way back to each module: its shortest path to a module that imports it, then the edge back
+        back = [nx.shortest_path(inside, start, end) + [start] for start in sorted(group)
+                for end in sorted(inside.predecessors(start))]
+        found.append(min(back, key=lambda circle: (len(circle), circle)))
+    return sorted(found)
 
 
 def room(name: str) -> str:
