@@ -14,22 +14,17 @@ Everything substantive lives in the pytest-free core; the hooks only translate b
 
 from __future__ import annotations
 
-from .collection import Case, SearchCase, pytest_collection_modifyitems, pytest_generate_tests, queries_for
+from .collection import pytest_collection_modifyitems, pytest_generate_tests
 from .fixtures import netarena_environments, netarena_result, netarena_settings
 from .options import pytest_addoption
-from .reporting import RunReporter, pytest_report_header, pytest_runtest_makereport
-from .scheduling import XdistHooks, pytest_collection_finish, pytest_runtest_protocol
+from .reporting import pytest_report_header, pytest_runtest_makereport
+from .scheduling import pytest_collection_finish, pytest_runtest_protocol
 from .session import pytest_configure, pytest_unconfigure
-from .state import (BUDGET_SKIP, EPISODE_LINE_KEY, FOLDED_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, SETTINGS_KEY,
-                    Scale)
 
+# pytest finds the hooks and fixtures as attributes of this module
 __all__ = [
-    # hooks and fixtures: pytest finds them as attributes of this module
     "pytest_addoption", "pytest_configure", "pytest_unconfigure", "pytest_generate_tests",
     "pytest_collection_modifyitems", "pytest_collection_finish", "pytest_runtest_protocol",
     "pytest_report_header", "pytest_runtest_makereport",
     "netarena_settings", "netarena_environments", "netarena_result",
-    # the names this module had before it became a package
-    "SETTINGS_KEY", "RESULT_KEY", "SCALE_KEY", "FOLDED_KEY", "EPISODE_LINE_KEY", "BUDGET_SKIP", "NO_AGENT_MESSAGE",
-    "Scale", "Case", "SearchCase", "queries_for", "RunReporter", "XdistHooks",
 ]
