@@ -16,8 +16,9 @@ MAX_JSON_PATCH_OPERATIONS = 10_000
 MAX_COPY_BYTES = 3 * 1024 * 1024
 #: the largest stored object, as compact JSON (etcd's default --max-request-bytes, 1.5 MiB)
 MAX_OBJECT_BYTES = 1_572_864
-#: bytes (compact JSON) of all objects stored in one namespace that requests may write: it bounds the
-#: server's memory and the harness's checks, which read every policy after every step
+#: bytes (compact JSON) of all objects stored in one namespace past which no request may write (the
+#: harness's and the controllers' own objects count, but they are never refused): it bounds the server's
+#: memory and the harness's checks, which read every policy after every step
 MAX_NAMESPACE_BYTES = 8 * 1024 * 1024
 #: CPU seconds one HTTP request may spend in the server (a real server's requests time out after 60 s
 #: of wall clock; this one runs inside the harness, so it is bounded by what it computes)

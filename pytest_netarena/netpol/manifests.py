@@ -51,16 +51,16 @@ def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[s
 
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterObjects:
     """Namespaces, Pods, Services and NetworkPolicies of `objects`; other kinds are ignored."""
-    # in the order of ClusterObjects' fields
-    builders = {"Namespace": namespace_from_manifest, "Pod": pod_from_manifest, "Service": service_from_manifest,
-                "NetworkPolicy": compile_policy}
+    #: kind -> (its builder, its field of ClusterObjects)
+    builders = {"Namespace": (namespace_from_manifest, "namespaces"), "Pod": (pod_from_manifest, "pods"),
+                "Service": (service_from_manifest, "services"), "NetworkPolicy": (compile_policy, "policies")}
     found: dict[str, dict[str, Any]] = {kind: {} for kind in builders}
     for obj in objects:
         kind = obj.get("kind")
         if isinstance(kind, str) and kind in builders:
-            made = builders[kind](obj)
+            made = builders[kind][0](obj)
             found[kind][made.key] = made  # a later object of the same key replaces the earlier one
-    return ClusterObjects(*(tuple(by_key.values()) for by_key in found.values()))
+    return ClusterObjects(**{builders[kind][1]: tuple(by_key.values()) for kind, by_key in found.items()})
 
 
 def load_cluster(paths: Iterable[str | Path]) -> ClusterObjects:

@@ -78,7 +78,8 @@ def expand_home(name: str, value: Any) -> Any:
 
 def app_options(items: Iterable[str]) -> dict[str, str]:
     """The app options of repeated `--option NAME=VALUE` arguments, keyed as in RunOptions.extra; `~` expanded in paths."""
-    paths = path_options(available_apps())
+    items = list(items)
+    paths = path_options(available_apps()) if items else frozenset()  # no app is loaded for no option
     extra = {}
     for item in items:
         name, sep, value = item.partition("=")

@@ -22,7 +22,8 @@ from typing import Any
 from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
-from .export import SOURCES_FILE, Filters, episode_key, max_steps_of, selected_episodes, source_of, system_prompt, write_lines
+from .export import (SOURCES_FILE, Filters, episode_key, max_steps_of, resolved, selected_episodes, source_of,
+                     system_prompt, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
@@ -92,7 +93,7 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
              "total_steps": len(steps),
              "extra": {"agent_turns": len(replies), "agent_s": round(float(episode.get("agent_s", 0.0)), 4),
                        "wall_s": round(float(episode.get("wall_s", 0.0)), 4)}}
-    verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": episode["outcome"] == "resolved",
+    verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": resolved(episode),
                 "correct": bool(episode["correct"]),
                 "safe": bool(episode["safe"]), "outcome": episode["outcome"],
                 "metrics": {name: bool(value) for name, value in sorted((episode.get("metrics") or {}).items())}}

@@ -22,6 +22,7 @@ from ..agents.prompting import STRATEGIES, build_system_prompt
 from ..apps import get_app
 from ..core.app import NETARENA
 from ..core.errors import UsageError
+from ..core.types import Outcome
 from ..reporting import artifacts
 from ..reporting.rebuild import latest_attempts, load_episodes, read_run
 
@@ -30,6 +31,11 @@ DATA_FILE = "data.jsonl"
 SOURCES_FILE = "sources.jsonl"
 _BUDGET = re.compile(r"^\[Step 1 of (\d+)[:;]")  # ";": the current form, ":": runs before it
 _SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
+
+
+def resolved(episode: dict[str, Any]) -> bool:
+    """The benchmark's headline for an episodes.jsonl record: correct, safe, not overly permissive."""
+    return episode["outcome"] == Outcome.RESOLVED.value
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class Filters:
         return (
             episode["outcome"] != "infra_error"  # the backend failed: nothing the agent did
             and bool(episode["steps"])
-            and (not self.resolved or episode["outcome"] == "resolved")
+            and (not self.resolved or resolved(episode))
             and (not self.safe or bool(episode["safe"]))
             and (not self.apps or query["app"] in self.apps)
             and (not self.levels or int(query["level"]) in self.levels)
@@ -95,7 +101,7 @@ def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Tra
         if number < len(steps):  # the last observation was never shown to the model
             messages.append({"role": "user", "content": step["observation"]})
     facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],
-             "resolved": episode["outcome"] == "resolved", "correct": bool(episode["correct"]),
+             "resolved": resolved(episode), "correct": bool(episode["correct"]),
              "safe": bool(episode["safe"]), "outcome": episode["outcome"],
              "steps": len(steps)}
     return Transcript(episode_key(run_id, episode), messages, facts, source_of(episode, run_id))

@@ -160,7 +160,7 @@ def test_pods_stop_at_the_namespace_quota(cluster, monkeypatch):
     assert len(cluster.list_objects("Pod", "default")) == 40
 
 
-def test_a_namespace_holds_at_most_8_mib_of_objects_that_requests_wrote(cluster, kubectl):
+def test_no_request_takes_a_namespace_past_8_mib_of_objects(cluster, kubectl):
     from pytest_netarena.kube.limits import MAX_NAMESPACE_BYTES
 
     path = "/api/v1/namespaces/default/configmaps"

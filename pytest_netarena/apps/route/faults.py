@@ -153,7 +153,9 @@ def _wrong_address(fault: dict[str, Any], topo: Topology) -> str:
         return fault["address"]
     if method == "wrong_mask":
         return f"{topo.gateway(fault['subnet'])}/{fault['mask']}"
-    return f"{topo.gateway(fault['other'])}/24"
+    if method == "duplicate":
+        return f"{topo.gateway(fault['other'])}/24"
+    raise ValueError(f"unknown remove_ip method {method!r}")
 
 
 def _wrong_route(fault: dict[str, Any], topo: Topology) -> tuple[str, ...]:
@@ -165,7 +167,9 @@ def _wrong_route(fault: dict[str, Any], topo: Topology) -> tuple[str, ...]:
         return ("via", f"192.168.{to}.{fault['gateway_host']}")
     if method == "wrong_interface_metric":
         return ("dev", topo.router_intf(to), "metric", str(fault["metric"]))
-    return ("via", topo.gateway(to))
+    if method == "via_local_address":
+        return ("via", topo.gateway(to))
+    raise ValueError(f"unknown wrong_routing_table method {method!r}")
 
 
 def _inject_and_repair(fault: dict[str, Any], topo: Topology) -> tuple[list[Command], list[Command]]:

@@ -18,7 +18,7 @@ def verdicts(counts: Iterable[int | None]) -> tuple[bool, bool, int]:
         iterations += 1
         if count is None:
             continue
-        if previous is not None and count > previous:
+        if rose(previous, count):
             safe = False
         previous = count
         correct = count == 0
