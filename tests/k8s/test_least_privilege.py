@@ -178,3 +178,18 @@ def test_the_measure_reaches_summary_junit_and_report(pytester: pytest.Pytester)
               if p.get("name") == f"netarena.metric.{METRIC}"]
     assert values == ["False"] * 5
     assert "overly permissive in 0.0%" in (folder / "report.html").read_text()
+
+
+def test_the_prompt_states_the_least_privilege_rule_the_verdict_applies():
+    """The model is told, concretely, what makes a clean report unresolved: each lazy fix above is named."""
+    from pytest_netarena.agents.prompting import build_system_prompt
+
+    prompt = build_system_prompt(APP.prompt(), "zero-shot")
+    rules = prompt[prompt.index("Least privilege"):]
+    for phrase in ("no more than the intended policies", "removing a rule's `ports`", "`endPort`",
+                   "`namespaceSelector`", "`ipBlock`", "a port nothing listens on", "graded unresolved"):
+        assert phrase in rules, phrase
+    stop = prompt[prompt.index("Stop when"):]
+    assert stop.index("No mismatches found") < stop.index("least privilege")
+    compat = build_system_prompt(APP.netarena_prompt(), "zero-shot")  # NetArena's own prompt stays as it was
+    assert "Least privilege" not in compat
