@@ -116,6 +116,7 @@ def test_the_default_budget_lets_a_raising_program_be_corrected(env, queries):
     assert len(result.steps) == 2 and not result.steps[0].refused
     assert "KeyError" in agent.seen[1] and "process_graph(graph_data)" in agent.seen[1]
     assert agent.seen[1].startswith(f"[Step 2 of {steps}; {steps - 1} replies left.]\n")
+    assert "you see the error and may reply with corrected code" in " ".join(APP.prompt().role.split())  # told
 
 
 def test_a_program_that_raises_on_the_last_step_leaves_the_episode_unresolved(env, queries):
