@@ -170,6 +170,19 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def unreachable(url: str, timeout_s: float = 30.0) -> str:
+    """"" when the agent card at url can be fetched, else why not. A run (or an assessment) never scores an
+    agent it could not reach: every episode would look like a valid zero."""
+    agent = A2AAgent(url, timeout_s=timeout_s)
+    try:
+        agent.reset(Task(app="", episode_id="", system_prompt="", strategy="", max_steps=1))
+    except AgentError as error:
+        return str(error)
+    finally:
+        agent.close()
+    return ""
+
+
 class A2AAgent:
     """An agent behind an A2A server (`--agent=a2a:http://HOST:PORT`), e.g. an AgentBeats purple agent.
 
@@ -183,9 +196,11 @@ class A2AAgent:
     card fetch, a non-streamed reply, or the gap between two streamed updates), so an agent that
     streams "working" keeps its turn; `max_reply_s` caps a whole reply however often it streams.
 
-    Failure policy: an unreachable agent, a missed deadline, a failed or rejected task and a reply
-    without any text are AgentErrors, so the episode ends as an agent error with the reason; nothing here is an
-    infrastructure error, because the agent under test is the only party on the other end.
+    Failure policy: an agent that cannot be reached when the run starts is one usage error before it
+    (`unreachable`, which the plugin and the green agent ask first). Later, an unreachable agent, a missed
+    deadline, a failed or rejected task and a reply without any text are AgentErrors, so the episode ends
+    as an agent error with the reason; nothing here is an infrastructure error, because the agent under
+    test is the only party on the other end.
     """
 
     def __init__(self, url: str, *, timeout_s: float | None = DEFAULT_TIMEOUT_S, streaming: bool = True,

@@ -107,8 +107,9 @@ class Judgement:
 
     correct: bool
     details: str = ""
-    #: extra yes/no measures of the final state, scored apart from correctness (e.g. overly_permissive)
-    metrics: dict[str, bool] = field(default_factory=dict)
+    #: extra yes/no measures of the final state, scored apart from correctness (e.g. overly_permissive);
+    #: None where a measure is not applicable (overly_permissive of a state that is not correct)
+    metrics: dict[str, bool | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class EpisodeResult:
     wall_s: float = 0.0
     usage: Usage = Usage()
     strategy: str = ""
-    metrics: dict[str, bool] = field(default_factory=dict)  #: the judgement's extra measures
+    metrics: dict[str, bool | None] = field(default_factory=dict)  #: the judgement's extra measures (None: n/a)
     episode_id: str = ""  #: the opaque id the agent was given (Task.episode_id)
 
     @property

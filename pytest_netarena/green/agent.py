@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..agents.a2a_agent import A2AAgent
+from ..agents.a2a_agent import A2AAgent, unreachable
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import App, Environment
@@ -44,16 +44,7 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
 def reach_participant(assessment: Assessment) -> str:
     """"" when the participant's agent card can be fetched, else why not (an assessment never scores
     an agent it could not reach: that would look like a valid zero)."""
-    from ..core.errors import AgentError
-
-    agent = A2AAgent(assessment.url, timeout_s=min(assessment.timeout_s, 30.0))
-    try:
-        agent.reset(Task(app="", episode_id="", system_prompt="", strategy="", max_steps=1))
-    except AgentError as error:
-        return str(error)
-    finally:
-        agent.close()
-    return ""
+    return unreachable(assessment.url, min(assessment.timeout_s, 30.0))
 
 
 def request_text(message: Any) -> str:

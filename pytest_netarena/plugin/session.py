@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if worker is None and settings.agents and not config.option.collectonly:
             for app in available_apps().values():  # a backend that cannot be reached fails now, not by skips
                 app.preflight(settings.run_options)
+            _reach_a2a_agents(settings.agents)
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
@@ -68,6 +69,18 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")
+
+
+def _reach_a2a_agents(agents) -> None:
+    """An A2A agent that cannot be reached is one usage error before the run, as the green agent fails an
+    assessment it cannot reach: never a run of episodes scored 0 for an agent that was not there."""
+    for agent in agents:
+        if agent.kind == "a2a":
+            from ..agents.a2a_agent import unreachable
+
+            problem = unreachable(agent.target, min(float(agent.settings.get("timeout_s") or 30.0), 30.0))
+            if problem:
+                raise UsageError(f"--agent {agent.raw}: {problem}; start the agent or fix its URL (nothing was run)")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

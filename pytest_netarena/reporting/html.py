@@ -239,8 +239,14 @@ def _metric_lines(groups: list[dict[str, Any]]) -> str:
     lines = []
     for group in groups:
         for name, rate in sorted((group["overall"].get("metrics") or {}).items()):
+            absent = rate.get("not_applicable", 0)
+            absent_text = f"; n/a for {absent} episodes that are not correct" if absent else ""
+            if not rate["n"]:
+                lines.append(f"<li>{_breakable(group['agent'])}: {_e(name.replace('_', ' '))}: n/a "
+                             f"(defined only for correct fixes){absent_text}</li>")
+                continue
             lines.append(f"<li>{_breakable(group['agent'])}: {_e(name.replace('_', ' '))} in {pct(rate['rate'])} "
-                         f"<span class=ci>{ci_text(rate)}</span> of {rate['n']} episodes</li>")
+                         f"<span class=ci>{ci_text(rate)}</span> of {rate['n']} correct episodes{absent_text}</li>")
     return f"<h3>Other measures</h3><ul class=metrics>{''.join(lines)}</ul>" if lines else ""
 
 

@@ -9,6 +9,8 @@ from ..core.types import EpisodeResult, Outcome
 PREFIX = "netarena."
 #: extra measures of an episode (Judgement.metrics) are properties netarena.metric.<name>
 METRIC = "metric."
+#: the value of a measure an episode does not define
+NOT_APPLICABLE = "n/a"
 
 
 def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
@@ -32,8 +34,14 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "cost_usd": round(result.usage.cost_usd, 6),
         "episode_id": result.episode_id,
     }
-    values.update({METRIC + name: bool(value) for name, value in sorted(result.metrics.items())})
+    values.update({METRIC + name: metric_value(value) for name, value in sorted(result.metrics.items())})
     return [(PREFIX + key, value) for key, value in values.items()]
+
+
+def metric_value(value: Any) -> bool | str:
+    """An extra measure as a property: yes/no, or "n/a" where it is not defined (overly_permissive of a state
+    that is not correct)."""
+    return NOT_APPLICABLE if value is None or value == NOT_APPLICABLE else bool(value)
 
 
 def record_from_properties(properties: list[tuple[str, Any]]) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from ..core.errors import UsageError
 from . import artifacts
 from .compare import compare
 from .passk import pass_k_table
+from .properties import metric_value
 from .summary import summarize
 
 # keys the plugin adds to summary.json that cannot be recomputed from the episodes alone
@@ -94,7 +95,7 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "tokens": int(episode.get("tokens", usage.get("tokens_in", 0) + usage.get("tokens_out", 0))),
             "cost_usd": round(float(usage.get("cost_usd", 0.0)), 6),
             "episode_id": episode.get("episode_id", ""),
-            **{f"metric.{name}": bool(value) for name, value in sorted((episode.get("metrics") or {}).items())},
+            **{f"metric.{name}": metric_value(value) for name, value in sorted((episode.get("metrics") or {}).items())},
         }
 
 

@@ -56,12 +56,14 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _metric_rates(scored: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rates of the episodes' extra yes/no measures (e.g. overly_permissive), over episodes that have them."""
+    """Rates of the episodes' extra yes/no measures (e.g. overly_permissive), over the episodes that define them;
+    `not_applicable` counts the others (overly_permissive is defined only for correct fixes)."""
     names = sorted({key[len("metric."):] for r in scored for key in r if key.startswith("metric.")})
     rates = {}
     for name in names:
-        having = [bool(r[f"metric.{name}"]) for r in scored if f"metric.{name}" in r]
-        rates[name] = _rate(sum(having), len(having))
+        values = [r[f"metric.{name}"] for r in scored if f"metric.{name}" in r]
+        having = [bool(value) for value in values if value is not None and value != "n/a"]
+        rates[name] = {**_rate(sum(having), len(having)), "not_applicable": len(values) - len(having)}
     return {"metrics": rates} if rates else {}
 
 
@@ -120,7 +122,9 @@ TABLE_METRIC = "overly_permissive"
 
 def _share(stats: dict[str, Any]) -> str:
     rate = (stats.get("metrics") or {}).get(TABLE_METRIC)
-    return "-" if not rate or rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
+    if not rate:
+        return "-"
+    return "n/a" if rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
 
 
 def render_table(summary: dict[str, Any]) -> list[str]:

@@ -169,6 +169,8 @@ def _check_paths(option: Callable[[str], Any]) -> None:
         value = option(name)
         if value not in (None, "") and Path(value).exists() and not Path(value).is_dir():
             raise UsageError(f"--{name} {value}: exists and is not a folder")
+        if value not in (None, ""):
+            _check_writable_folder(name, Path(str(value)).expanduser())
     value = option("save-corpus")
     if value not in (None, "") and Path(value).is_dir():
         raise UsageError(f"--save-corpus {value}: is a folder; give the corpus file to write")
@@ -190,6 +192,20 @@ def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[A
             raise UsageError(f"--agent {spec.raw} is given twice")
         seen.add(spec.raw)
     return specs
+
+
+def _check_writable_folder(name: str, folder: Path) -> None:
+    """UsageError unless folders can be made where `folder` is (or would be): one line before the run, rather
+    than a traceback per test. Probed by making and removing a folder in its nearest existing ancestor."""
+    import tempfile
+
+    ancestor = folder.absolute()
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".netarena-probe-", dir=ancestor))
+    except OSError as error:
+        raise UsageError(f"--{name} {folder}: cannot write there ({error.strerror or error})") from None
 
 
 def build_settings(

@@ -10,6 +10,7 @@ bounded pipe.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import queue
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from ..core.process import Finished, run_bounded
 from . import views
 from .netns import NetNamespace
+from .userns import UserNetNamespace
 from .support import Support, support
 
 HOME = "/home/agent"
@@ -51,14 +53,15 @@ class BoxSpec:
     programs: Mapping[str, str] = field(default_factory=dict)  #: name in /usr/bin -> host file
     binds: tuple[tuple[str, str], ...] = ()  #: extra read-only (host path, box path); not under /tmp, /run or the home folder (their tmpfs mounts come later and would hide it)
     files: Mapping[str, bytes] = field(default_factory=dict)  #: box path -> read-only content
-    network: NetNamespace | None = None  #: join this namespace; None: an empty one of its own
+    network: NetNamespace | UserNetNamespace | None = None  #: join this namespace; None: an empty one of its own
     caps: tuple[str, ...] = ()  #: e.g. ("NET_ADMIN", "NET_RAW"); only root-made boxes keep any
     writable_net_sysctl: bool = False  #: /proc/sys/net of its network namespace is writable
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = Limits()
     hostname: str = "box"
-    #: root-made boxes only: the command is trusted harness code that stays uid 0 with just `caps`
-    #: and drops its own children to a private uid (the fork server's zygote); agent text never runs as it
+    #: the command is trusted harness code that limits its own children (the fork server's zygote): in a
+    #: root-made box it stays uid 0 with just `caps` and drops its children to a private uid; in either
+    #: mode it gets no limit on processes. Agent text never runs as it
     trusted_root: bool = False
 
 
@@ -67,6 +70,17 @@ def private_uid() -> int:
     with _slot_lock:
         slot = next(_slots) % 64
     return UID_BASE + (os.getpid() % 300_000) * 64 + slot
+
+
+@functools.lru_cache(maxsize=1)
+def nproc_counted_per_user_namespace() -> bool:
+    """Whether RLIMIT_NPROC counts a user's processes per user namespace (Linux 5.14 and later), so that a
+    box made without root can bound its own processes; before, the count was every process of the user."""
+    release = os.uname().release.split("-")[0].split(".")
+    try:
+        return (int(release[0]), int(release[1])) >= (5, 14)
+    except (IndexError, ValueError):
+        return False
 
 
 def _limits_argv(limits: Limits, count_processes: bool) -> list[str]:
@@ -104,6 +118,9 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     programs = dict(spec.programs)
     if root:
         programs["setpriv"] = views.find_program("setpriv") or "/usr/bin/setpriv"
+    count_inside = not root and not spec.trusted_root and nproc_counted_per_user_namespace()
+    if count_inside:
+        programs["prlimit"] = views.find_program("prlimit") or "/usr/bin/prlimit"
     box += ["--ro-bind", views.view_dir(programs), "/usr/bin"]
     box += ["--symlink", "usr/bin", "/bin", "--symlink", "usr/bin", "/sbin", "--symlink", "bin", "/usr/sbin",
             "--symlink", "usr/lib", "/lib"]
@@ -152,6 +169,8 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
                 "--no-new-privs", "--"]
     else:
         box += ["--cap-drop", "ALL", "--"]
+        if count_inside:  # set inside: the count is the box's user namespace's, not every process of the user
+            box += ["prlimit", f"--nproc={spec.limits.processes}", "--"]
     return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
 
 
@@ -159,14 +178,14 @@ def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Fin
     """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start."""
     full, fds = command(spec, argv, where)
 
-    def bounded() -> Finished:
-        return run_bounded(full, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
-                           pass_fds=fds)
+    def bounded(argv: list[str], passed: list[int]) -> Finished:
+        return run_bounded(argv, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
+                           pass_fds=passed)
 
     try:
         # --die-with-parent is a parent-death signal, sent when the *thread* that started bwrap ends: the
         # thread that enters the namespace must be the one that waits for the box
-        return spec.network.call(bounded) if spec.network is not None else bounded()
+        return spec.network.run_in(bounded, full, fds) if spec.network is not None else bounded(full, fds)
     finally:
         for fd in fds:
             os.close(fd)
@@ -182,18 +201,26 @@ def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> s
     full, fds = command(spec, argv, where)
     handed: queue.Queue = queue.Queue(maxsize=1)
 
-    def launch() -> None:
+    def start_and_wait(argv: list[str], passed: list[int]) -> None:
         try:
-            if spec.network is not None:
-                spec.network.enter_current_thread()
-            process = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, env={"PATH": views.HOST_PATH},
-                                       start_new_session=True, pass_fds=fds)
+                                       start_new_session=True, pass_fds=passed)
         except BaseException as error:  # noqa: BLE001  (re-raised in the caller's thread)
             handed.put(error)
             return
         handed.put(process)
         process.wait()
+
+    def launch() -> None:
+        try:
+            if spec.network is not None:
+                spec.network.run_in(start_and_wait, full, fds)
+            else:
+                start_and_wait(full, fds)
+        except BaseException as error:  # noqa: BLE001  (the namespace could not be entered)
+            if handed.empty():
+                handed.put(error)
 
     try:
         threading.Thread(target=launch, name="netarena-box-launcher", daemon=True).start()
@@ -211,7 +238,7 @@ def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:
     env = {"PATH": views.HOST_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **spec.env}
     full = [*_limits_argv(spec.limits, count_processes=False), *argv]
 
-    def bounded() -> Finished:
-        return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes)
+    def bounded(argv: list[str], _: list[int]) -> Finished:
+        return run_bounded(argv, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes)
 
-    return spec.network.call(bounded) if spec.network is not None else bounded()
+    return spec.network.run_in(bounded, full) if spec.network is not None else bounded(full, [])

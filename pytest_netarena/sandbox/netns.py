@@ -12,7 +12,7 @@ import os
 import socket
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 CLONE_NEWNET = 0x40000000
@@ -98,10 +98,17 @@ class NetNamespace:
 
         return _in_thread(inside)
 
+    def run_in(self, launch: Callable[[list[str], list[int]], T], argv: Sequence[str], fds: Sequence[int] = ()) -> T:
+        """launch(argv, fds) from a thread inside this namespace (the process it starts, and waits for, lives there)."""
+        return self.call(lambda: launch(list(argv), list(fds)))
+
     def enter_current_thread(self) -> None:
         """Move the calling thread into this namespace (only for a thread made for that purpose)."""
         if self.fd < 0:
             raise OSError("the network namespace was closed")
+        here, there = os.stat(_thread_ns_path()), os.fstat(self.fd)
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            return  # already there (the harness's own namespace): no privilege needed
         if _libc().setns(self.fd, CLONE_NEWNET) != 0:
             error = ctypes.get_errno()
             raise OSError(error, f"cannot enter the network namespace: {os.strerror(error)}")

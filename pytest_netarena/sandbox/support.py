@@ -35,8 +35,8 @@ class Support:
             raise SandboxUnavailable(f"{what} needs sealed boxes, which cannot be made here: {self.reason}; fix: {FIX}")
         if root and not self.root:
             raise SandboxUnavailable(
-                f"{what} needs sealed boxes made as root (a private network namespace per box); "
-                f"run as root, or pass --unsandboxed")
+                f"{what} needs root (its boxes join network namespaces made as root, with capabilities); "
+                f"run as root (the k8s and MALT suites run sealed without it)")
 
 
 class SandboxUnavailable(RuntimeError):

@@ -96,7 +96,8 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
     verdicts = {"app": query["app"], "level": int(query["level"]), "resolved": resolved(episode),
                 "correct": bool(episode["correct"]),
                 "safe": bool(episode["safe"]), "outcome": episode["outcome"],
-                "metrics": {name: bool(value) for name, value in sorted((episode.get("metrics") or {}).items())}}
+                "metrics": {name: None if value is None else bool(value)
+                            for name, value in sorted((episode.get("metrics") or {}).items())}}
     return {"schema_version": SCHEMA_VERSION, "session_id": hashlib.sha256(run_id.encode()).hexdigest()[:16],
             "trajectory_id": episode_key(run_id, episode), "agent": agent_block(episode, run, strategy, budget),
             "steps": steps, "notes": NOTES, "final_metrics": final, "extra": verdicts}

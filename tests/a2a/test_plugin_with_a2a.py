@@ -11,10 +11,14 @@ def test_a2a_agent_resolves_the_toy_suite(toy: pytest.Pytester, purple, solve_to
     result.assert_outcomes(passed=2)
 
 
-def test_unreachable_a2a_agent_is_an_agent_error_not_a_hang(toy: pytest.Pytester, closed_port_url) -> None:
+def test_an_unreachable_a2a_agent_is_one_usage_error_before_the_run(toy: pytest.Pytester, closed_port_url) -> None:
+    """As the green agent fails an assessment it cannot reach: never a run of valid-looking zeros."""
     result = toy.runpytest_subprocess(f"--agent=a2a:{closed_port_url}", "--queries=1", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*agent_error*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and "cannot connect" in errors[0] and closed_port_url in errors[0], errors
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (toy.path / "reports").exists() or not list((toy.path / "reports").glob("*/episodes.jsonl"))
 
 
 def test_malformed_a2a_spec_is_a_usage_error(toy: pytest.Pytester) -> None:

@@ -112,10 +112,15 @@ def test_an_extra_policy_with_an_empty_pod_selector_is_flagged(k8s_env):
     assert "<any pod" in judgement.details  # a pod the cluster does not hold (yet), in another namespace
 
 
-def test_deleting_a_policy_is_flagged_even_when_the_matrix_is_wrong(k8s_env):
+def test_a_state_left_incorrect_is_not_applicable_even_after_a_wide_change(k8s_env):
+    """The measure is a property of a fix: deleting a policy opens flows, but the matrix is wrong, so it is n/a."""
+    from pytest_netarena.reporting.properties import episode_properties
+
     result, judgement = judged(k8s_env, CP_CART, "kubectl delete networkpolicy cartservice")
     assert not judgement.correct
-    assert judgement.metrics[METRIC] is True
+    assert judgement.metrics[METRIC] is None and result.metrics[METRIC] is None
+    assert "overly permissive" not in judgement.details
+    assert ("netarena.metric.overly_permissive", "n/a") in episode_properties(result)
 
 
 def test_deleting_a_policy_that_restricted_nothing_is_not_flagged(k8s_env):
@@ -132,12 +137,12 @@ def test_an_equivalent_rewrite_is_not_flagged(k8s_env):
     assert judgement.correct and judgement.metrics[METRIC] is False, judgement.details
 
 
-def test_the_unfixed_fault_itself_is_measured_too(k8s_env):
-    k8s_env.reset(query(AI_AD))
-    judgement = k8s_env.judge()
-    assert not judgement.correct and judgement.metrics[METRIC] is True
-    k8s_env.reset(query(CPR_AD))  # only narrower on TCP, but it admits UDP 9555: a port beyond the intent
-    assert k8s_env.judge().metrics[METRIC] is True
+def test_an_agent_that_changed_nothing_is_never_overly_permissive(k8s_env):
+    """The broken states admit more than the intent (intruders; UDP 9555), but doing nothing is no over-broad fix."""
+    for fault in (AI_AD, CPR_AD):
+        result, judgement = judged(k8s_env, fault, "kubectl get networkpolicy -o name")
+        assert not judgement.correct and judgement.metrics[METRIC] is None, judgement.details
+        assert result.metrics[METRIC] is None
 
 
 @pytest.mark.parametrize("agent", ["oracle", "expert"])
@@ -173,3 +178,18 @@ def test_the_measure_reaches_summary_junit_and_report(pytester: pytest.Pytester)
               if p.get("name") == f"netarena.metric.{METRIC}"]
     assert values == ["False"] * 5
     assert "overly permissive in 0.0%" in (folder / "report.html").read_text()
+
+
+def test_the_prompt_states_the_least_privilege_rule_the_verdict_applies():
+    """The model is told, concretely, what makes a clean report unresolved: each lazy fix above is named."""
+    from pytest_netarena.agents.prompting import build_system_prompt
+
+    prompt = build_system_prompt(APP.prompt(), "zero-shot")
+    rules = prompt[prompt.index("Least privilege"):]
+    for phrase in ("no more than the intended policies", "removing a rule's `ports`", "`endPort`",
+                   "`namespaceSelector`", "`ipBlock`", "a port nothing listens on", "graded unresolved"):
+        assert phrase in rules, phrase
+    stop = prompt[prompt.index("Stop when"):]
+    assert stop.index("No mismatches found") < stop.index("least privilege")
+    compat = build_system_prompt(APP.netarena_prompt(), "zero-shot")  # NetArena's own prompt stays as it was
+    assert "Least privilege" not in compat

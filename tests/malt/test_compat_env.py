@@ -182,3 +182,13 @@ def test_a_numpy_count_is_judged_as_netarena_judges_it(env):
     left = sum(1 for p in env.graph.successors("ju1.a1.m1.s2c1") if p != "ju1.a1.m1.s2c1") - 1
     forms = (f"int(np.int64({left}))", f"np.int64({left})", f"str(np.int64({left}))")
     assert [answer(env, program, template.format(data=data))[1].correct for data in forms] == [True, False, True]
+
+
+def test_the_compat_profile_keeps_netarenas_single_answer(env):
+    """Ours allows corrections (three steps by default); NetArena scores one answer, whatever it is."""
+    from pytest_netarena.apps.malt.environment import MaltEnvironment
+
+    assert env.default_max_steps == 1 and MaltEnvironment.default_max_steps == 3
+    outcome, _ = answer(env, [{"op": "list", "parent": "ju1.a1.m1"}],
+                        "```python\ndef process_graph(graph_data):\n    return 1 / 0\n```")
+    assert outcome.done

@@ -94,6 +94,39 @@ def test_a_refused_reply_costs_a_step_and_the_episode_goes_on(env, queries, refu
     assert "process_graph" in agent.seen[1]  # what an answer is, said again
 
 
+class RaisesThenAnswers(RefusesThenAnswers):
+    """First sends code that raises, then the oracle's code."""
+
+    def act(self, observation):
+        self.seen.append(observation)
+        if len(self.seen) == 1:
+            return "```python\ndef process_graph(graph_data):\n    return graph_data['no such key']\n```"
+        return self.answer.act(observation)
+
+
+def test_the_default_budget_lets_a_raising_program_be_corrected(env, queries):
+    """A program that raises shows its error and the episode goes on (as a failing k8s or route command does)."""
+    steps = env.default_max_steps
+    assert steps >= 3
+    query = queries[0]
+    agent = RaisesThenAnswers(APP.builtin_agent("oracle", query, env), "")
+    task = Task("malt", "e1", build_system_prompt(APP.prompt(), "zero-shot", steps), "zero-shot", steps)
+    result = run_episode(env, agent, query, task, EpisodeConfig(max_steps=steps), "raises-then-answers")
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert len(result.steps) == 2 and not result.steps[0].refused
+    assert "KeyError" in agent.seen[1] and "process_graph(graph_data)" in agent.seen[1]
+    assert agent.seen[1].startswith(f"[Step 2 of {steps}; {steps - 1} replies left.]\n")
+    assert "you see the error and may reply with corrected code" in " ".join(APP.prompt().role.split())  # told
+
+
+def test_a_program_that_raises_on_the_last_step_leaves_the_episode_unresolved(env, queries):
+    query = queries[0]
+    agent = RaisesThenAnswers(APP.builtin_agent("oracle", query, env), "")
+    task = Task("malt", "e1", build_system_prompt(APP.prompt(), "zero-shot", 1), "zero-shot", 1)
+    result = run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "raises")
+    assert result.outcome is Outcome.UNRESOLVED and "the code failed" in result.details and "KeyError" in result.details
+
+
 def test_oracle_on_the_real_topology(real_topology_path):
     options = RunOptions(seed=5, queries=1, extra={"malt_topology": str(real_topology_path)})
     real_env = APP.make_environment(options)

@@ -31,3 +31,20 @@ def test_resolved_leads_and_overly_permissive_has_a_column() -> None:
 def test_an_app_without_the_measure_shows_a_dash() -> None:
     rows = render_table(summarize([record("q0", "resolved", True, True)]))[2:-1]
     assert all(row.rstrip().split()[-6] == "-" for row in rows)
+
+
+def test_overly_permissive_is_not_applicable_to_episodes_that_are_not_correct() -> None:
+    """A no-op agent leaves the broken (permissive) state: n/a, never a 100% overly permissive rate."""
+    from pytest_netarena.reporting.html import _metric_lines
+
+    noop = [record(f"q{i}", "unresolved", False, True, overly_permissive="n/a") for i in range(3)]
+    summary = summarize(noop)
+    rate = summary["groups"][0]["overall"]["metrics"]["overly_permissive"]
+    assert (rate["n"], rate["not_applicable"], rate["rate"]) == (0, 3, None)
+    rows = render_table(summary)[2:-1]
+    assert all(row.rstrip().split()[-6] == "n/a" for row in rows)
+    assert "n/a" in _metric_lines(summary["groups"]) and "defined only for correct fixes" in _metric_lines(summary["groups"])
+    mixed = summarize([*noop, record("q9", "unresolved", True, True, overly_permissive=True)])
+    rate = mixed["groups"][0]["overall"]["metrics"]["overly_permissive"]
+    assert (rate["n"], rate["k"], rate["not_applicable"]) == (1, 1, 3)
+    assert "1 correct episodes; n/a for 3" in _metric_lines(mixed["groups"])

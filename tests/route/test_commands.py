@@ -33,8 +33,8 @@ def test_one_json_object_is_found_in_prose_and_fences(reply):
     [
         ("let me think", "no action found"),
         ('{"machine": "na0a01r0"}', 'no "command" string'),
-        ('{"machine": "na0a01r0", "command": "ip route"} {"machine": "na0a01r0", "command": "ip addr"}',
-         "2 different actions found"),
+        ('{"machine": "na0a01r0", "command": "ip route"} {"machine": "na0a01h1", "command": "ip addr"}',
+         "2 different actions found, for 2 nodes"),
         ('{"machine": "na0a01r0", "command": ""}', 'no "command" string'),
         ('{"machine": ["na0a01r0"], "command": "ip route"}', "must be a node name"),
         ('{"machine": "r9", "command": "ip route"}', "unknown machine 'r9'"),

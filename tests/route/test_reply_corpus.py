@@ -62,6 +62,13 @@ CORPUS: list[tuple[str, str, tuple[str, str]]] = [
     ("fence-backslashes", f"On na0a01r0:\n{FENCE}bash\nip route add 192.168.2.0/24 \\\n    dev na0a01r0-eth2 \\\n    proto kernel\n{FENCE}",
      (R0, "ip route add 192.168.2.0/24 dev na0a01r0-eth2 proto kernel")),
     ("fence-two-lines-one-node", f"{FENCE}bash\nna0a01r0 ip link\nna0a01r0 ip addr\n{FENCE}", (R0, "ip link\nip addr")),
+    # several fences or objects for one node run together, in order, as one action (the prompt allows it)
+    ("two-fences-one-node", f"Let me look at the router.\n{FENCE}bash\nna0a01r0 ip -br addr\n{FENCE}\nand its routes:\n"
+                            f"{FENCE}bash\nna0a01r0 ip route\n{FENCE}", (R0, "ip -br addr\nip route")),
+    ("two-objects-one-node", '{"machine": "na0a01r0", "command": "ip link"} then {"machine": "na0a01r0", "command": "ip addr"}',
+     (R0, "ip link\nip addr")),
+    ("two-fences-one-named-by-prose", f"On na0a01r0:\n{FENCE}bash\nsysctl net.ipv4.ip_forward\n{FENCE}\n"
+                                      f"{FENCE}bash\nip route\n{FENCE}", (R0, "sysctl net.ipv4.ip_forward\nip route")),
     ("fence-crlf", f"On na0a01r0:\r\n{FENCE}bash\r\nip rule\r\n{FENCE}\r\n", (R0, "ip rule")),
     ("fence-tilde", "~~~\nna0a01r0 tc qdisc show\n~~~", (R0, "tc qdisc show")),
     ("fence-routers-possessive", f"I'll check the router's routing table first.\n\n{FENCE}bash\nip route show\n{FENCE}",
@@ -90,10 +97,10 @@ CORPUS: list[tuple[str, str, tuple[str, str]]] = [
 #: (name, reply, what the refusal must say)
 REFUSED: list[tuple[str, str, str]] = [
     ("prose-only", "I think the router is misconfigured.", "no action found"),
-    ("two-objects", '{"machine": "na0a01r0", "command": "ip link"} then {"machine": "na0a01r0", "command": "ip addr"}',
-     "2 different actions found"),
+    ("two-objects-two-nodes", '{"machine": "na0a01r0", "command": "ip link"} then {"machine": "na0a01h1", "command": "ip addr"}',
+     "2 different actions found, for 2 nodes"),
     ("two-fences-two-nodes", f"{FENCE}\nna0a01r0 ip route\n{FENCE}\n{FENCE}\nna0a01h1 ip route\n{FENCE}",
-     "2 different actions found"),
+     "2 different actions found, for 2 nodes"),
     ("one-fence-two-nodes", f"{FENCE}bash\nna0a01r0 ip route\nna0a01h1 ip route\n{FENCE}", "2 different actions found"),
     ("no-node", f"{FENCE}bash\nip route\n{FENCE}", "No node is named"),
     ("two-nodes-in-prose", f"h1 and h3 cannot talk; na0a01h1 and na0a01h3 both\n{FENCE}bash\nip route\n{FENCE}",
@@ -126,9 +133,20 @@ def test_each_refusal_says_what_was_wrong_and_shows_the_accepted_form(name, repl
 
 
 @pytest.mark.parametrize("name, reply", [(n, r) for n, r, _ in CORPUS if n.startswith("cot")])
-def test_chain_of_thought_replies_with_several_actions_are_refused_outside_cot(name, reply):
-    with pytest.raises(Refusal, match="different actions found"):
-        read(reply, last=False)
+def test_outside_cot_several_actions_for_one_node_run_together_in_order(name, reply):
+    """These chain-of-thought replies act on one node: outside cot every command runs, in order."""
+    action = read(reply, last=False)
+    last = read(reply, last=True)
+    assert action.machine == last.machine and action.command.endswith("\n" + last.command)
+
+
+def test_netarenas_rules_keep_refusing_several_actions():
+    """--compat netarena's reader runs one command per turn, as NetArena does."""
+    from pytest_netarena.apps.route.replies import Reader
+
+    reader = Reader(TOPO.nodes, TOPO.router, TOPO.prefix, join=False)
+    with pytest.raises(Refusal, match="2 different actions found"):
+        reader.read(f"{FENCE}bash\nna0a01r0 ip -br addr\n{FENCE}\n{FENCE}bash\nna0a01r0 ip route\n{FENCE}")
 
 
 @pytest.mark.parametrize("command", ["ip route", "ip route replace 192.168.2.0/24 dev na0a01r0-eth2 proto kernel scope link src 192.168.2.1",

@@ -43,7 +43,7 @@ def test_route_size_option_fixes_the_size_and_is_validated():
     queries = APP.generate(RunOptions(seed=1, queries=1, extra={"route_size": "32x8"}))
     assert {(q.params["subnets"], q.params["hosts"]) for q in queries} == {(32, 8)}
     assert parse_size("4X4") == (4, 4)
-    for bad in ("4", "1x4", "4x0", "axb", "64x16"):
+    for bad in ("4", "1x4", "4x0", "axb", "64x16", "40x1", "33x8", "32x9"):  # 32x8 is the documented bound
         with pytest.raises(UsageError):
             parse_size(bad)
 

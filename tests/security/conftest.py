@@ -84,6 +84,9 @@ def k8s_env():
     environment = APP.make_environment(RunOptions())
     # these attacks are only harmless inside boxes: never let a change run them on the host
     assert environment.runner.sandboxed and environment.backend.network is not None
+    # as root the namespace is made directly; otherwise through a user namespace the harness's uid owns
+    expected = sandbox.NetNamespace if os.geteuid() == 0 else sandbox.UserNetNamespace
+    assert isinstance(environment.backend.network, expected)
     yield environment
     environment.close()
 

@@ -1,5 +1,8 @@
 """Red team of the k8s app: attacks written as agent replies, run through the real environment (real boxes, real
-kubectl, the embedded API server in its own network namespace). One class of attack per test."""
+kubectl, the embedded API server in its own network namespace). One class of attack per test.
+
+They run in the boxes this session can make: as root, and (test_k8s_unprivileged.py) again as an unprivileged user,
+whose boxes get their network namespace through a user namespace."""
 
 from __future__ import annotations
 
@@ -12,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import accepted, act, k8s_query, needs_root_boxes
+from .conftest import accepted, act, k8s_query, needs_boxes
 
-pytestmark = needs_root_boxes
+pytestmark = needs_boxes
 
 
 @pytest.fixture

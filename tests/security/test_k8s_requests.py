@@ -1,15 +1,16 @@
 """Red team of the k8s app's API server and verdict: a request that would cost the server (and so the harness)
 without bound, and writes to what the judge reads. Written as agent replies, run through the real environment
-(real boxes, real kubectl, the embedded API server in its own network namespace). One attack per test."""
+(real boxes, real kubectl, the embedded API server in its own network namespace). One attack per test. Run as root
+and, by test_k8s_unprivileged.py, as an unprivileged user."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from .conftest import act, needs_root_boxes
+from .conftest import act, needs_boxes
 
-pytestmark = needs_root_boxes
+pytestmark = needs_boxes
 
 #: each op appends spec.ingress to itself, doubling the policy: 22 ops stalled the harness for minutes.
 #: 17 are far past a real server's 3 MiB copy budget, yet the unbounded server of old got through them fast.

@@ -97,7 +97,7 @@ def process_graph(graph_data):
     pickled = "import pickle, os\ndef process_graph(graph_data):\n    return pickle.dumps(os.getcwd)"
     env.reset(queries["list"])
     outcome = env.step(fenced(pickled))
-    assert outcome.agent_error and "cannot be returned" in outcome.agent_error
+    assert not outcome.done and "cannot be returned" in outcome.output
     # raw pickle bytes written straight to the result pipe: plain-data decoding refuses them
     raw = ("import os, pickle\ndef process_graph(graph_data):\n"
            "    for fd in range(3, 64):\n"
@@ -108,7 +108,7 @@ def process_graph(graph_data):
            "    os._exit(0)\n")
     env.reset(queries["list"])
     outcome = env.step(fenced(raw))
-    assert outcome.agent_error and "not valid JSON" in outcome.agent_error
+    assert not outcome.done and "not valid JSON" in outcome.output
     assert not pwned.exists()
 
 
@@ -126,7 +126,7 @@ def grader_peak_mb() -> float:
     ("b'R{\"type\": \"text\", \"data\": NaN}'", "not a JSON number"),
     ("b'R' + bytes(range(256))", "not valid JSON"),
 ])
-def test_huge_deep_or_malformed_answers_are_agent_errors_and_do_not_grow_the_grader(env, queries, payload, message):
+def test_huge_deep_or_malformed_answers_are_failed_answers_and_do_not_grow_the_grader(env, queries, payload, message):
     attack = ("import os\ndef process_graph(graph_data):\n"
               f"    data = {payload}\n"
               "    for fd in range(3, 64):\n"
@@ -138,5 +138,5 @@ def test_huge_deep_or_malformed_answers_are_agent_errors_and_do_not_grow_the_gra
     before = grader_peak_mb()
     env.reset(queries["list"])
     outcome = env.step(fenced(attack))
-    assert outcome.agent_error and message in outcome.agent_error, outcome.agent_error
+    assert not outcome.done and message in outcome.output, outcome.output
     assert grader_peak_mb() - before < 300  # an unbounded decode of these grows it by gigabytes

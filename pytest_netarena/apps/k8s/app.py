@@ -112,7 +112,7 @@ class K8sApp(App):
             from ...sandbox import SandboxUnavailable, support
 
             try:
-                support().require("the k8s app (each kubectl action runs in a box)", root=True)
+                support().require("the k8s app (each kubectl action runs in a box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
         spec = options.get("k8s-app", DEFAULT_APP)

@@ -126,7 +126,7 @@ class K8sEnvironment(Environment):
         correct = not wrong and not touched
         from .privilege import judge_privilege
 
-        metrics, wider = judge_privilege(self.backend, self.app)  # measured beside `correct`, never changes it
+        metrics, wider = judge_privilege(self.backend, self.app, correct)  # beside `correct`; n/a when not correct
         text = " | ".join(details) if details else "the matrix equals the intent"
         return Judgement(correct, f"{text} | {wider}" if wider else text, metrics=metrics)
 

@@ -34,12 +34,18 @@ def excess(checker: MatrixChecker, app: AppSpec, limit: int = EXAMPLES) -> list[
                       model.policies.values(), limit)
 
 
-def judge_privilege(backend: Any, app: AppSpec) -> tuple[dict[str, bool], str]:
+def judge_privilege(backend: Any, app: AppSpec, correct: bool = True) -> tuple[dict[str, bool | None], str]:
     """(metrics, detail) for a Judgement, from the backend's latest reading (observe() first).
 
-    A backend that measures by probing alone keeps no engine model: then nothing is recorded."""
+    The measure is a property of a fix: for a final state that is not correct it is not applicable
+    (None, shown as n/a), since a broken state may admit more than the intent without any change by
+    the agent. A backend that measures by probing alone keeps no engine model: then nothing is recorded."""
     checker = backend.policy_checker()
-    found = excess(checker, app) if isinstance(checker, MatrixChecker) else None
+    if not isinstance(checker, MatrixChecker) or checker.model is None:
+        return {}, ""
+    if not correct:
+        return {METRIC: None}, ""
+    found = excess(checker, app)
     if found is None:
         return {}, ""
     detail = ("the policies admit more than the intent (overly permissive), e.g. " + "; ".join(map(str, found))

@@ -31,7 +31,16 @@ Rules:
   but nothing persists between actions, there are no files of yours, and the only network is the
   cluster's API. An action runs for at most 20 s and its output is cut at 32,000 characters.
 - Every action runs kubectl (optionally piped through text tools); other commands are refused.
-- Stop when the report says "No mismatches found"."""
+- Least privilege: when you finish, the policies must admit no more than the intended policies do,
+  including traffic the report cannot show (it checks only the listed workloads' service ports). A
+  fix that clears the report but admits more is graded unresolved. So never widen a rule to fix it:
+  not by removing a rule's `ports` (that admits every port), not by a port range (`endPort`) or a
+  protocol beyond the one needed, not by a `namespaceSelector` that admits other namespaces (an
+  empty one admits them all), not by an `ipBlock`, not by a new policy or an empty `podSelector`
+  that admits more pods, and not by moving an unwanted peer to a port nothing listens on instead of
+  removing it. Restore the exact port, protocol and peers the intent needs.
+- Stop when the report says "No mismatches found" and your policies follow the least privilege rule
+  above (the report cannot see a rule that is too wide)."""
 
 ACTION_FORMAT = """\
 Reply with exactly ONE kubectl command per turn (one action), in a code fence, for example:

@@ -28,10 +28,13 @@ ANSWER_FORM = ("Answer with one ```python code block that defines process_graph(
 
 
 class MaltEnvironment(Environment):
-    """Reset shows the question, step runs the agent's process_graph and judges it: the first answer that
-    runs ends the episode; a refused reply (no code, unreadable) costs a step, as in every app."""
+    """Reset shows the question, step runs the agent's process_graph and judges it: the first valid answer
+    ends the episode; a refused reply (no code, unreadable) or code that fails (raises, times out, returns
+    no valid answer) costs a step and shows why, and the episode goes on while steps remain, as a failing
+    command does in every app."""
 
-    default_max_steps = 1
+    #: room for corrections: a refused reply or a failing program leaves two more tries
+    default_max_steps = 3
 
     def __init__(self, graph: nx.DiGraph, limits: ChildLimits | None = None, boxed: bool = True,
                  last_wins: bool = False) -> None:
@@ -77,16 +80,20 @@ class MaltEnvironment(Environment):
         self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
         return graph, changed
 
-    def _finish(self, action: str, message: str, agent_error: str | None = None,
-                violations: tuple[str, ...] = (), check_s: float = 0.0) -> StepOutcome:
+    def _finish(self, action: str, message: str, violations: tuple[str, ...] = (), check_s: float = 0.0) -> StepOutcome:
         return StepOutcome(action=action, output=message, observation=message, violations=violations, done=True,
-                           agent_error=agent_error, check_s=check_s)
+                           check_s=check_s)
 
     def _refused(self, message: str) -> StepOutcome:
         """A reply with no answer to run: it changes nothing and costs a step; the episode goes on while
         steps remain (then it is unresolved, as a refused last reply is in every app)."""
         self.details = message
         return StepOutcome(action="", output=message, observation=f"{message}\n\n{ANSWER_FORM}", refused=True)
+
+    def _failed(self, code: str, message: str) -> StepOutcome:
+        """Code that ran and gave no valid answer: its error is shown and the episode goes on while steps remain."""
+        self.details = message
+        return StepOutcome(action=code, output=message, observation=f"{message}\n\n{ANSWER_FORM}")
 
     def refuse(self, message: str) -> StepOutcome:
         return self._refused(f"refused: {message}")
@@ -104,14 +111,12 @@ class MaltEnvironment(Environment):
         code = program.code
         result = self.sandbox.run(code)
         if not result.ok:
-            self.details = f"the code failed: {result.error}"
-            return self._finish(code, self.details, agent_error=self.details)
+            return self._failed(code, f"the code failed: {result.error}")
         started = time.perf_counter()
         try:
             answer = parse_answer(result.value)
         except BadAnswer as error:
-            self.details = f"bad return value: {error}"
-            return self._finish(code, self.details, agent_error=self.details)
+            return self._failed(code, f"bad return value: {error}")
         problems = self._compare(answer)
         violations = self._violations(answer)
         self.correct = not problems

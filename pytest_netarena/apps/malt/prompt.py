@@ -7,7 +7,9 @@ from ...core.app import PromptSpec
 ROLE = """\
 You are a network engineer doing capacity planning on a datacenter topology (Google's MALT model).
 For each question you write a Python function `process_graph(graph_data)` that computes the answer
-from the topology graph. Your code runs in an isolated sandbox and its return value is graded.
+from the topology graph. Your code runs in an isolated sandbox and its return value is graded. If the
+code fails (an exception, a timeout, no valid answer object), you see the error and may reply with
+corrected code while steps remain; your first valid answer is the one graded.
 
 The graph. `graph_data` is a `networkx.DiGraph` built for you inside the sandbox (your own copy).
 - Node key = the entity name (a string). Every node has the attributes `name` (equal to its key)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 SUBNETS_RANGE = (2, 8)
 HOSTS_RANGE = (1, 4)
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+#: the largest --route-size: subnets and hosts per subnet (tested, docs/route.md)
+MAX_SUBNETS, MAX_HOSTS = 32, 8
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -31,6 +33,9 @@ def parse_size(text: str) -> tuple[int, int]:
     subnets, hosts = int(match.group(1)), int(match.group(2))
     if subnets < 2 or hosts < 1:
         raise UsageError(f"--route-size {text!r}: needs at least 2 subnets and 1 host per subnet")
+    if subnets > MAX_SUBNETS or hosts > MAX_HOSTS:
+        raise UsageError(f"--route-size {text!r} is too large: at most {MAX_SUBNETS} subnets and {MAX_HOSTS} hosts "
+                         f"per subnet ({MAX_SUBNETS}x{MAX_HOSTS}, the largest size tested)")
     try:
         Topology("na0000", subnets, hosts)
     except ValueError as error:

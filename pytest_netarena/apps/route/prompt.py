@@ -35,7 +35,8 @@ ACTION_FORMAT = """Reply with exactly one action: a JSON object naming the node 
 {"machine": "<node name>", "command": "<command line>"}
 Example: {"machine": "na0a01r0", "command": "ip route"}
 Also accepted: a fenced command line that starts with the node name, as in Mininet's CLI, e.g.: na0a01r0 ip -br addr
-Several commands for one node may go in one command line (`ip link; ip addr`); two different actions in one \
+Several commands for one node may go in one command line (`ip link; ip addr`), or in several lines or fences \
+that all name that node: they run together, in order, as one action. Actions for two different nodes in one \
 reply are refused and nothing runs."""
 
 #: the network of the prompt's examples

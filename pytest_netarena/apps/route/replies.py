@@ -67,8 +67,11 @@ class Reader:
     `owners`: the interface names and addresses that exist on one node only (Topology.owners)."""
 
     def __init__(self, nodes: Sequence[str], router: str, prefix: str = "",
-                 owners: Mapping[str, str] | None = None) -> None:
+                 owners: Mapping[str, str] | None = None, join: bool = True) -> None:
         self.nodes = tuple(nodes)
+        #: several actions for one node (fences, lines, objects) run together as one, in order, as if joined
+        #: by `;` on one command line (the prompt allows that); False: refused as several actions (NetArena's rules)
+        self.join = join
         self.router = router
         self.owners = {name: node for name, node in (owners or {}).items() if node in self.nodes}
         self._interface = _words([name for name in self.owners if not _is_address(name)], r"(?<![\w.-])", r"(?![\w-])")
@@ -93,7 +96,11 @@ class Reader:
 
     # ---- reading -------------------------------------------------------------------------------
     def read(self, reply: str, last: bool = False) -> Action:
-        """The one action in reply; with `last` (chain-of-thought), the last of several. Raises Refusal."""
+        """The one action in reply; with `last` (chain-of-thought), the last of several. Raises Refusal.
+
+        Outside chain-of-thought, several actions that all run on one node (several fences, lines or
+        objects naming it, or resolved to it) are one action: their commands joined by newlines, in the
+        order the reply gives them. Actions for different nodes are refused: nothing runs."""
         text = replies.normalise(reply)
         explicit = self._objects(text) + self._fences(text) + self._labelled(text)
         tiers = (explicit, self._inline(text), self._bare(text))
@@ -106,10 +113,17 @@ class Reader:
             found = Action(named, candidate.command) if named else self._unnamed(text, candidate)
             if found not in actions:
                 actions.append(found)
+        machines = list(dict.fromkeys(action.machine for action in actions))
+        if len(actions) > 1 and not last and self.join and len(machines) == 1:
+            inferred = next((action.inferred for action in actions if action.inferred), "")
+            actions = [Action(machines[0], "\n".join(action.command for action in actions), inferred)]
         if len(actions) > 1 and not last:
             listed = "; ".join(f"`{_short(a.text)}`" for a in actions[:4])
-            raise Refusal(f"{len(actions)} different actions found ({listed}): nothing was run; give exactly one "
-                          f"action per reply: {self.accepted()}")
+            if not self.join:
+                raise Refusal(f"{len(actions)} different actions found ({listed}): nothing was run; give exactly "
+                              f"one action per reply: {self.accepted()}")
+            raise Refusal(f"{len(actions)} different actions found, for {len(machines)} nodes ({listed}): nothing was "
+                          f"run; commands for one node run together, but one reply acts on one node: {self.accepted()}")
         problem = replies.unprintable(actions[-1].command)
         if problem:
             raise Refusal(f"the command cannot run: {problem}: {self.accepted()}")

@@ -71,10 +71,10 @@ class EmbeddedBackend(Backend):
             raise BackendUnavailable(str(error)) from error
         sock = None
         if self.sandboxed:
-            from ....sandbox import NetNamespace
+            from ....sandbox import new_network_namespace
 
             try:
-                self.network = NetNamespace.create()
+                self.network = new_network_namespace()  # as root directly, else through a user namespace
                 sock = self.network.socket(socket.AF_INET, socket.SOCK_STREAM)
                 sock.bind(("127.0.0.1", AGENT_PORT))
             except OSError as error:

@@ -30,6 +30,7 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     """
 
     rules = NETARENA
+    default_max_steps = 1  #: NetArena's single answer
 
     def reset(self, query: Query) -> str:
         self.verdict: grade.Verdict | None = None

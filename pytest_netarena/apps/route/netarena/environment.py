@@ -93,7 +93,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         from ..replies import Reader
 
         topo = self.topology
-        return Reader(topo.nodes, topo.router, topo.prefix)
+        return Reader(topo.nodes, topo.router, topo.prefix, join=False)  # NetArena runs one command per turn
 
     def _judge(self) -> Judgement:
         """NetArena's success: some pre-turn measurement showed 0 % loss (never a measurement of our own)."""
