@@ -388,6 +388,14 @@ class EmbeddedAPIServer:
     def remove_listener(self, fn) -> None:
         self.store.remove_listener(fn)
 
+    def add_committer(self, fn) -> None:
+        """fn(events) inside the store lock when a request's writes are done, [(event_type, plural, obj), ...]:
+        what it reads of the store is the state those writes left (no other write can land first). Quick only."""
+        self.store.add_committer(fn)
+
+    def remove_committer(self, fn) -> None:
+        self.store.remove_committer(fn)
+
     # -- Python-side store API ------------------------------------------------------------------
     def apply_object(self, obj: dict) -> dict:
         """Create or replace obj (a manifest dict); status given here is kept. Returns the stored object."""
