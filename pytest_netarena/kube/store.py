@@ -109,9 +109,14 @@ class Store:
     def object_size(self, plural: str, namespace: str, name: str) -> int:
         return self._sizes.get((plural, namespace, name), 0)
 
-    def list(self, plural: str, namespace: str | None = None) -> list[dict]:
-        """The stored objects themselves, sorted by (namespace, name): callers must not mutate them."""
+    def list(self, plural: str, namespace: str | None = None, ordered: bool = True) -> list[dict]:
+        """The stored objects themselves, sorted by (namespace, name) unless not ordered: callers must not
+        mutate them."""
         with self.lock:
+            if not ordered:
+                objects = self._objects.get(plural, {})
+                return list(objects.values()) if namespace is None else [
+                    o for k, o in objects.items() if k[0] == namespace]
             items = [(k, o) for k, o in self._objects.get(plural, {}).items()
                      if namespace is None or k[0] == namespace]
         items.sort(key=lambda item: item[0])

@@ -156,8 +156,8 @@ class EmbeddedBackend(Backend):
         """The objects the matrix is computed from (pods, services, policies of the namespace; all namespaces),
         as stored now: references, no copies (stored objects are never mutated). Called under the store lock."""
         store, ns = self.server.store, self.namespace
-        return (store.list("pods", ns), store.list("services", ns), store.list("networkpolicies", ns),
-                store.list("namespaces"))
+        return (store.list("pods", ns, ordered=False), store.list("services", ns, ordered=False),
+                store.list("networkpolicies", ns, ordered=False), store.list("namespaces", ordered=False))
 
     @contextmanager
     def watching_writes(self, check) -> Iterator[None]:
