@@ -390,7 +390,8 @@ class EmbeddedAPIServer:
 
     def add_committer(self, fn) -> None:
         """fn(events) inside the store lock when a request's writes are done, [(event_type, plural, obj), ...]:
-        what it reads of the store is the state those writes left (no other write can land first). Quick only."""
+        what it reads of the store is the state those writes left (no other write can land first). Quick only;
+        adding and removing it never wait for the lock."""
         self.store.add_committer(fn)
 
     def remove_committer(self, fn) -> None:

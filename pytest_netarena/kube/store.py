@@ -27,7 +27,7 @@ class Store:
         self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
         self._cond = threading.Condition()
         self._listeners: list[Listener] = []
-        self._committers: list[Committer] = []
+        self._committers: tuple[Committer, ...] = ()
         self._pending: list[tuple[str, str, dict | None]] = []
         self._depth = 0
         self._snapshot: tuple[dict, dict, dict, dict] | None = None
@@ -67,19 +67,17 @@ class Store:
 
     def add_committer(self, fn: Committer) -> None:
         """fn(events) inside the lock when a transaction's writes are done (the outermost one; a write outside
-        any transaction is one): it sees the store exactly as those writes left it. It must be quick."""
-        with self.lock:
-            self._committers.append(fn)
+        any transaction is one): it sees the store exactly as those writes left it. It must be quick.
+        Adding and removing never wait for the lock (a request may hold it): a commit under way as fn is
+        removed may still call it once."""
+        self._committers = (*self._committers, fn)
 
     def remove_committer(self, fn: Committer) -> None:
-        """After this returns, fn is never called again (it is removed under the lock)."""
-        with self.lock:
-            if fn in self._committers:
-                self._committers.remove(fn)
+        self._committers = tuple(c for c in self._committers if c is not fn)
 
     def _committed(self, events: list) -> None:
         if events:
-            for committer in list(self._committers):
+            for committer in self._committers:
                 try:
                     committer(events)
                 except Exception:  # a committer bug must not break the server (its owner records its errors)
