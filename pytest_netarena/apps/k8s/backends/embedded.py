@@ -37,6 +37,9 @@ AGENT_PORT = 6443
 #: the longest the harness waits to read the store after an action: a request holds its lock for
 #: milliseconds (patches are computed outside it, within a CPU budget), so this is never reached by a fair one
 READ_TIMEOUT_S = 30.0
+#: while a step's writes are judged, the longest a write request waits for the one before it to be judged;
+#: then it is answered 429 TooManyRequests, as a real server answers when it cannot take a request now
+WRITE_WAIT_S = 10.0
 
 
 class EmbeddedBackend(Backend):
@@ -166,7 +169,8 @@ class EmbeddedBackend(Backend):
         Inside the store lock, as the request's writes are done, the objects the matrix reads are listed
         (references only) and queued; in the request's thread, before its answer, the queue is judged in
         the order the writes were made. A request that lands while an earlier one waits for the checker
-        cannot change what the earlier one is judged on."""
+        cannot change what the earlier one is judged on; and write requests are served one at a time, each
+        after the one before it was judged."""
         from ..writes import write_label
 
         namespace = self.namespace
@@ -205,11 +209,28 @@ class EmbeddedBackend(Backend):
             if label_of(event_type, plural, obj) is not None:
                 judge()
 
+        slot = threading.Lock()
+
+        @contextmanager
+        def one_write_at_a_time() -> Iterator[None]:
+            """No write request is served while an earlier one is unjudged: writes cannot outrun the checker,
+            so its work stays bounded by the command's time (a flood of large writes queues nothing)."""
+            if not slot.acquire(timeout=WRITE_WAIT_S):
+                from ....kube import errors
+
+                raise errors.too_many_requests()
+            try:
+                yield
+            finally:
+                slot.release()
+
         self.server.add_committer(committed)
         self.server.add_listener(written)
+        self.server.write_gate = one_write_at_a_time
         try:
             yield
         finally:
+            self.server.write_gate = None
             self.server.remove_committer(committed)
             self.server.remove_listener(written)
             judge()  # a write whose request has not judged it yet (e.g. a command stopped at its limit)
