@@ -31,7 +31,7 @@ from ..reporting.rebuild import latest_attempts, load_episodes, read_run
 FORMATS = ("openai", "sharegpt", "hf")
 DATA_FILE = "data.jsonl"
 SOURCES_FILE = "sources.jsonl"
-_BUDGET = re.compile(r"^\[Step 1 of (\d+)[:;]")  # ";": the current form, ":": runs before it
+_BUDGET = re.compile(r"^\[Step 1 of (\d{1,6})[:;]")  # ";": the current form, ":": runs before it; no 10**4000
 _SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 
 

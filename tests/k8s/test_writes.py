@@ -221,3 +221,41 @@ def test_netarena_compat_keeps_its_step_end_rule():
         assert alone.violations and "rose" in alone.violations[0]
     finally:
         env.close()
+
+
+def test_a_write_still_waiting_when_the_step_ends_is_refused_not_landed_unjudged(k8s_env, monkeypatch):
+    import contextlib
+    import threading
+
+    backend = k8s_env.backend
+    k8s_env.reset(query(CP_AD))
+    check = WriteCheck(k8s_env.intent, backend.observe().matrix)
+    entered, release = threading.Event(), threading.Event()
+    real_sync = backend._checker.sync
+
+    def held_sync(*args, **kwargs):
+        entered.set()
+        release.wait(30)
+        real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(backend._checker, "sync", held_sync)
+    url = getattr(backend, "harness_url", None) or backend.server.url
+    policies = [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name},
+                 "spec": {"podSelector": {"matchLabels": {"none": "x"}}}} for name in ("extra-1", "extra-2")]
+    codes: dict[str, int] = {}
+    watching = contextlib.ExitStack()
+    watching.enter_context(backend.watching_writes(check))
+    first = threading.Thread(target=lambda: codes.setdefault("first", _post(url, policies[0])))
+    first.start()
+    assert entered.wait(30)
+    second = threading.Thread(target=lambda: codes.setdefault("second", _post(url, policies[1])))
+    second.start()
+    second.join(1.0)
+    ending = threading.Thread(target=watching.close)  # the step ends while the second write waits
+    ending.start()
+    ending.join(1.0)
+    release.set()
+    for thread in (first, second, ending):
+        thread.join(30)
+    assert codes == {"first": 201, "second": 429}
+    assert backend.server.get_object("NetworkPolicy", "default", "extra-2") is None and check.writes == 1

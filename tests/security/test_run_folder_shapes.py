@@ -119,6 +119,16 @@ def test_a_summary_of_the_wrong_shape_is_named_by_report_and_merge(tmp_path: Pat
             "summary.json", named(field))
 
 
+def test_a_step_budget_of_5000_digits_in_the_first_observation_is_no_budget(tmp_path: Path, capsys):
+    """The exports read the budget the model was told from its first observation: digits no int() takes are text."""
+    pytest.importorskip("atif")
+    folder = write(tmp_path / "run", lines=[with_field(episode(), "first_observation",
+                                                       json.dumps("[Step 1 of " + "9" * 5000 + "; go] fix it"))])
+    out = tmp_path / "out"
+    for name, argv in readers(folder, folder, out).items():
+        assert main(argv) == 0, (name, capsys.readouterr().err[-2000:])
+
+
 def test_well_formed_folders_still_read(tmp_path: Path, capsys):
     pytest.importorskip("atif")
     good = write(tmp_path / "good", summary=json.dumps(SUMMARY))

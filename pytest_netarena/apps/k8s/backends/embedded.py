@@ -209,17 +209,22 @@ class EmbeddedBackend(Backend):
             if label_of(event_type, plural, obj) is not None:
                 judge()
 
-        slot = threading.Lock()
+        slot, ended = threading.Lock(), threading.Event()
 
         @contextmanager
         def one_write_at_a_time() -> Iterator[None]:
             """No write request is served while an earlier one is unjudged: writes cannot outrun the checker,
-            so its work stays bounded by the command's time (a flood of large writes queues nothing)."""
+            so its work stays bounded by the command's time (a flood of large writes queues nothing). One still
+            waiting when the step ends is refused: it would land unjudged, between steps."""
             if not slot.acquire(timeout=WRITE_WAIT_S):
                 from ....kube import errors
 
                 raise errors.too_many_requests()
             try:
+                if ended.is_set():
+                    from ....kube import errors
+
+                    raise errors.too_many_requests()
                 yield
             finally:
                 slot.release()
@@ -230,6 +235,7 @@ class EmbeddedBackend(Backend):
         try:
             yield
         finally:
+            ended.set()
             self.server.write_gate = None
             self.server.remove_committer(committed)
             self.server.remove_listener(written)
