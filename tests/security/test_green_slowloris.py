@@ -197,3 +197,28 @@ def test_bodies_the_server_cannot_take_are_invalid_params_logged_in_one_line_eac
     honest(green)
     assert "Traceback" not in logged and len(logged.splitlines()) <= len(HOSTILE_BODIES), logged[:3000]
     assert all(len(line) < 400 for line in logged.splitlines()), logged[:3000]
+
+
+def test_a_trickled_body_or_a_trickled_second_request_is_closed_at_the_deadline(green):
+    """The deadline covers the head and the body, and starts again for each request of a kept-alive connection."""
+    body = socket.create_connection(("127.0.0.1", green.port))
+    body.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+    kept = socket.create_connection(("127.0.0.1", green.port))
+    kept.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+    started, open_ = time.monotonic(), {"body": body, "kept": kept}
+    while open_ and time.monotonic() - started < DEADLINE_S * 3:
+        for name, sock in list(open_.items()):
+            try:
+                sock.send(b" " if name == "body" else b"G")
+                if sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                    raise ConnectionResetError
+            except BlockingIOError:
+                pass
+            except OSError:
+                del open_[name]
+        time.sleep(0.2)
+    assert not open_, list(open_)
+    honest(green)
+    body.close()
+    kept.close()
