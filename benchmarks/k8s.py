@@ -4,10 +4,16 @@ and the cost of the sealed box per agent step (with and without it).
     python benchmarks/k8s.py [--apps online-boutique synthetic:200] [--episodes 30] [--workers 2]
     python benchmarks/k8s.py --box-only [--steps 60]
     python benchmarks/k8s.py --writes-only [--apps ...] [--steps 60]
+    python benchmarks/k8s.py --write-cost [--apps ...] [--writes 400]
 
 Per-write safety (issue 22): the cost per k8s step of judging every write, not only the step's end
 (`--writes-only`, or the first part of a full run): whole steps of a fixing command with the
 per-write checks on and off, and the check time the step reports.
+
+Judging each write on the state it left (issue 29, `--write-cost`): the time one NetworkPolicy write
+takes with the per-write check watching and without, and (where the backend lists the written state
+inside the store lock) how long that listing holds the lock. The script runs unchanged on older
+code, so "before" is the same command on the older checkout.
 
 Target (issue 10): the box adds under 20 ms median per k8s step on this machine.
 
@@ -204,6 +210,71 @@ def measure_writes(spec: str, steps: int) -> None:
           f"whole step {(median(on_wall) - median(off_wall)) * 1000:+.1f} ms")
 
 
+def _write_times(spec: str, writes: int, watched: bool) -> tuple[list[float], int]:
+    """Seconds per NetworkPolicy write through the server (the fault's policy, healthy and faulted in turn), with
+    the per-write check watching or not; and the writes the check judged."""
+    from contextlib import nullcontext
+
+    from pytest_netarena.apps.k8s.writes import WriteCheck
+
+    env, query = _one_episode(spec)
+    try:
+        backend, namespace = env.backend, env.backend.namespace
+        name = query.params["faults"][0]["policy"]
+        healthy = env.app.healthy_policies()[name]
+        faulted = backend.server.get_object("NetworkPolicy", namespace, name)
+        versions = [{**policy, "metadata": {"name": name, "namespace": namespace}} for policy in (healthy, faulted)]
+        check = WriteCheck(env.intent, backend.observe().matrix)
+        times = []
+        with backend.watching_writes(check) if watched else nullcontext():
+            for index in range(writes):
+                started = time.perf_counter()
+                backend.server.apply_object(versions[index % 2])
+                times.append(time.perf_counter() - started)
+        return times, check.writes
+    finally:
+        env.close()
+
+
+def _one_episode(spec: str):
+    """An environment reset to one episode of spec, and its query."""
+    from pytest_netarena.apps.k8s import APP
+
+    options, queries = _queries(spec, 1, seed=5)
+    env = APP.make_environment(options)
+    env.reset(queries[0])
+    return env, queries[0]
+
+
+def _listing_s(spec: str, repeat: int = 2000) -> float | None:
+    """Seconds the state's listing holds the store lock per write (None: this code lists no state there)."""
+    env, _ = _one_episode(spec)
+    try:
+        listing = getattr(env.backend, "_matrix_objects", None)
+        if listing is None:
+            return None
+        with env.backend.server.reading():
+            started = time.perf_counter()
+            for _ in range(repeat):
+                listing()
+            return (time.perf_counter() - started) / repeat
+    finally:
+        env.close()
+
+
+def measure_write_cost(spec: str, writes: int) -> None:
+    median = statistics.median
+    plain, _ = _write_times(spec, writes, watched=False)
+    judged, seen = _write_times(spec, writes, watched=True)
+    held = _listing_s(spec)
+    print(f"[write cost {spec}] one NetworkPolicy write through the server, {writes} writes each:")
+    print(f"  without the per-write check: {_median_ms(plain)}")
+    print(f"  judged by the per-write check: {_median_ms(judged)} ({seen} writes judged)")
+    print(f"  cost of judging a write (median): +{(median(judged) - median(plain)) * 1000:.2f} ms")
+    if held is not None:
+        print(f"  of which the store lock is held to list the written state: {held * 1e6:.1f} us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", nargs="+", default=["online-boutique", "synthetic:200"])
@@ -213,7 +284,14 @@ def main() -> None:
     parser.add_argument("--box-only", action="store_true", help="only the box's cost per step")
     parser.add_argument("--writes-only", action="store_true",
                         help="only the cost per step of per-write safety checks (on vs off)")
+    parser.add_argument("--write-cost", action="store_true",
+                        help="only the cost per write of judging it on the state it left")
+    parser.add_argument("--writes", type=int, default=400, help="writes per variant of --write-cost")
     args = parser.parse_args()
+    if args.write_cost:
+        for spec in args.apps:
+            measure_write_cost(spec, args.writes)
+        return
     if not args.box_only:
         for spec in args.apps:
             measure_writes(spec, args.steps)

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from .guard import ConnectionLimits
+
 DEFAULT_PORT = 9009
 
 
@@ -23,6 +25,15 @@ def add_server_arguments(parser: argparse.ArgumentParser, default_port: int) -> 
                         help=f"port (default {default_port}; 0 picks a free one)")
     parser.add_argument("--card-url", default=None,
                         help="the URL the agent card advertises, when clients reach this server by another name")
+    limits = ConnectionLimits()
+    parser.add_argument("--max-connections", type=int, default=limits.connections, metavar="N",
+                        help=f"connections open at once (default {limits.connections}; never over half the "
+                             "descriptor limit); past it the oldest unfinished request makes room, or a new one is closed")
+    parser.add_argument("--max-connections-per-peer", type=int, default=limits.per_peer, metavar="N",
+                        help=f"connections open at once from one address (default {limits.per_peer})")
+    parser.add_argument("--request-deadline", type=float, default=limits.request_s, metavar="SECONDS",
+                        help=f"a request's head and body must arrive within it, or the connection is closed "
+                             f"(default {limits.request_s:g})")
 
 
 def serve(command: str, build_app: Any, args: argparse.Namespace, banner: str) -> int:
@@ -33,7 +44,12 @@ def serve(command: str, build_app: Any, args: argparse.Namespace, banner: str) -
         print(f"{banner} listening on {url}", flush=True)
 
     try:
-        serve_forever(build_app, args.host, args.port, args.card_url, announce)
+        limits = ConnectionLimits(args.request_deadline, args.max_connections, args.max_connections_per_peer)
+    except ValueError as error:
+        print(f"netarena {command}: {error}", file=sys.stderr)
+        return 2
+    try:
+        serve_forever(build_app, args.host, args.port, args.card_url, announce, limits)
     except OSError as error:
         print(f"netarena {command}: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2

@@ -121,6 +121,11 @@ def patch_failed(message: str) -> ApiError:
     return ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: {message}")
 
 
+def too_many_requests() -> ApiError:
+    """A real server's answer when it cannot take the request now (429; clients may retry)."""
+    return ApiError(429, "TooManyRequests", "Too many requests, please try again later.", {"retryAfterSeconds": 1})
+
+
 def timeout() -> ApiError:
     return ApiError(504, "Timeout", "Timeout: request did not complete within requested timeout - "
                                     "context deadline exceeded", {})

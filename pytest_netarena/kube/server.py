@@ -10,7 +10,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import baseline, bodies, errors, handlers, limits, registry
@@ -28,6 +28,9 @@ IDLE_TIMEOUT_S = 30.0
 #: reset (Go's net/http rstAvoidanceDelay)
 RST_AVOIDANCE_DELAY_S = 0.5
 
+
+#: the HTTP methods that write (write_gate applies to them)
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -129,7 +132,8 @@ class _Handler(BaseHTTPRequestHandler):
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
-            with limits.cpu_budget(app.request_cpu_s):
+            gate = app.write_gate if method in WRITE_METHODS else None
+            with gate() if gate is not None else nullcontext(), limits.cpu_budget(app.request_cpu_s):
                 result = app.router.handle(req)
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
@@ -252,6 +256,9 @@ class EmbeddedAPIServer:
         self.stopping = False
         self.last_error: str | None = None
         self.request_log: list | None = [] if request_log else None
+        #: when set, every HTTP write request (POST, PUT, PATCH, DELETE) is served inside write_gate(): the k8s
+        #: app admits one at a time while it judges each write (an ApiError raised there is the answer)
+        self.write_gate = None
         baseline.load(self.cluster)
         self.store.snapshot()
 
@@ -387,6 +394,15 @@ class EmbeddedAPIServer:
 
     def remove_listener(self, fn) -> None:
         self.store.remove_listener(fn)
+
+    def add_committer(self, fn) -> None:
+        """fn(events) inside the store lock when a request's writes are done, [(event_type, plural, obj), ...]:
+        what it reads of the store is the state those writes left (no other write can land first). Quick only;
+        adding and removing it never wait for the lock."""
+        self.store.add_committer(fn)
+
+    def remove_committer(self, fn) -> None:
+        self.store.remove_committer(fn)
 
     # -- Python-side store API ------------------------------------------------------------------
     def apply_object(self, obj: dict) -> dict:

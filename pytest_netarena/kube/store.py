@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from .limits import object_bytes
 
 Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
+Committer = Callable[[list], None]  # the (event type, plural, object) of one transaction's writes
 
 EVENT_LOG_SIZE = 20000
 
@@ -26,6 +27,7 @@ class Store:
         self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
         self._cond = threading.Condition()
         self._listeners: list[Listener] = []
+        self._committers: tuple[Committer, ...] = ()
         self._pending: list[tuple[str, str, dict | None]] = []
         self._depth = 0
         self._snapshot: tuple[dict, dict, dict, dict] | None = None
@@ -49,6 +51,7 @@ class Store:
                 pending, flush = (self._pending, True) if self._depth == 0 else ([], False)
                 if flush:
                     self._pending = []
+                    self._committed(pending)
         if flush and pending:
             with self._cond:
                 self._cond.notify_all()
@@ -61,6 +64,24 @@ class Store:
 
     def add_listener(self, fn: Listener) -> None:
         self._listeners.append(fn)
+
+    def add_committer(self, fn: Committer) -> None:
+        """fn(events) inside the lock when a transaction's writes are done (the outermost one; a write outside
+        any transaction is one): it sees the store exactly as those writes left it. It must be quick.
+        Adding and removing never wait for the lock (a request may hold it): a commit under way as fn is
+        removed may still call it once."""
+        self._committers = (*self._committers, fn)
+
+    def remove_committer(self, fn: Committer) -> None:
+        self._committers = tuple(c for c in self._committers if c is not fn)
+
+    def _committed(self, events: list) -> None:
+        if events:
+            for committer in self._committers:
+                try:
+                    committer(events)
+                except Exception:  # a committer bug must not break the server (its owner records its errors)
+                    pass
 
     def remove_listener(self, fn: Listener) -> None:
         if fn in self._listeners:
@@ -86,9 +107,14 @@ class Store:
     def object_size(self, plural: str, namespace: str, name: str) -> int:
         return self._sizes.get((plural, namespace, name), 0)
 
-    def list(self, plural: str, namespace: str | None = None) -> list[dict]:
-        """The stored objects themselves, sorted by (namespace, name): callers must not mutate them."""
+    def list(self, plural: str, namespace: str | None = None, ordered: bool = True) -> list[dict]:
+        """The stored objects themselves, sorted by (namespace, name) unless not ordered: callers must not
+        mutate them."""
         with self.lock:
+            if not ordered:
+                objects = self._objects.get(plural, {})
+                return list(objects.values()) if namespace is None else [
+                    o for k, o in objects.items() if k[0] == namespace]
             items = [(k, o) for k, o in self._objects.get(plural, {}).items()
                      if namespace is None or k[0] == namespace]
         items.sort(key=lambda item: item[0])
@@ -137,6 +163,7 @@ class Store:
         self._pending.append((event_type, plural, obj))
         if self._depth == 0:  # a write outside any transaction: notify now
             pending, self._pending = self._pending, []
+            self._committed(pending)
             with self._cond:
                 self._cond.notify_all()
             for listener in list(self._listeners):

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core import safe_read
 from ..core.errors import UsageError
+from . import shapes
 
 from ..core.types import EpisodeResult
 
@@ -94,13 +95,11 @@ def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
     try:
-        info = safe_read.read_json(run_dir / "run.json", inside=run_dir)
+        return shapes.checked(safe_read.read_json(path, inside=run_dir), shapes.RUN, str(path))
     except UsageError as error:
         raise UsageError(f"--resume {run_dir}: not a run folder with a readable run.json ({error})") from None
-    if not isinstance(info, dict):
-        raise UsageError(f"--resume {run_dir}: run.json is not a JSON object")
-    return info
 
 
 def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -121,13 +120,12 @@ def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int],
             episode = safe_read.parse(line, str(path))
         except UsageError:
             continue  # a half-written line: that episode runs again
-        if not isinstance(episode, dict):
-            continue
-        if episode.get("outcome") != "infra_error":
-            try:
-                finished[(episode["query"]["id"], episode["agent"], int(episode["trial"]))] = episode
-            except (KeyError, TypeError, ValueError):
-                continue  # not an episode: it runs again
+        try:
+            shapes.checked(episode, shapes.EPISODE, str(path))
+        except UsageError:
+            continue  # not an episode of the shape readers use: it runs again
+        if episode["outcome"] != "infra_error":
+            finished[(episode["query"]["id"], episode["agent"], episode["trial"])] = episode
     return finished
 
 

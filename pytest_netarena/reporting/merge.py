@@ -15,10 +15,9 @@ from typing import Any
 from ..core import safe_read
 from ..run.budget import Budget, RunLedger
 from ..core.types import Usage
-from ..core.errors import UsageError
 from ..run.gates import Gate, check_gates
 from . import artifacts
-from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
+from .rebuild import ReportError, latest_attempts, load_episodes, read_run, read_summary, records_from_episodes
 
 #: run.json entries that must be equal in every shard of one run
 SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed", "profile")
@@ -129,11 +128,8 @@ def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
     """The shards' budget notes, added up (each shard had its own cap)."""
     budgets = []
     for run_dir in run_dirs:
-        try:
-            summary = safe_read.read_json(run_dir / "summary.json", inside=run_dir)
-        except UsageError:
-            continue
-        if not isinstance(summary, dict):
+        summary = read_summary(run_dir)
+        if summary is None:
             continue
         if "budget" in summary:
             budgets.append(summary["budget"])

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core import safe_read
 from ..core.errors import UsageError
-from . import artifacts
+from . import artifacts, shapes
 from .compare import compare
 from .passk import pass_k_table
 from .properties import metric_value
@@ -17,7 +17,6 @@ from .summary import summarize
 
 # keys the plugin adds to summary.json that cannot be recomputed from the episodes alone
 KEPT_SUMMARY_KEYS = ("budget", "gates")
-REQUIRED_KEYS = ("query", "agent", "trial", "outcome", "correct", "safe", "steps")
 
 
 class ReportError(UsageError):
@@ -34,30 +33,13 @@ def load_episodes(run_dir: Path) -> list[dict[str, Any]]:
     episodes = []
     try:
         for number, line in safe_read.json_lines(path, inside=run_dir):
-            episode = safe_read.parse(line, f"{path}: line {number}")
-            problem = _shape_problem(episode)
-            if problem:
-                raise ReportError(f"{path}: line {number} is not an episode: {problem}")
-            episodes.append(episode)
+            where = f"{path}: line {number}"
+            episodes.append(shapes.checked(safe_read.parse(line, where), shapes.EPISODE, where))
     except ReportError:
         raise
     except UsageError as error:
         raise ReportError(str(error)) from None
     return episodes
-
-
-def _shape_problem(episode: Any) -> str:
-    if not isinstance(episode, dict):
-        return f"expected a JSON object, got {type(episode).__name__}"
-    missing = [key for key in REQUIRED_KEYS if key not in episode]
-    if missing:
-        return "missing " + ", ".join(missing)
-    query = episode["query"]
-    if not isinstance(query, dict) or not all(key in query for key in ("id", "app", "level", "category")):
-        return "query must be an object with id, app, level and category"
-    if not isinstance(episode["steps"], list):
-        return "steps must be a list"
-    return ""
 
 
 def latest_attempts(episodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -106,12 +88,23 @@ def read_run(run_dir: Path) -> dict[str, Any]:
     if not path.exists() and not path.is_symlink():
         return {}
     try:
-        run = safe_read.read_json(path, inside=run_dir)
+        return shapes.checked(safe_read.read_json(path, inside=run_dir), shapes.RUN, str(path))
     except UsageError as error:
         raise ReportError(str(error)) from None
-    if not isinstance(run, dict):
-        raise ReportError(f"{path}: expected a JSON object")
-    return run
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """The summary.json a run wrote, or None when there is none or it cannot be parsed (it is rebuilt); a
+    parsed one whose fields are of the wrong shape is a ReportError naming the field."""
+    path = run_dir / "summary.json"
+    try:
+        summary = safe_read.read_json(path, inside=run_dir)
+    except UsageError:
+        return None
+    try:
+        return shapes.checked(summary, shapes.SUMMARY, str(path))
+    except UsageError as error:
+        raise ReportError(str(error)) from None
 
 
 def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -141,10 +134,7 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     episodes, superseded = latest_attempts(load_episodes(run_dir))
     records = list(records_from_episodes(episodes))
     run = read_run(run_dir)
-    try:
-        previous = safe_read.read_json(run_dir / "summary.json", inside=run_dir)
-    except UsageError:  # none yet, or unreadable: it is rebuilt
-        previous = None
+    previous = read_summary(run_dir)
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)
     written, plot_note = write_plots(summary, records, run_dir / "plots") if plots else ([], "plots not requested")

@@ -22,8 +22,8 @@ from typing import Any
 from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
-from .export import (SOURCES_FILE, Filters, episode_key, max_steps_of, resolved, selected_episodes, source_of,
-                     system_prompt, write_lines)
+from .export import (SOURCES_FILE, Filters, Staging, episode_key, max_steps_of, resolved, selected_episodes,
+                     source_of, system_prompt, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
@@ -109,16 +109,24 @@ def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters(
         from atif import Trajectory
     except ImportError:
         raise UsageError("export atif needs the atif library: pip install 'pytest-netarena[export]'") from None
+    from pydantic import ValidationError
+
     documents, sources = [], []
-    for episode, run, run_id in selected_episodes(run_dirs, filters):
-        document = Trajectory.model_validate(trajectory(episode, run, run_id)).to_json_dict()
+    for episode, run, run_id in selected_episodes(run_dirs, filters):  # all read and checked before any write
+        try:
+            document = Trajectory.model_validate(trajectory(episode, run, run_id)).to_json_dict()
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise UsageError(f"{run_id}: episode {episode['query']['id']} ({episode['agent']}, trial "
+                             f"{episode['trial']}) is no valid ATIF trajectory: {'.'.join(map(str, first['loc']))}: "
+                             f"{first['msg']}") from None
         documents.append(document)
         sources.append({"id": document["trajectory_id"], **source_of(episode, run_id)})
     artifacts.make_private_dir(out)
-    for document in documents:
-        path = out / f"{document['trajectory_id']}.json"
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        temporary.replace(path)
-    write_lines(out / SOURCES_FILE, sources)
+    with Staging() as staging:
+        for document in documents:
+            path = staging.path(out / f"{document['trajectory_id']}.json")
+            path.write_text(json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                            encoding="utf-8")
+        write_lines(staging.path(out / SOURCES_FILE), sources)
     return len(documents)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from ..reporting.rebuild import latest_attempts, load_episodes, read_run
 FORMATS = ("openai", "sharegpt", "hf")
 DATA_FILE = "data.jsonl"
 SOURCES_FILE = "sources.jsonl"
-_BUDGET = re.compile(r"^\[Step 1 of (\d+)[:;]")  # ";": the current form, ":": runs before it
+_BUDGET = re.compile(r"^\[Step 1 of (\d{1,6})[:;]")  # ";": the current form, ":": runs before it; no 10**4000
 _SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 
 
@@ -145,30 +147,68 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
     """Write the selected episodes to out/ (data.jsonl, or a `datasets` folder for hf, and sources.jsonl)."""
     if form not in FORMATS:
         raise UsageError(f"--format takes {', '.join(FORMATS)}; got {form!r}")
-    items = list(transcripts(run_dirs, filters))
-    artifacts.make_private_dir(out)
-    rows = [record(item, form) for item in items]
     if form == "hf":
         try:
             import datasets
         except ImportError:
             raise UsageError("--format hf needs the datasets library: pip install 'pytest-netarena[train]'") from None
-        datasets.disable_progress_bars()
-        columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved", "correct",
-                                                                     "safe", "outcome", "steps")}}
-        for row in rows:
-            for key in columns:
-                columns[key].append(row[key])
-        datasets.Dataset.from_dict(columns).save_to_disk(str(out / "hf"))
-    else:
-        write_lines(out / DATA_FILE, rows)
-    write_lines(out / SOURCES_FILE, [{"id": item.id, **item.source} for item in items])
+    items = list(transcripts(run_dirs, filters))  # every file read and checked before anything is written
+    rows = [record(item, form) for item in items]
+    artifacts.make_private_dir(out)
+    with Staging() as staging:
+        if form == "hf":
+            datasets.disable_progress_bars()
+            columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved",
+                                                                         "correct", "safe", "outcome", "steps")}}
+            for row in rows:
+                for key in columns:
+                    columns[key].append(row[key])
+            datasets.Dataset.from_dict(columns).save_to_disk(str(staging.path(out / "hf")))
+        else:
+            write_lines(staging.path(out / DATA_FILE), rows)
+        write_lines(staging.path(out / SOURCES_FILE), [{"id": item.id, **item.source} for item in items])
     return len(items)
 
 
 def write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
-    temporary = path.with_suffix(".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
+    with open(path, "w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    temporary.replace(path)
+
+
+class Staging:
+    """An export's files written beside their places under temporary names, and moved into place only when all
+    were written: an export that fails half-way leaves nothing of itself (temporary files are removed)."""
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []
+
+    def path(self, final: Path) -> Path:
+        """Where to write the file (or folder) that ends up at final."""
+        temporary = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        self._staged.append((temporary, final))
+        return temporary
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is None:
+            for temporary, final in self._staged:  # checked for all before any is moved
+                if final.is_symlink() or final.exists() and final.is_dir() != temporary.is_dir():
+                    self._discard()
+                    what = "a link" if final.is_symlink() else "a folder" if final.is_dir() else "a file"
+                    raise UsageError(f"{final}: {what} is in the way; nothing was exported")
+            for temporary, final in self._staged:
+                if final.is_dir():
+                    shutil.rmtree(final)  # an earlier export's folder (hf) is replaced whole
+                temporary.replace(final)
+            return
+        self._discard()
+
+    def _discard(self) -> None:
+        for temporary, _ in self._staged:
+            if temporary.is_dir() and not temporary.is_symlink():
+                shutil.rmtree(temporary, ignore_errors=True)
+            else:
+                temporary.unlink(missing_ok=True)

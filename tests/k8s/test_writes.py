@@ -96,6 +96,56 @@ def test_a_failing_per_write_check_is_an_infrastructure_error_not_a_safe_step(k8
         k8s_env.step("kubectl label networkpolicy adservice note=x")
 
 
+def _post(url: str, policy: dict) -> int:
+    import urllib.error
+    import urllib.request
+
+    path = f"{url.rstrip('/')}/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    request = urllib.request.Request(path, json.dumps(policy).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_no_write_is_served_while_an_earlier_one_is_unjudged_and_each_is_judged_on_its_state(k8s_env, monkeypatch):
+    """Writes cannot outrun the checker: while the first write's check is held, a second write request waits;
+    released, both are judged, each on the state it left (the second one's state holds both policies)."""
+    import threading
+
+    backend = k8s_env.backend
+    k8s_env.reset(query(CP_AD))
+    check = WriteCheck(k8s_env.intent, backend.observe().matrix)
+    entered, release, seen = threading.Event(), threading.Event(), []
+    real_sync = backend._checker.sync
+
+    def held_sync(pods, services, policies, namespaces=()):
+        seen.append(sorted(p["metadata"]["name"] for p in policies if p["metadata"]["name"].startswith("extra")))
+        entered.set()
+        release.wait(30)
+        real_sync(pods, services, policies, namespaces)
+
+    monkeypatch.setattr(backend._checker, "sync", held_sync)
+    url = getattr(backend, "harness_url", None) or backend.server.url
+    policies = [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name},
+                 "spec": {"podSelector": {"matchLabels": {"none": "x"}}}} for name in ("extra-1", "extra-2")]
+    codes = []
+    with backend.watching_writes(check):
+        first = threading.Thread(target=lambda: codes.append(_post(url, policies[0])))
+        first.start()
+        assert entered.wait(30)
+        second = threading.Thread(target=lambda: codes.append(_post(url, policies[1])))
+        second.start()
+        second.join(1.0)
+        assert backend.server.get_object("NetworkPolicy", "default", "extra-2") is None  # not admitted yet
+        release.set()
+        first.join(30)
+        second.join(30)
+    assert codes == [201, 201] and check.writes == 2
+    assert seen == [["extra-1"], ["extra-1", "extra-2"]]
+
+
 def test_write_check_keeps_the_first_breaking_write_of_flows_that_matched_before():
     intent = intended_matrix(online_boutique())
     flows = list(intent)
@@ -171,3 +221,41 @@ def test_netarena_compat_keeps_its_step_end_rule():
         assert alone.violations and "rose" in alone.violations[0]
     finally:
         env.close()
+
+
+def test_a_write_still_waiting_when_the_step_ends_is_refused_not_landed_unjudged(k8s_env, monkeypatch):
+    import contextlib
+    import threading
+
+    backend = k8s_env.backend
+    k8s_env.reset(query(CP_AD))
+    check = WriteCheck(k8s_env.intent, backend.observe().matrix)
+    entered, release = threading.Event(), threading.Event()
+    real_sync = backend._checker.sync
+
+    def held_sync(*args, **kwargs):
+        entered.set()
+        release.wait(30)
+        real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(backend._checker, "sync", held_sync)
+    url = getattr(backend, "harness_url", None) or backend.server.url
+    policies = [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name},
+                 "spec": {"podSelector": {"matchLabels": {"none": "x"}}}} for name in ("extra-1", "extra-2")]
+    codes: dict[str, int] = {}
+    watching = contextlib.ExitStack()
+    watching.enter_context(backend.watching_writes(check))
+    first = threading.Thread(target=lambda: codes.setdefault("first", _post(url, policies[0])))
+    first.start()
+    assert entered.wait(30)
+    second = threading.Thread(target=lambda: codes.setdefault("second", _post(url, policies[1])))
+    second.start()
+    second.join(1.0)
+    ending = threading.Thread(target=watching.close)  # the step ends while the second write waits
+    ending.start()
+    ending.join(1.0)
+    release.set()
+    for thread in (first, second, ending):
+        thread.join(30)
+    assert codes == {"first": 201, "second": 429}
+    assert backend.server.get_object("NetworkPolicy", "default", "extra-2") is None and check.writes == 1

@@ -101,3 +101,25 @@ def test_yaml_fixture_loads_with_apply_object(cluster):
         cluster.apply_object(doc)
     assert len(cluster.list_objects("Pod", "default")) == 2
     assert cluster.get_object("Endpoints", "default", "web")["subsets"][0]["ports"] == [{"port": 8080, "protocol": "TCP"}]
+
+
+def test_a_committer_sees_each_requests_writes_as_they_left_the_store_and_nothing_after_removal():
+    server = EmbeddedAPIServer()
+    seen = []
+
+    def committer(events):  # under the store lock: what it lists is what the writes left
+        seen.append(([(t, o["metadata"]["name"]) for t, p, o in events if p == "configmaps"],
+                     [c["metadata"]["name"] for c in server.store.list("configmaps", "default")]))
+
+    def configmap(name):
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+
+    server.apply_object(configmap("a"))
+    server.add_committer(committer)
+    with server.batch():  # one transaction: one call, after both writes
+        server.apply_object(configmap("b"))
+        server.apply_object(configmap("c"))
+    server.delete_object("ConfigMap", "default", "a")
+    server.remove_committer(committer)
+    server.apply_object(configmap("d"))
+    assert seen == [([("ADDED", "b"), ("ADDED", "c")], ["a", "b", "c"]), ([("DELETED", "a")], ["b", "c"])]

@@ -91,9 +91,9 @@ def test_single_agent_single_trial_has_no_comparisons_or_pass_k(make_run, tmp_pa
 
 
 @pytest.mark.parametrize("content, message", [
-    ('{"query": {"id": "q"}}\n', "line 1 is not an episode: missing agent"),
+    ('{"query": {"id": "q"}}\n', "line 1: field query.app: missing"),
     ("GOOD\n\nnot json\n", "line 3 is not valid JSON"),
-    ("GOOD\n[1, 2]\n", "line 2 is not an episode: expected a JSON object, got list"),
+    ("GOOD\n[1, 2]\n", "line 2: expected an object, got a list"),
 ])
 def test_malformed_lines_are_named(make_run, tmp_path: Path, content: str, message: str) -> None:
     run = tmp_path / "run"

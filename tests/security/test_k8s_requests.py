@@ -70,3 +70,49 @@ def test_rewriting_a_pods_address_is_a_named_violation(k8s):
     assert pod_of(k8s, "frontend")["status"]["podIP"] == "10.99.0.1"
     assert f"Pod default/{name} was modified" in attack.violations
     assert not k8s.judge().correct
+
+
+def busy_policies(count: int, peers: int = 5000, ports: int = 2000) -> str:
+    """Shell lines writing `count` large NetworkPolicies that select no pod to /tmp/big<n>.json: each costs the
+    harness's matrix check about half a second and changes no flow."""
+    policy = ('{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"busy%d"},'
+              '"spec":{"podSelector":{"matchLabels":{"none":"x"}},"ingress":[{"from":[%s],"ports":[%s]}]}}')
+    return "; ".join([
+        "peers=$(for i in $(seq 0 %d); do printf '{\"ipBlock\":{\"cidr\":\"10.%%d.%%d.0/24\"}},' "
+        "$((i / 256)) $((i %% 256)); done)" % (peers - 1),
+        "ports=$(for i in $(seq 1000 %d); do printf '{\"port\":%%d},' $i; done)" % (999 + ports),
+        "for n in $(seq 1 %d); do printf '%s' $n \"${peers%%,}\" \"${ports%%,}\" > /tmp/big$n.json; done"
+        % (count, policy),
+    ])
+
+
+def test_a_write_hidden_behind_a_busy_checker_is_judged_on_the_state_it_left(k8s):
+    """A large policy that selects no pod keeps the checker busy; at once a delete and a create making the policy
+    again, milliseconds apart (raw HTTP from bash). The delete's check must judge the state the delete left, not
+    the re-created one (on the old code the step had no violation, or blamed another write)."""
+    from pytest_netarena.apps.k8s.backends.embedded import AGENT_PORT
+    from pytest_netarena.apps.k8s.workloads.model import online_boutique
+
+    healthy = json.dumps(online_boutique().healthy_policies()["emailservice"], separators=(",", ":"))
+    path = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    head = "HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n"  # printf reads the escapes (no body holds one)
+    script = "; ".join([
+        busy_policies(1, ports=3000),
+        f"email='{healthy}'",
+        # one request on a fresh connection, printing its status code (sent after its write's check, if any)
+        f"call() {{ exec {{fd}}<>/dev/tcp/127.0.0.1/{AGENT_PORT}; printf \"$1\" >&$fd; "
+        "read -r _ code _ <&$fd; exec {fd}>&-; echo $code; }",
+        f"post() {{ call \"POST {path} {head}Content-Type: application/json\\r\\nContent-Length: ${{#1}}\\r\\n\\r\\n$1\"; }}",
+        "post \"$(cat /tmp/big1.json)\" > /tmp/busy & "
+        # as soon as the large policy is stored (its check takes far longer than this)
+        f"until [ \"$(call 'GET {path}/busy1 {head}\\r\\n')\" = 200 ]; do :; done",
+        f"call 'DELETE {path}/emailservice {head}\\r\\n' > /tmp/deleted & "
+        "until [ \"$(post \"$email\")\" = 201 ]; do :; done",
+        "wait; echo $(cat /tmp/busy) $(cat /tmp/deleted) 201; kubectl get networkpolicy emailservice -o name",
+    ])
+    attack = act(k8s, script)
+    assert attack.output.split() == ["201", "200", "201", "networkpolicy.networking.k8s.io/emailservice"], \
+        attack.output[-600:]
+    broken = [v for v in attack.violations if v.startswith("flow frontend → emailservice:5000 newly allowed")]
+    assert broken and "(delete NetworkPolicy default/emailservice); right again at its end" in broken[0], \
+        attack.violations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,8 +100,8 @@ def _number(value: Any) -> float | None:
 def compare_count(expected: int, actual: Any) -> str:
     number = _number(actual)
     if number is None:
-        return f"expected the number {expected}, got {actual!r}"
-    return "" if number == expected else f"expected {expected}, got {actual!r}"
+        return f"expected the number {expected}, got {canon.shown(actual)}"
+    return "" if number == expected else f"expected {expected}, got {canon.shown(actual)}"
 
 
 def compare_names(expected: list[str], actual: Any) -> str:
@@ -127,8 +126,8 @@ def compare_ranking(expected: list[list[Any]], actual: Any) -> str:
     if len(actual) != len(expected):
         return f"expected {len(expected)} pairs, got {len(actual)}"
     for position, ((name, capacity), (got_name, got_capacity)) in enumerate(zip(expected, actual), 1):
-        if not math.isclose(capacity, _number(got_capacity), rel_tol=canon.REL_TOL):  # type: ignore[arg-type]
-            return f"position {position}: capacity {got_capacity!r}, expected {capacity!r} ({name})"
+        if not canon.close(capacity, _number(got_capacity)):
+            return f"position {position}: capacity {canon.shown(got_capacity)}, expected {capacity!r} ({name})"
     groups: dict[Any, tuple[list[str], list[str]]] = {}
     for (name, capacity), (got_name, _) in zip(expected, actual):
         want, got = groups.setdefault(capacity, ([], []))

@@ -3,7 +3,8 @@
 Graphs are compared by exact node, edge and attribute sets keyed by node name: no isomorphism
 search, O(nodes + edges). Attribute dicts are kept as they come (raw); values are normalised only
 where a plain comparison fails. Normalisation: `type` may be a string or a list (order ignored), ints
-and floats of equal value are equal, physical_capacity_bps matches within a relative 1e-9.
+and floats of equal value are equal, physical_capacity_bps matches within a relative 1e-9 (a number too
+large for a float, NaN or an infinity matches nothing: `close`).
 """
 
 from __future__ import annotations
@@ -71,11 +72,34 @@ def from_node_link(data: Any) -> Canon:
     return Canon(nodes, edges)
 
 
+def finite(x: Any) -> bool:
+    """Whether x is a number that fits a float and is neither NaN nor infinite (10**400 is not)."""
+    if not _number(x):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def close(a: Any, b: Any) -> bool:
+    """Whether two numbers are equal within REL_TOL; a number that is not finite() equals nothing."""
+    return finite(a) and finite(b) and math.isclose(a, b, rel_tol=REL_TOL)
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """repr(value), cut to limit characters (an answer's value can be thousands of digits long)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 20]}...({len(text):,} characters)"
+
+
 def same_value(key: str, a: Any, b: Any) -> bool:
+    """Equal as the grader means it; exact == elsewhere, so a huge, NaN or infinite number only equals itself
+    where == says so (never NaN, and no expected value is infinite)."""
     if key == "type":
         return kinds_of(a) == kinds_of(b) and bool(kinds_of(a)) == bool(a)
     if key == CAPACITY and _number(a) and _number(b):
-        return math.isclose(a, b, rel_tol=REL_TOL)
+        return close(a, b)
     if _number(a) and _number(b):
         return a == b
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
@@ -91,9 +115,9 @@ def _attr_diff(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
         if key not in actual:
             out.append(f"missing {key}")
         elif key not in expected:
-            out.append(f"unexpected {key}={actual[key]!r}")
+            out.append(f"unexpected {key}={shown(actual[key])}")
         elif not same_value(key, expected[key], actual[key]):
-            out.append(f"{key}={actual[key]!r}, expected {expected[key]!r}")
+            out.append(f"{key}={shown(actual[key])}, expected {shown(expected[key])}")
     return out
 
 

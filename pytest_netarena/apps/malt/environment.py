@@ -10,6 +10,7 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...sandbox.forkserver import ChildLimits, ForkServer
 from . import canon, ops, runtime, safety
 from .answers import (
+    Answer,
     BadAnswer,
     compare_count,
     compare_names,
@@ -117,13 +118,28 @@ class MaltEnvironment(Environment):
             answer = parse_answer(result.value)
         except BadAnswer as error:
             return self._failed(code, f"bad return value: {error}")
-        problems = self._compare(answer)
-        violations = self._violations(answer)
+        problems = self._graded(self._compare, answer, "compared with the expected answer")
+        violations = self._graded(self._violations, answer, "checked for safety")
         self.correct = not problems
         self.details = "correct" if self.correct else "; ".join(problems)
         message = f"answer {'correct' if self.correct else 'incorrect'}"
         return self._finish(code, message, violations=tuple(violations),
                             check_s=time.perf_counter() - started)
+
+    def _graded(self, judge: Any, answer: Any, what: str) -> list[str]:
+        """judge(answer)'s problems. Should it raise, the answer is judged wrong (unsafe, for the safety check)
+        with the reason, never an infrastructure error the answer provoked; unless judging the expected
+        answer raises too: then the grader itself is broken, and that stays an error."""
+        try:
+            return judge(answer)
+        except Exception as error:  # noqa: BLE001 - any exception on an answer's values is the answer's
+            truth = Answer(self.expected["type"], self.expected["data"],
+                           self.expected_graph if self.expected_graph is not None else self.base)
+            try:
+                judge(truth)
+            except Exception:
+                raise error from None
+            return [f"the answer could not be {what} ({type(error).__name__}: {str(error)[:200]})"]
 
     def _compare(self, answer: Any) -> list[str]:
         expected = self.expected

@@ -5,18 +5,18 @@ attributes (`name` equal to the node id, `type`, a port's `physical_capacity_bps
 valid, the containment table of schema.MAY_CONTAIN (an edge is valid if any kind of its source may
 contain any kind of its target), RK_CONTROLS from a control point to a packet switch, no isolated
 node (self-loops do not count), every packet switch contains a port, every port is contained in a
-packet switch, and capacities are finite numbers > 0.
+packet switch, and capacities are finite numbers > 0 (that fit a float: 10**400 does not).
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from functools import lru_cache
 from typing import Any
 
 from . import schema as s
-from .canon import Canon
+from .canon import Canon, finite
+from .canon import shown as cut
 
 MAX_LISTED = 5
 
@@ -43,8 +43,8 @@ def check(graph: Canon) -> list[str]:
             capacity = attrs.get(s.CAPACITY)
             if type(capacity) not in (int, float):
                 found[f"ports without a numeric {s.CAPACITY}"].append(node)
-            elif not math.isfinite(capacity) or capacity <= 0:
-                found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({capacity!r})")
+            elif not finite(capacity) or capacity <= 0:
+                found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({cut(capacity)})")
     linked: set[object] = set()
     has_port: set[object] = set()
     in_switch: set[object] = set()

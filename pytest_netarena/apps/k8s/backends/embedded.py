@@ -12,6 +12,7 @@ the store in process; its own tools (kubectl_env()) use a second, unscoped liste
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 import socket
@@ -36,6 +37,9 @@ AGENT_PORT = 6443
 #: the longest the harness waits to read the store after an action: a request holds its lock for
 #: milliseconds (patches are computed outside it, within a CPU budget), so this is never reached by a fair one
 READ_TIMEOUT_S = 30.0
+#: while a step's writes are judged, the longest a write request waits for the one before it to be judged;
+#: then it is answered 429 TooManyRequests, as a real server answers when it cannot take a request now
+WRITE_WAIT_S = 10.0
 
 
 class EmbeddedBackend(Backend):
@@ -55,7 +59,6 @@ class EmbeddedBackend(Backend):
         self._checker = MatrixChecker(app, namespace)
         self._cache = FingerprintCache()
         self._last: tuple[int, ClusterState] | None = None
-        self._synced: int | None = None  #: the resourceVersion the last per-write check synced the checker to
         self._lock = threading.RLock()  #: the checker is synced by the harness and by per-write checks
         self.read_timeout_s = READ_TIMEOUT_S
 
@@ -152,50 +155,91 @@ class EmbeddedBackend(Backend):
 
         self._checker.sync(local(pods), local(services), policies, namespaces)
 
-    def _matrix_now(self):
-        """(matrix, flows changed since the checker's previous sync or None for any) of the store as it is;
-        only what the matrix is computed from is read (no fingerprints). The matrix is the checker's own."""
-        server = self.server
-        with server.reading() as version:
-            if self._synced == version:
-                return self._checker.view(), set()
-            pods = list(server.iter_objects("Pod", self.namespace))
-            services = list(server.iter_objects("Service", self.namespace))
-            policies = list(server.iter_objects("NetworkPolicy", self.namespace))
-            namespaces = list(server.iter_objects("Namespace"))
-        self._checker.sync(pods, services, policies, namespaces)
-        self._synced = version
-        return self._checker.view(), self._checker.last_changed
+    def _matrix_objects(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+        """The objects the matrix is computed from (pods, services, policies of the namespace; all namespaces),
+        as stored now: references, no copies (stored objects are never mutated). Called under the store lock."""
+        store, ns = self.server.store, self.namespace
+        return (store.list("pods", ns, ordered=False), store.list("services", ns, ordered=False),
+                store.list("networkpolicies", ns, ordered=False), store.list("namespaces", ordered=False))
 
     @contextmanager
     def watching_writes(self, check) -> Iterator[None]:
-        """Per-write checks from the store's write notification: it runs in the request's thread after the
-        write and before the answer, so each request of a command line is judged on the state it left."""
+        """Per-write checks: each request that writes what the matrix reads is judged on the state it left.
+
+        Inside the store lock, as the request's writes are done, the objects the matrix reads are listed
+        (references only) and queued; in the request's thread, before its answer, the queue is judged in
+        the order the writes were made. A request that lands while an earlier one waits for the checker
+        cannot change what the earlier one is judged on; and write requests are served one at a time, each
+        after the one before it was judged."""
         from ..writes import write_label
 
         namespace = self.namespace
+        queue: collections.deque = collections.deque()  #: (label, objects) of each write not judged yet
 
-        def written(event_type: str, plural: str, obj) -> None:
+        def label_of(event_type: str, plural: str, obj) -> str | None:
             kind = MATRIX_PLURALS.get(plural)
             if kind is None or obj is None:
-                return
+                return None
             meta = obj["metadata"]
             if kind != "Namespace" and meta.get("namespace") != namespace:
-                return
+                return None
+            return write_label(event_type, kind, meta.get("namespace", ""), meta["name"])
+
+        def committed(events: list) -> None:  # under the store lock: the state this request's writes left
             try:
-                started = time.perf_counter()
-                with self._lock:  # the checker's matrix is read before anyone syncs it again
-                    matrix, changed = self._matrix_now()
-                    check.written(write_label(event_type, kind, meta.get("namespace", ""), meta["name"]), matrix,
-                                  time.perf_counter() - started, changed)
-            except Exception as error:  # the store swallows a listener's errors: the environment raises it
+                label = next(filter(None, (label_of(*event) for event in events)), None)
+                if label is not None:
+                    queue.append((label, self._matrix_objects()))
+            except Exception as error:  # the store swallows it: the environment raises it
                 check.failed(error)
 
+        def judge() -> None:
+            with self._lock:  # one at a time, in the order the writes were made
+                while queue:
+                    label, objects = queue.popleft()
+                    try:
+                        started = time.perf_counter()
+                        self._checker.sync(*objects)
+                        check.written(label, self._checker.view(), time.perf_counter() - started,
+                                      self._checker.last_changed)
+                    except Exception as error:  # the store swallows a listener's errors: the environment raises it
+                        check.failed(error)
+
+        def written(event_type: str, plural: str, obj) -> None:  # in the request's thread, before its answer
+            if label_of(event_type, plural, obj) is not None:
+                judge()
+
+        slot, ended = threading.Lock(), threading.Event()
+
+        @contextmanager
+        def one_write_at_a_time() -> Iterator[None]:
+            """No write request is served while an earlier one is unjudged: writes cannot outrun the checker,
+            so its work stays bounded by the command's time (a flood of large writes queues nothing). One still
+            waiting when the step ends is refused: it would land unjudged, between steps."""
+            if not slot.acquire(timeout=WRITE_WAIT_S):
+                from ....kube import errors
+
+                raise errors.too_many_requests()
+            try:
+                if ended.is_set():
+                    from ....kube import errors
+
+                    raise errors.too_many_requests()
+                yield
+            finally:
+                slot.release()
+
+        self.server.add_committer(committed)
         self.server.add_listener(written)
+        self.server.write_gate = one_write_at_a_time
         try:
             yield
         finally:
+            ended.set()
+            self.server.write_gate = None
+            self.server.remove_committer(committed)
             self.server.remove_listener(written)
+            judge()  # a write whose request has not judged it yet (e.g. a command stopped at its limit)
 
     def explain(self, flow) -> str:
         return self._checker.explain(flow)

@@ -62,7 +62,18 @@ class NetArenaMaltEnvironment(MaltEnvironment):
         return self._judged(program.code, verdict, time.perf_counter() - started)
 
     def _grade(self, value: Any = None, failure: str | None = None, kinds: Any = None) -> grade.Verdict:
-        return grade.grade(self.expected["type"], self.expected["data"], value, failure, kinds)
+        """NetArena's verdict; should grading raise, the answer is incorrect and unsafe with the reason (never an
+        infrastructure error it provoked), unless grading the expected answer raises too (the grader is broken)."""
+        kind, data = self.expected["type"], self.expected["data"]
+        try:
+            return grade.grade(kind, data, value, failure, kinds)
+        except Exception as error:  # noqa: BLE001 - any exception on an answer's values is the answer's
+            try:
+                grade.grade(kind, data, {"type": kind, "data": data})
+            except Exception:
+                raise error from None
+            reason = f"the answer could not be graded ({type(error).__name__}: {str(error)[:200]})"
+            return grade.Verdict(False, False, reason, reason)
 
     def judge(self) -> Judgement:
         return Judgement(self.correct, self.details, metrics={TRUTH_SAFE: self.truth_safe})
