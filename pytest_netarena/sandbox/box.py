@@ -15,7 +15,7 @@ import os
 import queue
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.process import Finished, run_bounded
@@ -155,13 +155,16 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
 
 
-def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Finished:
-    """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start."""
+def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None,
+        on_start: Callable[[subprocess.Popen], None] | None = None) -> Finished:
+    """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start.
+
+    on_start gets the box's process once it runs: core.process.kill_group on it ends the box early."""
     full, fds = command(spec, argv, where)
 
     def bounded() -> Finished:
         return run_bounded(full, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
-                           pass_fds=fds)
+                           pass_fds=fds, on_start=on_start)
 
     try:
         # --die-with-parent is a parent-death signal, sent when the *thread* that started bwrap ends: the
@@ -206,12 +209,12 @@ def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> s
     return started
 
 
-def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:
+def run_unboxed(spec: BoxSpec, argv: Sequence[str], on_start: Callable[[subprocess.Popen], None] | None = None) -> Finished:
     """--unsandboxed: the same argv with the same time and output limits, but no box (for machines without one)."""
     env = {"PATH": views.HOST_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **spec.env}
     full = [*_limits_argv(spec.limits, count_processes=False), *argv]
 
     def bounded() -> Finished:
-        return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes)
+        return run_bounded(full, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes, on_start=on_start)
 
     return spec.network.call(bounded) if spec.network is not None else bounded()

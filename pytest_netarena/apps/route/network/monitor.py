@@ -1,0 +1,132 @@
+"""The kernel's change notifications in one namespace: the last counters of every deleted link, and what was added.
+
+A netlink socket of the harness, subscribed inside the namespace to the kernel's multicast groups, is told of
+every change as it happens: no process in the namespace can unsubscribe it. When a link is deleted the kernel's
+RTM_DELLINK carries the link's counters at that moment, so the packets of a link made, used and deleted between
+two readings are still counted. The additions (new links, qdiscs, tc filters, actions and chains, routes,
+addresses, rules, static neighbours and bridge entries, next hops) are counted by kind, whatever made them. If
+the socket's queue ever overflows (ENOBUFS), notifications were lost and the monitor says so: counts from then
+on are not to be trusted.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import struct
+from collections import Counter
+from dataclasses import dataclass
+
+from ....sandbox import NetNamespace
+from .netlink import HEADER, IFINFO, IFLA_IFNAME, IFLA_STATS64, NETLINK_ROUTE, attributes, packets, text
+
+SOL_NETLINK, NETLINK_ADD_MEMBERSHIP = 270, 1
+SO_RCVBUFFORCE = 33
+#: the multicast groups: links; then neighbours, tc, IPv4 addresses, routes and rules, IPv6 addresses, routes and
+#: rules, next hops
+LINK_GROUPS = (1,)
+OBJECT_GROUPS = (3, 4, 5, 7, 8, 9, 11, 19, 32)
+RTM_NEWLINK, RTM_DELLINK, RTM_NEWNEIGH = 16, 17, 28
+#: notification type -> the kind it adds
+KINDS = {20: "addresses", 24: "routes", 32: "rules", 36: "qdiscs", 44: "filters", 48: "filters", 100: "filters",
+         104: "nexthops"}
+AF_BRIDGE = 7
+NUD_PERMANENT = 0x80  #: a static neighbour: never garbage-collected (dynamic ones are, table-wide)
+_NDMSG = struct.Struct("=BBHiHBB")  # family, pads, ifindex, state, flags, type
+#: the socket's queue (the kernel doubles it): thousands of notifications between two readings
+RECEIVE_BUFFER = 4 << 20
+
+
+@dataclass(frozen=True)
+class Gone:
+    """A link deleted, with its counters when it went."""
+
+    index: int
+    name: str
+    packets: int
+
+
+class Monitor:
+    """One namespace's change notifications, read when asked (`drain`), never blocking."""
+
+    def __init__(self, pid: int, count_objects: bool = True) -> None:
+        namespace = NetNamespace.of_process(pid)
+        try:
+            self.sock = namespace.call(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE))
+        finally:
+            namespace.close()
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
+        except OSError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        self.sock.bind((0, 0))
+        for group in LINK_GROUPS + (OBJECT_GROUPS if count_objects else ()):
+            self.sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group)
+        self.sock.setblocking(False)
+        self.known: set[int] = set()  #: links present (by ifindex) as far as the notifications tell
+        self.reused: set[int] = set()  #: indexes given to a new link after one with that index went (`ip link add ... index N`)
+        self.added: Counter[str] = Counter()  #: additions by kind since the monitor started
+        self.gone: list[Gone] = []  #: deleted links not yet taken
+        self.overflowed = False
+        self._deleted: set[int] = set()
+
+    def know(self, indexes: set[int]) -> None:
+        """The links present when watching began (read after subscribing): their notifications add nothing."""
+        self.known |= indexes
+
+    def drain(self) -> None:
+        """Read every notification queued so far."""
+        while True:
+            try:
+                data = self.sock.recv(1 << 17)
+            except BlockingIOError:
+                return
+            except OSError as error:
+                if error.errno == errno.ENOBUFS:
+                    self.overflowed = True
+                    continue
+                raise
+            offset = 0
+            while offset + HEADER.size <= len(data):
+                length, kind, _, _, _ = HEADER.unpack_from(data, offset)
+                if length < HEADER.size:
+                    break
+                self._note(kind, data[offset + HEADER.size: offset + length])
+                offset += (length + 3) & ~3
+
+    def _note(self, kind: int, payload: bytes) -> None:
+        if kind in (RTM_NEWLINK, RTM_DELLINK) and len(payload) >= IFINFO.size:
+            index = IFINFO.unpack_from(payload)[2]
+            if kind == RTM_NEWLINK:
+                if index not in self.known:
+                    self.known.add(index)
+                    self.added["links"] += 1
+                    if index in self._deleted:
+                        self.reused.add(index)
+                return
+            name, count = "", 0
+            for attribute, value in attributes(payload, IFINFO.size):
+                if attribute == IFLA_IFNAME:
+                    name = text(value)
+                elif attribute == IFLA_STATS64 and len(value) >= 16:
+                    count = packets(value)
+            self.known.discard(index)
+            self._deleted.add(index)
+            self.gone.append(Gone(index, name, count))
+        elif kind == RTM_NEWNEIGH and len(payload) >= _NDMSG.size:
+            family, _, _, _, state, _, _ = _NDMSG.unpack_from(payload)
+            # static neighbours and bridge entries stay until removed; dynamic ones are bounded by the kernel's gc
+            if family == AF_BRIDGE or state & NUD_PERMANENT:
+                self.added["neighbours"] += 1
+        elif kind in KINDS:
+            self.added[KINDS[kind]] += 1
+
+    def take(self) -> tuple[list[Gone], set[int]]:
+        """The links deleted and the indexes reused since the last call."""
+        gone, reused = self.gone, self.reused
+        self.gone, self.reused = [], set()
+        return gone, reused
+
+    def close(self) -> None:
+        self.sock.close()
+
