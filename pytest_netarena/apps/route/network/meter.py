@@ -1,10 +1,12 @@
-"""The packets an episode's links have carried, summed over every link the agent can reach, deleted links included.
+"""The packets an episode's links have sent, summed over every link the agent can reach, deleted links included.
 
 The places are the fabric (every frame between two nodes crosses it) and every node the agent has acted on (only
-there can its commands make links). A reading drains each place's change notifications, then lists its links:
-a link seen before adds what its counters rose by; a new one adds all it counted; a deleted one adds what its
-counters rose by until the kernel deleted it (monitor.py). So the total only grows, and no way of making,
-using and deleting links between two readings hides packets from it. Windows are differences of readings.
+there can its commands make links). A reading drains each place's change notifications, then dumps its links'
+counters (RTM_GETSTATS: 0.3 ms for the hundred links of a 16x4 fabric, where a full link listing takes 20 ms).
+A link seen before adds what its counter rose by; a new one adds all it counted; a deleted one adds what its
+counter rose by until the kernel deleted it (monitor.py). So the total only grows, and no way of making, using
+and deleting links between two readings hides packets from it. Windows are differences of readings. Sent
+packets count each hop of a frame once (netlink.packets).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Meter:
             monitor = Monitor(self._pids[place], count_objects=place != FABRIC)
             sock = Netlink(self._pids[place])
             links = sock.links()  # after subscribing: no link can slip between the two
-            monitor.know({link.index for link in links})
+            monitor.know({link.index: link.name for link in links})
             for link in links:
                 self._last[(place, link.index)] = link.packets
             self._places[place] = (sock, monitor)
@@ -82,11 +84,11 @@ class Meter:
         gone, reused = monitor.take()
         for link in gone:
             self._add(place, link.name, link.packets - self._last.pop((place, link.index), 0))
-        for link in sock.links():
+        for index, count in sock.sent().items():
             # a reused index may name a new link whose counters started from 0: count all it holds
-            before = 0 if link.index in reused else self._last.get((place, link.index), 0)
-            self._add(place, link.name, link.packets - before if link.packets >= before else link.packets)
-            self._last[(place, link.index)] = link.packets
+            before = 0 if index in reused else self._last.get((place, index), 0)
+            self._add(place, monitor.names.get(index, f"ifindex {index}"), count - before if count >= before else count)
+            self._last[(place, index)] = count
 
     def _add(self, place: str, name: str, rise: int) -> None:
         if rise > 0:

@@ -64,15 +64,18 @@ class Monitor:
             self.sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group)
         self.sock.setblocking(False)
         self.known: set[int] = set()  #: links present (by ifindex) as far as the notifications tell
+        self.names: dict[int, str] = {}  #: their names
         self.reused: set[int] = set()  #: indexes given to a new link after one with that index went (`ip link add ... index N`)
         self.added: Counter[str] = Counter()  #: additions by kind since the monitor started
         self.gone: list[Gone] = []  #: deleted links not yet taken
         self.overflowed = False
         self._deleted: set[int] = set()
 
-    def know(self, indexes: set[int]) -> None:
-        """The links present when watching began (read after subscribing): their notifications add nothing."""
-        self.known |= indexes
+    def know(self, names: dict[int, str]) -> None:
+        """The links present when watching began (ifindex -> name, listed after subscribing): their notifications
+        add nothing."""
+        self.known |= set(names)
+        self.names.update(names)
 
     def drain(self) -> None:
         """Read every notification queued so far."""
@@ -97,20 +100,22 @@ class Monitor:
     def _note(self, kind: int, payload: bytes) -> None:
         if kind in (RTM_NEWLINK, RTM_DELLINK) and len(payload) >= IFINFO.size:
             index = IFINFO.unpack_from(payload)[2]
+            name, count = self.names.get(index, ""), 0
+            for attribute, value in attributes(payload, IFINFO.size):
+                if attribute == IFLA_IFNAME:
+                    name = text(value)
+                elif attribute == IFLA_STATS64 and len(value) >= 16:
+                    count = packets(value)
             if kind == RTM_NEWLINK:
+                self.names[index] = name
                 if index not in self.known:
                     self.known.add(index)
                     self.added["links"] += 1
                     if index in self._deleted:
                         self.reused.add(index)
                 return
-            name, count = "", 0
-            for attribute, value in attributes(payload, IFINFO.size):
-                if attribute == IFLA_IFNAME:
-                    name = text(value)
-                elif attribute == IFLA_STATS64 and len(value) >= 16:
-                    count = packets(value)
             self.known.discard(index)
+            self.names.pop(index, None)
             self._deleted.add(index)
             self.gone.append(Gone(index, name, count))
         elif kind == RTM_NEWNEIGH and len(payload) >= _NDMSG.size:

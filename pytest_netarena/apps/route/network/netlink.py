@@ -19,6 +19,7 @@ NETLINK_ROUTE = 0
 RTM_DELLINK, RTM_GETLINK, RTM_SETLINK = 17, 18, 19
 RTM_DELQDISC, RTM_GETQDISC = 37, 38
 RTM_DELTFILTER, RTM_GETTFILTER = 45, 46
+RTM_GETSTATS, IFLA_STATS_LINK_64 = 94, 1
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 IFLA_IFNAME, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_STATS64, IFLA_GROUP, IFLA_INFO_KIND = 3, 16, 18, 23, 27, 1
@@ -31,7 +32,9 @@ IFF_UP, IFF_LOWER_UP = 0x1, 0x10000  # net/if.h
 
 HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port
 IFINFO = struct.Struct("=BxHiII")  # ifinfomsg: family, type, index, flags, change
-_TCMSG = struct.Struct("=BxxxiIII")  # tcmsg: family, ifindex, handle, parent, info
+_TCMSG = struct.Struct("=BxxxiIII")
+_STATS = struct.Struct("=BxxxiI")  # if_stats_msg: family, ifindex, filter mask
+IFLA_STATS_LINK_64_MASK = 1 << (IFLA_STATS_LINK_64 - 1)  # tcmsg: family, ifindex, handle, parent, info
 _ATTR = struct.Struct("=HH")
 
 
@@ -141,6 +144,17 @@ class Netlink:
                     kind = next((text(inner) for key, inner in attributes(value, 0) if key == IFLA_INFO_KIND), "")
             carrier = flags & IFF_UP and flags & IFF_LOWER_UP
             found.append(Link(index, name, kind, count, up, bool(carrier and not up)))
+        return found
+
+    def sent(self) -> dict[int, int]:
+        """Packets sent so far by every link (ifindex -> count): only the counters, far lighter than links()."""
+        found = {}
+        request = _STATS.pack(0, 0, IFLA_STATS_LINK_64_MASK)
+        for _, payload in self._request(RTM_GETSTATS, NLM_F_DUMP, request):
+            index = _STATS.unpack_from(payload)[1]
+            for attribute, value in attributes(payload, _STATS.size):
+                if attribute == IFLA_STATS_LINK_64:
+                    found[index] = packets(value)
         return found
 
     def qdiscs(self) -> list[Qdisc]:
