@@ -182,6 +182,10 @@ class RouteEnvironment(Environment):
             yield ()
             return
         with watch.lock:
+            try:
+                watch.look()  # the moments since the watch's last reading
+            except OSError:
+                pass
             found = watch.take()
             strip = self.network.topology.strip if self.network is not None else str
             yield tuple(f"{storm.describe(strip, 'between steps')}; {_removal(strip, removed)}" for storm, removed in found)
@@ -254,11 +258,11 @@ class RouteEnvironment(Environment):
         added = self.ledger.after(node, before)
         if added:
             self.kernel_log.append((node, added.describe(self.ledger.names(node))))
-        if guard.storm is None:
-            storms = self.stop_storm("after the command")
-        else:
-            stopped = "the harness stopped the command at once" if guard.killed else "seen when the command ended"
-            storms = self._remove(f"{guard.storm.describe(strip, 'during the command')}; {stopped}")
+        storm, when = guard.after()
+        storms: tuple[str, ...] = ()
+        if storm is not None:
+            stopped = "; the harness stopped the command at once" if guard.killed else ""
+            storms = self._remove(f"{storm.describe(strip, when)}{stopped}")
         return result, storms, accounting_s + time.perf_counter() - started
 
     def stop_storm(self, when: str = "after the pingmesh") -> tuple[str, ...]:

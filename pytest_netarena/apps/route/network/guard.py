@@ -76,18 +76,23 @@ def past_caps(meter: Meter) -> str:
     return ""
 
 
-def window(meter: Meter, seconds: float = WINDOW_S, confirm_s: float = CONFIRM_S) -> Storm | None:
-    """A storm going on now: over STORM_PPS in a short window, confirmed over a longer one."""
-    first = meter.read()
-    time.sleep(seconds)
+def window(meter: Meter, first: Reading | None = None) -> Storm | None:
+    """A storm going on now: over STORM_PPS in a window of WINDOW_S (from `first`, if given), confirmed over
+    CONFIRM_S."""
+    first = first or meter.read()
+    time.sleep(max(0.0, WINDOW_S - (time.monotonic() - first.at)))
     second = meter.read()
     packets, elapsed, _ = second.since(first)
-    if packets <= STORM_PPS * max(elapsed, seconds):
+    if packets <= STORM_PPS * max(elapsed, WINDOW_S):
         return None
-    time.sleep(confirm_s)
-    third = meter.read()
-    packets, elapsed, busiest = third.since(second)
-    return over(packets, elapsed, int(STORM_PPS * max(elapsed, confirm_s)), busiest)
+    return confirm(meter, second)
+
+
+def confirm(meter: Meter, since: Reading) -> Storm | None:
+    """A storm seen at `since`, still going on over the next CONFIRM_S."""
+    time.sleep(CONFIRM_S)
+    packets, elapsed, busiest = meter.read().since(since)
+    return over(packets, elapsed, int(STORM_PPS * max(elapsed, CONFIRM_S)), busiest)
 
 
 class CommandGuard:
@@ -103,6 +108,7 @@ class CommandGuard:
         self.capped = ""  #: why the caps were passed
         self.killed = False  #: the box was stopped while the command ran
         self.start: Reading | None = None
+        self.end: Reading | None = None  #: when the command ended
         self._process: Popen | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -127,8 +133,26 @@ class CommandGuard:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self.end = self.meter.read()
         if not self.stopped:
             self._check()  # the command's whole window, after it ended (every deleted link's counters are in)
+
+    def after(self) -> tuple[Storm | None, str]:
+        """Once the command's objects are listed: its window runs on until WINDOW_S after it ended (no moment is
+        left out), and a storm it left behind is over STORM_PPS since it ended (confirmed over CONFIRM_S). Returns
+        the storm, if any, and when it was ("during the command" or "after the command")."""
+        assert self.start is not None and self.end is not None
+        time.sleep(max(0.0, WINDOW_S - (time.monotonic() - self.end.at)))
+        second = self.meter.read()
+        if self.storm is None:
+            packets, elapsed, busiest = second.since(self.start)
+            self.storm = over(packets, elapsed, self.budget, busiest)
+        if self.storm is not None:
+            return self.storm, "during the command"
+        packets, elapsed, _ = second.since(self.end)
+        if packets <= STORM_PPS * max(elapsed, WINDOW_S):
+            return None, ""
+        return confirm(self.meter, second), "after the command"
 
     def _run(self) -> None:
         try:  # ahead of the agent's processes on a busy machine (root may raise a thread's priority)
@@ -185,21 +209,26 @@ class Watch:
             if not self.lock.acquire(timeout=0.1):
                 continue  # a step runs (it may be stopping this watch: never wait for it)
             try:
-                if self._stop.is_set() or not self.meter.nodes:
-                    continue
-                reading = self.meter.read()
-                last, self._last = self._last, reading
-                if last is None:
-                    continue
-                packets, elapsed, busiest = reading.since(last)
-                storm = over(packets, elapsed, int(STORM_PPS * max(elapsed, BETWEEN_STEPS_S)), busiest)
-                if storm is not None:
-                    self.found.append((storm, self._remove()))
-                    self._last = self.meter.read()
+                if not self._stop.is_set():
+                    self.look()
             except OSError:
                 continue  # the network is going away
             finally:
                 self.lock.release()
+
+    def look(self) -> None:
+        """One reading (call with `lock` held; a step calls it first, so no moment between steps is left out)."""
+        if not self.meter.nodes:
+            return
+        reading = self.meter.read()
+        last, self._last = self._last, reading
+        if last is None:
+            return
+        packets, elapsed, busiest = reading.since(last)
+        storm = over(packets, elapsed, int(STORM_PPS * max(elapsed, BETWEEN_STEPS_S)), busiest)
+        if storm is not None:
+            self.found.append((storm, self._remove()))
+            self._last = self.meter.read()
 
     def take(self) -> list[tuple[Storm, list[str]]]:
         """What the watch stopped since the last call (call with `lock` held)."""
