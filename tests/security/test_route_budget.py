@@ -158,6 +158,33 @@ def test_a_flood_of_veth_pairs_ends_the_episode_at_the_cap_and_teardown_stays_bo
         assert not [node for node, handle in handles.items() if namespace_alive(handle)]
 
 
+#: floods of the other kinds of kernel object, each past its cap in one command (and what the cap names)
+FLOODS = {
+    "tc actions": ("for n in $(seq 700); do echo actions add action mirred egress redirect dev lo index $n; done > /tmp/a; "
+                   "tc -batch /tmp/a", "tc filters, actions and chains"),
+    "static neighbours": ("ip link add va type veth peer name vb; for n in $(seq 2000); do echo neigh add "
+                          "10.1.$((n/250)).$((n%250+1)) lladdr 02:00:00:00:00:01 dev va; done > /tmp/n; ip -batch /tmp/n",
+                          "static neighbours"),
+    "queues": ("for n in $(seq 30); do echo link add q${n}a numtxqueues 1024 numrxqueues 1024 type veth peer name q${n}b "
+               "numtxqueues 1024 numrxqueues 1024; done > /tmp/q; ip -batch /tmp/q", "queues"),
+    "nftables rules": ("a=$(for n in $(seq 3000); do printf '10.0.%d.%d,' $((n/256)) $((n%256)); done); "
+                       "iptables -A INPUT -s ${a%,} -j DROP", "firewall rules"),
+    "legacy iptables rules": ("a=$(for n in $(seq 3000); do printf '10.0.%d.%d,' $((n/256)) $((n%256)); done); "
+                              "iptables-legacy -A INPUT -s ${a%,} -j DROP", "firewall rules"),
+}
+
+
+@pytest.mark.parametrize("kind", FLOODS)
+def test_a_flood_of_other_kernel_objects_ends_the_episode_at_its_cap(env, kind):
+    env.reset(route_query(FORWARD_OFF))
+    topo = env.topology
+    command, named = FLOODS[kind]
+    outcome = env.step(action(topo.router, f"{command}; echo MADE"))
+    assert outcome.done and env.ended.startswith("kernel object limit"), (outcome.violations, outcome.output[-300:])
+    assert named in env.ended and "kernel object limit" in outcome.observation, env.ended
+    assert leftover_links(topo.prefix) == [] and leftover_processes(topo.prefix) == []
+
+
 def test_links_made_used_and_deleted_between_two_readings_are_counted():
     from pytest_netarena.apps.route.network.meter import Meter
 

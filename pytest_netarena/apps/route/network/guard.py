@@ -38,9 +38,14 @@ CONFIRM_S = 0.1
 BETWEEN_STEPS_S = 0.5
 #: the most of each kind the agent may add in one episode (counted from the kernel's notifications, so routes and
 #: addresses the kernel adds for a new link count too: one veth pair brought up with IPv6 adds about 13 routes and
-#: 5 addresses). An honest repair adds a handful
-CAPS: Mapping[str, int] = {"links": 64, "qdiscs": 128, "filters": 512, "routes": 2048, "addresses": 512,
-                           "rules": 256, "neighbours": 512, "nexthops": 256}
+#: 5 addresses; a veth has a send and a receive queue per CPU unless asked for more, each torn down on its own).
+#: An honest repair adds a handful
+CAPS: Mapping[str, int] = {"links": 64, "queues": 64 * 2 * (os.cpu_count() or 1), "qdiscs": 128, "filters": 512,
+                           "routes": 2048, "addresses": 512, "rules": 256, "neighbours": 512, "nexthops": 256,
+                           "firewall": 1024}
+#: how a kind reads in a message
+NAMES = {"filters": "tc filters, actions and chains", "rules": "routing rules", "neighbours": "static neighbours and "
+         "bridge entries", "firewall": "firewall rules, chains and sets"}
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ def past_caps(meter: Meter) -> str:
     added = meter.added()
     for kind, cap in CAPS.items():
         if added[kind] > cap:
-            return f"the agent added {added[kind]:,} {kind} in this episode, more than the {cap:,} allowed"
+            return f"the agent added {added[kind]:,} {NAMES.get(kind, kind)} in this episode, more than the {cap:,} allowed"
     return ""
 
 

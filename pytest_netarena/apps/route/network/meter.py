@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .firewall import LegacyTables
 from .monitor import Monitor
 from .netlink import Netlink
 
@@ -48,6 +49,7 @@ class Meter:
         self._last: dict[tuple[str, int], int] = {}  #: (place, ifindex) -> packets at the last reading
         self._total = 0
         self._links: Counter[tuple[str, str]] = Counter()
+        self._legacy: dict[str, tuple[LegacyTables, int]] = {}  #: node -> its legacy firewall, entries at first
         self.lock = threading.Lock()
         self.watch(FABRIC)
 
@@ -69,6 +71,9 @@ class Meter:
             for link in links:
                 self._last[(place, link.index)] = link.packets
             self._places[place] = (sock, monitor)
+            if place != FABRIC:
+                legacy = LegacyTables(self._pids[place])
+                self._legacy[place] = (legacy, legacy.entries())
 
     def read(self) -> Reading:
         with self.lock:
@@ -103,6 +108,8 @@ class Meter:
                 if place != FABRIC:
                     monitor.drain()
                     total.update(monitor.added)
+            for legacy, first in self._legacy.values():
+                total["firewall"] += max(0, legacy.entries() - first)  # iptables-legacy sends no notification
         return total
 
     def overflowed(self) -> list[str]:
@@ -114,4 +121,6 @@ class Meter:
             for sock, monitor in self._places.values():
                 sock.close()
                 monitor.close()
-            self._places = {}
+            for legacy, _ in self._legacy.values():
+                legacy.close()
+            self._places, self._legacy = {}, {}
