@@ -7,7 +7,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: default cap on what is kept of a command's output
@@ -84,10 +84,11 @@ def read_bounded(process: subprocess.Popen, timeout_s: float, limit: int = OUTPU
 
 def run_bounded(
     argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None, merge_stderr: bool = True,
-    limit: int = OUTPUT_LIMIT, pass_fds: Sequence[int] = (),
+    limit: int = OUTPUT_LIMIT, pass_fds: Sequence[int] = (), on_start: Callable[[subprocess.Popen], None] | None = None,
 ) -> Finished:
     """Run argv (no shell, no stdin, own session); stdout and stderr merged into one bounded pipe.
 
+    on_start gets the process as soon as it runs (another thread may stop it early with kill_group).
     Raises OSError when the program cannot be started.
     """
     started = time.perf_counter()
@@ -100,4 +101,6 @@ def run_bounded(
         start_new_session=True,  # so a timeout can kill everything the command started
         pass_fds=tuple(pass_fds),
     )
+    if on_start is not None:
+        on_start(process)
     return read_bounded(process, timeout_s, limit, started)

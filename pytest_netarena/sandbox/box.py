@@ -16,7 +16,7 @@ import os
 import queue
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.process import Finished, run_bounded
@@ -174,13 +174,16 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
 
 
-def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> Finished:
-    """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start."""
+def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None,
+        on_start: Callable[[subprocess.Popen], None] | None = None) -> Finished:
+    """Run argv in a fresh box; its output is read through a bounded pipe. Raises OSError if it cannot start.
+
+    on_start gets the box's process once it runs: core.process.kill_group on it ends the box early."""
     full, fds = command(spec, argv, where)
 
     def bounded(argv: list[str], passed: list[int]) -> Finished:
         return run_bounded(argv, spec.limits.wall_s, env={"PATH": views.HOST_PATH}, limit=spec.limits.output_bytes,
-                           pass_fds=passed)
+                           pass_fds=passed, on_start=on_start)
 
     try:
         # --die-with-parent is a parent-death signal, sent when the *thread* that started bwrap ends: the
@@ -233,12 +236,12 @@ def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> s
     return started
 
 
-def run_unboxed(spec: BoxSpec, argv: Sequence[str]) -> Finished:
+def run_unboxed(spec: BoxSpec, argv: Sequence[str], on_start: Callable[[subprocess.Popen], None] | None = None) -> Finished:
     """--unsandboxed: the same argv with the same time and output limits, but no box (for machines without one)."""
     env = {"PATH": views.HOST_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **spec.env}
     full = [*_limits_argv(spec.limits, count_processes=False), *argv]
 
     def bounded(argv: list[str], _: list[int]) -> Finished:
-        return run_bounded(argv, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes)
+        return run_bounded(argv, spec.limits.wall_s, env=env, limit=spec.limits.output_bytes, on_start=on_start)
 
     return spec.network.run_in(bounded, full) if spec.network is not None else bounded(full, [])

@@ -1,6 +1,6 @@
 """The route Environment: a fresh Mininet network per episode, faults injected and verified, boxed agent commands.
 
-The kernel objects the commands make are accounted for and traffic storms stopped."""
+The kernel objects the commands make are accounted for and capped, and the episode's packets held to a budget."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError
 from . import faults as fault_space
 from .replies import Reader, Refusal
-from .network.ledger import Ledger, Watch
+from .network.guard import STORM_PPS, CommandGuard, Watch, window
+from .network.ledger import Ledger
+from .network.meter import Meter
 from .network.leases import claim, sweep
 from .network.build import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
@@ -58,16 +60,18 @@ class RouteEnvironment(Environment):
         self.prober: Prober | None = None
         self.boxes: NodeBoxes | None = None
         self.ledger: Ledger | None = None
+        self.meter: Meter | None = None
         self.watch: Watch | None = None
         #: (node, objects) each agent command added to the kernel, in step order (for tests and logs)
         self.kernel_log: list[tuple[str, list[str]]] = []
-        self.ended = ""  #: why the episode was cut short (a storm that removing the agent's objects did not stop)
+        self.ended = ""  #: why the episode was cut short (a storm removing the agent's objects did not stop, a cap)
         self.mesh: Mesh | None = None
         self.query: Query | None = None
         self.injected: list[str] = []
         self.swept = sweep()  #: leftovers of dead owners removed at start-up
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
-        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "watch": None}
+        self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "meter": None,
+                                     "watch": None}
         self._finalizer = weakref.finalize(self, _teardown_box, self._box)
 
     @property
@@ -120,7 +124,8 @@ class RouteEnvironment(Environment):
             self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
             self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
             self.ledger = self._box["ledger"] = Ledger(network.pids, network.fabric.pid)
-            self.watch = self._box["watch"] = Watch(self.ledger)
+            self.meter = self._box["meter"] = Meter(network.pids, network.fabric.pid)
+            self.watch = self._box["watch"] = Watch(self.meter, self.ledger.remove_made)
         except InfraError:
             self.teardown()
             raise
@@ -145,12 +150,13 @@ class RouteEnvironment(Environment):
         boxes, self.boxes = self.boxes, None
         network, self.network = self.network, None
         ledger, self.ledger = self.ledger, None
+        meter, self.meter = self.meter, None
         watch, self.watch = self.watch, None
-        self._box.update(prober=None, network=None, boxes=None, ledger=None, watch=None)
+        self._box.update(prober=None, network=None, boxes=None, ledger=None, meter=None, watch=None)
         self.mesh = None
         if watch is not None:
             watch.stop()
-        _teardown(network, prober, boxes, ledger)
+        _teardown(network, prober, boxes, ledger, meter)
 
     def close(self) -> None:
         self.teardown()
@@ -176,14 +182,15 @@ class RouteEnvironment(Environment):
             yield ()
             return
         with watch.lock:
+            try:
+                watch.look()  # the moments since the watch's last reading
+            except OSError:
+                pass
             found = watch.take()
-            topo = self.network.topology if self.network is not None else None
-            strip = topo.strip if topo is not None else str
-            yield tuple(
-                f"traffic storm between steps: {strip(storm.link)} on {strip(storm.where)} at {storm.pps:,.0f} "
-                f"packets/s; the harness removed every link, qdisc and filter the agent made "
-                f"({', '.join(strip(item) for item in removed) or 'none found'})"
-                for storm, removed in found)
+            strip = self.network.topology.strip if self.network is not None else str
+            yield tuple(f"{storm.describe(strip, 'between steps')}; {_removal(strip, removed)}" for storm, removed in found)
+            if self.watch is watch:
+                watch.rebase()  # what the step sent (its pingmesh) is not the agent's
 
     def _step(self, reply: str) -> StepOutcome:
         if self.network is None or self.prober is None or self.mesh is None:
@@ -230,36 +237,51 @@ class RouteEnvironment(Environment):
         )
 
     def run_accounted(self, node: str, command: str) -> tuple[CommandResult, tuple[str, ...], float]:
-        """The agent's command in its box, the kernel objects it added recorded, a storm it started stopped;
-        returns the result, the storm violation (if any) and the seconds spent on accounting and the watch."""
-        assert self.boxes is not None and self.ledger is not None
+        """The agent's command in its box, guarded: the kernel objects it added recorded and capped, the packets the
+        network carried while it ran held to the command's budget (the box is stopped at once past either), a storm
+        it started stopped; returns the result, the violations and the seconds spent on accounting and the guard."""
+        assert self.boxes is not None and self.ledger is not None and self.meter is not None
         started = time.perf_counter()
+        self.meter.watch(node)
         before = self.ledger.before(node)
-        accounting_s = time.perf_counter() - started
-        result = self.boxes.run(node, command, timeout_s=self.command_timeout_s)
+        guard = CommandGuard(self.meter, int(STORM_PPS * self.command_timeout_s))
+        with guard:
+            accounting_s = time.perf_counter() - started
+            result = self.boxes.run(node, command, timeout_s=self.command_timeout_s, on_start=guard.started)
         started = time.perf_counter()
+        strip = self.topology.strip
+        if guard.capped:
+            self.ended = (f"kernel object limit: {guard.capped}; the command was stopped, the episode ended and its "
+                          f"network was torn down")
+            self.teardown()
+            return result, (self.ended,), accounting_s + time.perf_counter() - started
         added = self.ledger.after(node, before)
         if added:
             self.kernel_log.append((node, added.describe(self.ledger.names(node))))
-        storms = self.stop_storm()
+        storm, when = guard.after()
+        storms: tuple[str, ...] = ()
+        if storm is not None:
+            stopped = "; the harness stopped the command at once" if guard.killed else ""
+            storms = self._remove(f"{storm.describe(strip, when)}{stopped}")
         return result, storms, accounting_s + time.perf_counter() - started
 
-    def stop_storm(self) -> tuple[str, ...]:
-        """Watch the packet counters; on a storm remove every link, qdisc and filter the agent made.
+    def stop_storm(self, when: str = "after the pingmesh") -> tuple[str, ...]:
+        """Watch the network's packet counters; on a storm remove every link, qdisc and filter the agent made.
 
         Returns the step's violation (empty when there is no storm). If the storm outlives the removal,
         the network is torn down and the episode ends (self.ended says why)."""
-        if self.ledger is None:
+        if self.meter is None:
             return ()
-        storm = self.ledger.storm()
+        storm = window(self.meter)
         if storm is None:
             return ()
-        topo = self.topology
-        removed = [topo.strip(item) for item in self.ledger.remove_made()]
-        message = (f"traffic storm: {topo.strip(storm.link)} on {topo.strip(storm.where)} at {storm.pps:,.0f} packets/s; "
-                   f"the harness removed every link, qdisc and "
-                   f"filter the agent made ({', '.join(removed) or 'none found'})")
-        if self.ledger.storm() is not None:
+        return self._remove(storm.describe(self.topology.strip, when))
+
+    def _remove(self, message: str) -> tuple[str, ...]:
+        """Remove what the agent made after a storm; end the episode if the network still storms."""
+        assert self.ledger is not None and self.meter is not None
+        message = f"{message}; {_removal(self.topology.strip, self.ledger.remove_made())}"
+        if window(self.meter) is not None:
             self.ended = f"{message}, and the storm went on, so the episode ended and its network was torn down"
             self.teardown()
             return (self.ended,)
@@ -287,15 +309,24 @@ class RouteEnvironment(Environment):
         return Judgement(False, f"{len(unreachable)} of {total} ordered pairs unreachable: {named}")
 
 
+def _removal(strip, removed: list[str], named: int = 12) -> str:
+    listed = ", ".join(strip(item) for item in removed[:named]) or "none found"
+    more = f" and {len(removed) - named} more" if len(removed) > named else ""
+    return f"the harness removed every link, qdisc and filter the agent made ({listed}{more})"
+
+
 def _teardown(network: Network | None, prober: Prober | None, boxes: NodeBoxes | None = None,
-              ledger: Ledger | None = None) -> None:
+              ledger: Ledger | None = None, meter: Meter | None = None) -> None:
     if ledger is not None:
         try:
-            # nothing the agent made outlives its episode, even where something still holds a node's namespace
-            ledger.remove_made()
+            # nothing the agent made outlives its episode, even where something still holds a node's namespace (a
+            # loop's own packet can): every link of the nodes it acted on goes in one batch per node
+            ledger.clear()
         except OSError:
             pass
         ledger.close()
+    if meter is not None:
+        meter.close()
     if prober is not None:
         prober.close()  # sockets and namespace descriptors hold their namespaces: close them first
     if boxes is not None:
@@ -308,5 +339,5 @@ def _teardown_box(box: dict[str, Any]) -> None:
     """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
     if box.get("watch") is not None:
         box["watch"].stop()
-    _teardown(box.get("network"), box.get("prober"), box.get("boxes"), box.get("ledger"))
-    box.update(network=None, prober=None, boxes=None, ledger=None, watch=None)
+    _teardown(box.get("network"), box.get("prober"), box.get("boxes"), box.get("ledger"), box.get("meter"))
+    box.update(network=None, prober=None, boxes=None, ledger=None, meter=None, watch=None)

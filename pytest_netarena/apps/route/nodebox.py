@@ -13,7 +13,8 @@ summary and the output so far comes back; what is still running a grace period l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from subprocess import Popen
 
 from ... import sandbox
 from ...sandbox import interrupt, views
@@ -52,12 +53,15 @@ class NodeBoxes:
                                writable_net_sysctl=True, env={"LC_ALL": "C"}, limits=limits(timeout_s),
                                hostname=node)
 
-    def run(self, node: str, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> CommandResult:
-        """Run `bash -c command` on node (in a box unless --unsandboxed) with a timeout and an output cap."""
+    def run(self, node: str, command: str, timeout_s: float = COMMAND_TIMEOUT_S,
+            on_start: Callable[[Popen], None] | None = None) -> CommandResult:
+        """Run `bash -c command` on node (in a box unless --unsandboxed) with a timeout and an output cap; on_start
+        gets the box's process (to stop it early)."""
         spec = self.spec(node, timeout_s)
         argv = interrupt.argv(["bash", "-c", command], timeout_s)
         try:
-            finished = sandbox.run(spec, argv) if self.sandboxed else sandbox.run_unboxed(spec, argv)
+            finished = (sandbox.run(spec, argv, on_start=on_start) if self.sandboxed
+                        else sandbox.run_unboxed(spec, argv, on_start=on_start))
         except OSError as error:
             return CommandResult(tuple(argv), 127, f"cannot run the command: {error}")
         text = finished.text
