@@ -22,8 +22,8 @@ from typing import Any
 from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
-from .export import (SOURCES_FILE, Filters, episode_key, max_steps_of, resolved, selected_episodes, source_of,
-                     system_prompt, write_lines)
+from .export import (SOURCES_FILE, Filters, check_replacement, episode_key, exported_before, max_steps_of, resolved,
+                     selected_episodes, source_of, system_prompt, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
@@ -102,17 +102,24 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
             "steps": steps, "notes": NOTES, "final_metrics": final, "extra": verdicts}
 
 
-def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters()) -> int:
-    """Write OUT/<id>.json (one validated ATIF trajectory per selected episode) and OUT/sources.jsonl."""
+def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters(), force: bool = False) -> int:
+    """Write OUT/<id>.json (one validated ATIF trajectory per selected episode) and OUT/sources.jsonl; the
+    trajectories of an earlier export there are replaced (only with --force when this one holds fewer)."""
     try:
         from atif import Trajectory
     except ImportError:
         raise UsageError("export atif needs the atif library: pip install 'pytest-netarena[export]'") from None
+    run_dirs = list(run_dirs)
     documents, sources = [], []
     for episode, run, run_id in selected_episodes(run_dirs, filters):
         document = Trajectory.model_validate(trajectory(episode, run, run_id)).to_json_dict()
         documents.append(document)
         sources.append({"id": document["trajectory_id"], **source_of(episode, run_id)})
+    check_replacement(run_dirs, out, len(documents), filters, force)
+    kept = {document["trajectory_id"] for document in documents}
+    for old in exported_before(out):
+        if old and old not in kept and (out / f"{old}.json").is_file():
+            (out / f"{old}.json").unlink()
     artifacts.make_private_dir(out)
     for document in documents:
         path = out / f"{document['trajectory_id']}.json"
