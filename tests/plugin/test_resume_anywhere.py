@@ -46,12 +46,13 @@ def episodes(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
 
 
-def interrupted_after_one(project: pytest.Pytester, *args: str) -> Path:
-    """A finished run cut back to its first episode, as an interruption leaves it; returns its folder."""
+def interrupted_after_one(project: pytest.Pytester, *args: str, reports: Path | None = None) -> Path:
+    """A finished run cut back to its first episode, as an interruption leaves it; returns its folder (found
+    under `reports`, default the project's reports/)."""
     done = pytest_in(project.path, "--agent=python:stopping_agent:Agent", SEED, "--queries=1", *args,
                      env={"PYTHONPATH": os.pathsep.join([str(project.path), os.environ["PYTHONPATH"]])})
     assert done.returncode == 0, done.stdout[-3000:]
-    (run,) = {path.parent for path in project.path.rglob("run.json")}
+    (run,) = {path.parent for path in (reports or project.path / "reports").glob("*/run.json")}
     lines = (run / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 2
     (run / "episodes.jsonl").write_text(lines[0] + "\n")
@@ -73,7 +74,7 @@ def test_resume_from_another_folder_needs_the_option_alone(project: pytest.Pytes
 
 
 def test_resume_of_a_run_with_reports_elsewhere(project: pytest.Pytester, tmp_path: Path) -> None:
-    run = interrupted_after_one(project, f"--reports-dir={tmp_path / 'runs'}")
+    run = interrupted_after_one(project, f"--reports-dir={tmp_path / 'runs'}", reports=tmp_path / "runs")
     assert run.parent == tmp_path / "runs"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
