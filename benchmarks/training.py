@@ -25,7 +25,7 @@ def trajectories_per_minute(app: str, episodes: int, jobs: int, extra: dict) -> 
     """(per minute, episodes written, resolved) of one generate call."""
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        run_dir = generate(GenerateConfig(episodes=episodes, apps=(app,), seed=1, jobs=jobs, extra=extra),
+        run_dir, _ = generate(GenerateConfig(episodes=episodes, apps=(app,), seed=1, jobs=jobs, extra=extra),
                            Path(folder), progress=lambda line: None)
         elapsed = time.perf_counter() - started
         path = run_dir / "episodes.jsonl"

@@ -1,4 +1,4 @@
-"""Recording of model traffic (--record) and answering from a recording without any network (--replay)."""
+"""Recording of model traffic (--llm-record) and answering from a recording without any network (--llm-replay)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Recording:
         path = self._path(request)
         if not path.exists() and not path.is_symlink():
             raise InfraError(
-                f"--replay {self.folder}: no recorded answer for this request ({path.name}); "
+                f"--llm-replay {self.folder}: no recorded answer for this request ({path.name}); "
                 "the conversation differs from the recorded run"
             )
         try:
@@ -57,9 +57,9 @@ class Recording:
             reply = Reply(entry["reply"], Usage(tokens_in=int(usage["tokens_in"]), tokens_out=int(usage["tokens_out"]),
                                                 cost_usd=float(usage["cost_usd"])))
         except UsageError as error:
-            raise InfraError(f"--replay {self.folder}: unreadable recording: {error}") from None
+            raise InfraError(f"--llm-replay {self.folder}: unreadable recording: {error}") from None
         except (KeyError, TypeError, ValueError, OverflowError) as error:
-            raise InfraError(f"--replay {self.folder}: corrupt recording {path.name}: missing or bad {error}") from None
+            raise InfraError(f"--llm-replay {self.folder}: corrupt recording {path.name}: missing or bad {error}") from None
         if not isinstance(reply.text, str):
-            raise InfraError(f"--replay {self.folder}: corrupt recording {path.name}: the reply is not text")
+            raise InfraError(f"--llm-replay {self.folder}: corrupt recording {path.name}: the reply is not text")
         return reply

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -80,10 +81,15 @@ def import_from_current_folder() -> None:
         sys.path.insert(0, here)
 
 
+AGENT_METHODS = ("reset", "act", "close")
+_NEEDS = "an agent needs reset(task), act(observation) and close()"
+
+
 def check_python_agent(target: str) -> None:
-    """A python:MODULE:ATTR whose module cannot be found is a usage error before any episode (nothing is run)."""
+    """A python:MODULE:ATTR that cannot give an agent is one usage error before any episode: a module that is not
+    found or does not import, a missing ATTR, or an ATTR (class, factory or object) without the agent's methods."""
     import_from_current_folder()
-    module_name = target.rpartition(":")[0]
+    module_name, _, attr = target.rpartition(":")
     try:
         found = importlib.util.find_spec(module_name)
     except (ImportError, ValueError) as error:  # a parent package that cannot be imported
@@ -91,6 +97,40 @@ def check_python_agent(target: str) -> None:
     if found is None:
         raise UsageError(f"cannot load agent python:{target}: no module named {module_name!r} "
                          f"in the current folder ({os.getcwd()}) or on sys.path")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # the user's module: any exception is theirs to fix, said in one line
+        raise UsageError(f"cannot load agent python:{target}: importing {module_name} raised "
+                         f"{type(error).__name__}: {' '.join(str(error).split())}") from None
+    if not hasattr(module, attr):
+        raise UsageError(f"cannot load agent python:{target}: module {module_name} has no attribute {attr!r}")
+    factory = getattr(module, attr)
+    if isinstance(factory, type):  # a class: its instances have what the class has
+        _check_methods(target, factory)
+        return
+    agent = _built(target, factory)
+    _check_methods(target, agent)
+    with contextlib.suppress(Exception):
+        agent.close()
+
+
+def _built(target: str, factory: Any) -> Any:
+    """What a factory (or an object given as it is) makes, as load_python_agent makes it."""
+    if not callable(factory) or isinstance(factory, Agent):
+        return factory
+    try:
+        return factory()
+    except Exception as error:
+        raise UsageError(f"python:{target}() raised {type(error).__name__}: {' '.join(str(error).split())}") from None
+
+
+def _check_methods(target: str, agent: Any) -> None:
+    missing = [name for name in AGENT_METHODS if not callable(getattr(agent, name, None))]
+    if len(missing) == len(AGENT_METHODS) and not isinstance(agent, type):
+        raise UsageError(f"python:{target} gives {type(agent).__name__}, not an agent: {_NEEDS}")
+    if missing:
+        raise UsageError(f"python:{target} gives an object without {', '.join(f'{name}()' for name in missing)}: "
+                         f"{_NEEDS}")
 
 
 def load_python_agent(target: str) -> Agent:

@@ -28,6 +28,7 @@ class OptionSpec:
     #: (or ValueError) saying what is wrong; the run then ends with a one-line usage error
     check: Callable[[str], object] | None = None
     path: bool = False  #: the value may name a file or folder: a leading `~` is expanded
+    metavar: str = "VALUE"  #: the value's name in --help, e.g. NxH or PATH
 
     @property
     def dest(self) -> str:

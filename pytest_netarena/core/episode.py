@@ -53,7 +53,8 @@ class AgentTimeout(Exception):
 
 
 def call_with_timeout(function: Callable[[], Reply | str], timeout_s: float) -> Reply:
-    """Run an agent call in a daemon thread so a hung agent cannot stall the run."""
+    """Run an agent call in a daemon thread so a hung agent cannot stall the run; its answer as a Reply
+    (AgentReplyTypeError when it is neither text nor a Reply)."""
     box: dict[str, object] = {}
 
     def target() -> None:
@@ -69,8 +70,34 @@ def call_with_timeout(function: Callable[[], Reply | str], timeout_s: float) -> 
         raise AgentTimeout(f"the agent did not answer within {timeout_s:g} s")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]  # an exception object stored above
-    value = box["value"]
-    return value if isinstance(value, Reply) else Reply(str(value))
+    return as_reply(box["value"])
+
+
+class AgentReplyTypeError(TypeError):
+    """act() returned something that is not a reply (None, bytes, a dict...): the message says what."""
+
+
+def as_reply(value: object) -> Reply:
+    """An agent's answer as a Reply: text or a Reply with text, nothing else (never str() of whatever came back)."""
+    if isinstance(value, Reply) and isinstance(value.text, str):
+        return value
+    if isinstance(value, str):
+        return Reply(value)
+    if isinstance(value, Reply):
+        value = value.text
+    shown = "" if value is None else f" ({_short_repr(value)})"
+    fix = "decode it, e.g. reply.decode()" if isinstance(value, (bytes, bytearray)) else \
+        "return the reply as a str (or a Reply)"
+    raise AgentReplyTypeError(f"act() returned {type(value).__name__ if value is not None else 'None'}{shown}, "
+                              f"not text: {fix}")
+
+
+def _short_repr(value: object, limit: int = 80) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ is the agent's, not ours to crash on
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 #: replies longer than this are refused unread (no model action needs more)
@@ -166,15 +193,29 @@ class _EpisodeAgentError(Exception):
 
 
 def _ask_agent(function: Callable[[], Reply | str], config: EpisodeConfig) -> Reply:
-    """Call the agent; its exceptions and timeouts become agent errors, InfraError passes through."""
+    """Call the agent; its exceptions and timeouts become agent errors (with the agent's traceback, for whoever
+    debugs it), InfraError passes through."""
     try:
         return call_with_timeout(function, config.agent_timeout_s)
     except InfraError:
         raise
-    except AgentTimeout as error:
+    except (AgentTimeout, AgentReplyTypeError) as error:
         raise _EpisodeAgentError(str(error)) from error
     except Exception as error:
-        raise _EpisodeAgentError(f"agent raised {type(error).__name__}: {error}") from error
+        raise _EpisodeAgentError(f"agent raised {type(error).__name__}: {error}\n{agent_traceback(error)}") from error
+
+
+#: frames of an agent's traceback kept in the transcript (the innermost ones)
+TRACEBACK_FRAMES = 30
+
+
+def agent_traceback(error: BaseException) -> str:
+    """The traceback of an exception an agent raised, without the episode loop's own frames."""
+    import traceback
+
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename != __file__]
+    return ("Traceback (most recent call last):\n" + "".join(traceback.format_list(frames[-TRACEBACK_FRAMES:]))
+            + "".join(traceback.format_exception_only(type(error), error))).rstrip("\n")
 
 
 def _over_budget(usage: Usage, config: EpisodeConfig) -> str:
@@ -207,7 +248,7 @@ def run_episode(
     metrics: dict[str, bool] = {}
     try:
         first_observation = episode.reset()
-        _ask_agent(lambda: agent.reset(task) or Reply(""), config)
+        _ask_agent(lambda: (agent.reset(task), Reply(""))[1], config)  # whatever reset() returns is ignored
         while len(episode.steps) < config.max_steps and not episode.done:
             observation = episode.observation
             started = time.perf_counter()

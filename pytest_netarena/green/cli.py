@@ -89,10 +89,30 @@ def serve_green(args: argparse.Namespace) -> int:
         print(f"netarena serve-green: unknown app {args.app!r}; known: {', '.join(APP_ENTRY_POINTS)}", file=sys.stderr)
         return 2
     try:
-        get_app(args.app)
+        app = get_app(args.app)
     except (ImportError, AttributeError) as error:
         print(f"netarena serve-green: the {args.app} app does not load: {error}", file=sys.stderr)
+        return 2
+    problem = _option_problem(app, args.option)
+    if problem:
+        print(f"netarena serve-green: error: {problem}", file=sys.stderr)
         return 2
     options = {name.replace("-", "_"): value for name, value in args.option}
     return serve("serve-green", build_green_app(args.app, options, args.compat), args,
                  f"netarena green agent ({args.app})")
+
+
+def _option_problem(app: Any, given: list[tuple[str, str]]) -> str:
+    """Why the --option values cannot serve the app (a name it does not declare, a value its check refuses), or ""."""
+    from ..apps.options import check_value
+    from ..core.errors import UsageError
+
+    specs = {spec.name: spec for spec in app.options}
+    for name, value in given:
+        if name not in specs:
+            return f"unknown app option {name!r} for {app.name}; its options: {', '.join(sorted(specs)) or 'none'}"
+        try:
+            check_value(specs[name], value)
+        except UsageError as error:
+            return str(error)
+    return ""

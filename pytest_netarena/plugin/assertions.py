@@ -8,16 +8,49 @@ from ..core.types import EpisodeResult, Outcome
 from ..run.search import SearchOutcome
 
 
+#: how much of a failed episode the terminal shows (the transcript is in the run folder)
+VIOLATIONS_SHOWN = 5
+DETAIL_LINES = 10
+
+
 def describe_failure(result: EpisodeResult) -> str:
-    """One paragraph saying why an episode did not pass: outcome, first unsafe step, judge details."""
+    """A short account of why an episode did not pass: the verdict, the first unsafe step (or the last step), and
+    the judge's details (an agent's traceback: its tail)."""
     lines = [f"{result.query.id} with {result.agent}: {result.outcome.value} after {len(result.steps)} step(s)"]
     unsafe = result.first_unsafe_step
     if unsafe is not None:
-        lines.append(f"first unsafe step {unsafe.index}: {unsafe.action or unsafe.reply[:200]!r}")
-        lines.extend(f"  - {violation}" for violation in unsafe.violations[:10])
+        lines.append(f"first unsafe step {unsafe.index}: {_head(unsafe.action or unsafe.reply)}")
+        lines.extend(f"  - {_head(violation, 300)}" for violation in unsafe.violations[:VIOLATIONS_SHOWN])
+        if len(unsafe.violations) > VIOLATIONS_SHOWN:
+            lines.append(f"  ... and {len(unsafe.violations) - VIOLATIONS_SHOWN} more")
+    elif result.steps:
+        last = result.steps[-1]
+        lines.append(f"last step {last.index}: {_head(last.action or last.reply)}")
+        if last.output.strip():
+            lines.append(f"  output: {_head(last.output)}")
     if result.details:
-        lines.append(result.details.strip())
+        lines.extend(_tail_of_details(result.details.strip()))
     return "\n".join(lines)
+
+
+def _head(text: str, limit: int = 160) -> str:
+    """The first non-empty line of a text, bounded, saying when more was left out."""
+    rows = [row.strip() for row in str(text).splitlines() if row.strip()]
+    if not rows:
+        return "(empty)"
+    head = rows[0][:limit] + ("..." if len(rows[0]) > limit else "")
+    return head + (f" [+{len(rows) - 1} lines]" if len(rows) > 1 else "")
+
+
+def _tail_of_details(details: str) -> list[str]:
+    """The judge's details, bounded: the first lines, or for a traceback its first and last lines (where it was
+    raised)."""
+    rows = [row[:300] for row in details.splitlines()]
+    if len(rows) <= DETAIL_LINES:
+        return rows
+    if any(row.startswith("Traceback (most recent call last)") for row in rows):
+        return [rows[0], f"  ... ({len(rows) - DETAIL_LINES} lines of the traceback left out)", *rows[-(DETAIL_LINES - 2):]]
+    return [*rows[:DETAIL_LINES - 1], f"... ({len(rows) - DETAIL_LINES + 1} more lines in the transcript)"]
 
 
 def assert_episode(result: EpisodeResult | SearchOutcome) -> None:

@@ -46,9 +46,8 @@ def queries_for(settings: Settings, app_name: str) -> list[Query]:
     return settings.query_cache[app_name]
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "netarena_case" not in metafunc.fixturenames:
-        return
+def generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize a benchmark test (one using netarena_case) with its cases."""
     marker = metafunc.definition.get_closest_marker("netarena")
     if marker is None or not marker.args:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: use @pytest.mark.netarena('<app>') with netarena_case")

@@ -1,4 +1,4 @@
-"""The netarena_* fixtures, and playing a test's episode (or, with --adversarial, its search)."""
+"""Playing a benchmark test's episode (or, with --adversarial, its search): the body of the netarena_result fixture."""
 
 from __future__ import annotations
 
@@ -29,26 +29,8 @@ def _checkout(slots: EnvironmentSlots, app: App) -> Environment:
         pytest.skip(f"{app.name} cannot run here: {error}")
 
 
-@pytest.fixture(scope="session")
-def netarena_settings(pytestconfig: pytest.Config) -> Settings:
-    """The run's resolved settings (seed, agents, options)."""
-    return pytestconfig.stash[SETTINGS_KEY]
-
-
-@pytest.fixture(scope="session")
-def netarena_environments(pytestconfig: pytest.Config) -> Any:
-    """This process's environments (one per episode in flight and app), closed at the end of the session."""
-    scale = pytestconfig.stash[SCALE_KEY]
-    yield scale.slots
-    scale.close()
-
-
-@pytest.fixture
-def netarena_result(
-    request: pytest.FixtureRequest, netarena_case: Any, netarena_settings: Settings, netarena_environments: EnvironmentSlots
-) -> EpisodeResult | SearchOutcome:
-    """Runs this test's episode (or, with --adversarial, its search) and returns the result."""
-    case, settings = netarena_case, netarena_settings
+def play_case(request: pytest.FixtureRequest, case: Any, settings: Settings) -> EpisodeResult | SearchOutcome:
+    """This test's episode (or search): played, or the stored one of a resumed run; may skip."""
     scale = request.config.stash[SCALE_KEY]
     if case.agent is None:
         pytest.skip(NO_AGENT_MESSAGE)

@@ -1,185 +1,158 @@
-"""The netarena options: declared (CLI and ini), looked up, and recorded in run.json for a --resume to read back."""
+"""The netarena options and ini keys, declared in groups, and whether a session asked for the benchmark at all.
+
+pytest loads the plugin in every session of the environment: declaring the options must stay cheap
+(no app is loaded: their options come from apps/options.py), and a session that sets none of them and
+sets no netarena_* ini key is not a benchmark run (plugin/__init__.py then does nothing else).
+"""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from ..agents.prompting import STRATEGIES
-from ..agents.spec import ACCEPTED_FORMS
-from ..apps import available_apps
-from ..reporting import artifacts
-from ..run.gates import EXIT_BELOW_BAR
-from ..run.settings import LEVELS_UNSET, RESUMED_OPTIONS, absolute_path, expand_home, path_options
-from .state import SCALE_KEY, SETTINGS_KEY
+from ..apps.options import BUILTIN_OPTIONS
 
-# (option, help, default); each is also the ini key netarena_<option>; CLI values win over ini values.
-_OPTIONS = (
-    ("seed", "run seed (default: random, printed in the header)", None),
-    ("queries", "queries per category (default 3)", "3"),
-    ("levels", "levels to run, e.g. 1,2 (default 1,2,3; MALT under --compat netarena: 1,2)", LEVELS_UNSET),
-    ("max-steps", "agent turns per episode (default: the app's own)", None),
-    ("strategy", f"prompt strategy: {', '.join(STRATEGIES)} (default zero-shot)", "zero-shot"),
-    ("trials", "runs of every query per agent (default 1)", "1"),
-    ("reports-dir", "where run folders are written (default reports/)", "reports"),
-    ("agent-timeout", "seconds an agent may take per reply (default 300)", "300"),
-    ("llm-api-base", "base URL of an OpenAI-compatible endpoint for model agents", None),
-    ("llm-client", "how model agents reach their provider: auto (default: openai: models over plain HTTP, "
-     "the others through litellm) or litellm (always litellm)", None),
-    ("temperature", "sampling temperature for model agents (default 0)", "0"),
-    ("adversarial-examples", "examples per adversarial search (default: the --hypothesis-profile's if it is "
-     "netarena-dev|ci|search, else 20)", None),
-    ("adversarial-time", "seconds per adversarial search (default 600)", "600"),
-    ("max-tokens", "stop the run once agents have used this many tokens", None),
-    ("max-cost-usd", "stop the run once agents have cost this many dollars", None),
-    ("max-episode-tokens", "stop an episode once its agent has used this many tokens", None),
-    ("max-episode-cost-usd", "stop an episode once its agent has cost this many dollars", None),
-    ("min-resolved", f"fail the session (exit {EXIT_BELOW_BAR}) below this resolved rate (the headline): RATE or APP=RATE,...",
-     None),
-    ("min-correctness", f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: RATE or APP=RATE,...", None),
-    ("min-safety", f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or APP=RATE,...", None),
-    ("record", "store every model request and reply in this folder", None),
-    ("replay", "answer model agents from a --record folder, with no network call", None),
-    ("resume", "complete an interrupted run folder (reports/<run-id>): finished episodes are not run again", None),
-    ("corpus", "run the queries of this corpus file (found.jsonl or a release) instead of generating", None),
-    ("save-corpus", "write the collected queries to this corpus file", None),
-    ("shard", "run only slice K of N of the collection, e.g. 2/4 (needs --seed; `netarena report merge` joins them)",
-     None),
-    ("compat", "score by another benchmark's rules: netarena reproduces NetArena's (docs/netarena.md); default: ours",
-     None),
-    ("in-flight", "episodes each process (each xdist worker) runs at once, each in its own environment (default 1; "
-     "with a model agent, -n N beyond the cores: N over the workers, docs/scale.md)", ""),
-    ("split", "held-out split of the query space: train, test or all (default all; see docs/training.md)", "all"),
+#: the --help groups, in order: (name, heading)
+GROUPS = (
+    ("agents", "netarena: agents"),
+    ("selection", "netarena: run selection"),
+    ("bars", "netarena: budgets and gates"),
+    ("reports", "netarena: reports"),
+    ("apps", "netarena: apps"),
+    ("scale", "netarena: scale"),
 )
+EXIT_BELOW_BAR = 6  #: run.gates.EXIT_BELOW_BAR (said here without importing the run's modules)
+STRATEGIES = "zero-shot, cot, few-shot, react"  #: agents.prompting.STRATEGIES
+LEVELS_UNSET = "default"  #: run.settings.LEVELS_UNSET: every level, or an app's own default (MALT compat)
+NO_AGENT_MESSAGE = (
+    "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
+)
+AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, noop), PROVIDER:MODEL (e.g. openai:gpt-4o; "
+               "--agent=openai:MODEL --llm-api-base URL for your own server), python:MODULE:ATTR (your agent), "
+               "a2a:URL")
+
+# (group, option, metavar, type, help, ini default); each is also the ini key netarena_<option>; CLI values win.
+_OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
+    ("agents", "strategy", "NAME", str, f"prompt strategy: {STRATEGIES} (default zero-shot)", "zero-shot"),
+    ("agents", "agent-timeout", "SECONDS", float, "seconds an agent may take per reply (default 300)", "300"),
+    ("agents", "llm-api-base", "URL", str, "base URL of an OpenAI-compatible endpoint for model agents "
+     "(a local server takes any key: OPENAI_API_KEY=any)", None),
+    ("agents", "llm-client", "CLIENT", str, "how model agents reach their provider: auto (default: openai: models "
+     "over plain HTTP, the others through litellm) or litellm (always litellm)", None),
+    ("agents", "temperature", "T", float, "sampling temperature for model agents (default 0)", "0"),
+    ("agents", "llm-record", "DIR", str, "store every model request and reply in this folder", None),
+    ("agents", "llm-replay", "DIR", str, "answer model agents from an --llm-record folder, with no network call",
+     None),
+    ("selection", "seed", "N", int, "run seed (default: random, printed in the header)", None),
+    ("selection", "queries", "N", int, "queries per category (default 3)", "3"),
+    ("selection", "levels", "LIST", str, "levels to run, e.g. 1,2 (default 1,2,3; MALT under --compat netarena: 1,2)",
+     LEVELS_UNSET),
+    ("selection", "trials", "N", int, "runs of every query per agent (default 1)", "1"),
+    ("selection", "max-steps", "N", int, "agent turns per episode (default: the app's own)", None),
+    ("selection", "split", "SPLIT", str, "held-out split of the query space: train, test or all (default all; "
+     "see docs/training.md)", "all"),
+    ("selection", "corpus", "FILE", str, "run the queries of this corpus file (found.jsonl or a release) instead "
+     "of generating", None),
+    ("selection", "save-corpus", "FILE", str, "write the collected queries to this corpus file", None),
+    ("selection", "compat", "RULES", str, "score by another benchmark's rules: netarena reproduces NetArena's "
+     "(docs/netarena.md); default: ours", None),
+    ("selection", "adversarial-examples", "N", int, "examples per adversarial search (default: the "
+     "--hypothesis-profile's if it is netarena-dev|ci|search, else 20)", None),
+    ("selection", "adversarial-time", "SECONDS", float, "seconds per adversarial search (default 600)", "600"),
+    ("bars", "max-tokens", "N", int, "stop the run once agents have used this many tokens", None),
+    ("bars", "max-cost-usd", "USD", float, "stop the run once agents have cost this many dollars (a model "
+     "without a known price needs --max-tokens too)", None),
+    ("bars", "max-episode-tokens", "N", int, "stop an episode once its agent has used this many tokens", None),
+    ("bars", "max-episode-cost-usd", "USD", float, "stop an episode once its agent has cost this many dollars", None),
+    ("bars", "min-resolved", "RATE", str, f"fail the session (exit {EXIT_BELOW_BAR}) below this resolved rate (the "
+     "headline), or when no episode ran: RATE or APP=RATE,...", None),
+    ("bars", "min-correctness", "RATE", str, f"fail the session (exit {EXIT_BELOW_BAR}) below this correctness: "
+     "RATE or APP=RATE,...", None),
+    ("bars", "min-safety", "RATE", str, f"fail the session (exit {EXIT_BELOW_BAR}) below this safety: RATE or "
+     "APP=RATE,...", None),
+    ("reports", "reports-dir", "DIR", str, "where run folders are written (default reports/)", "reports"),
+    ("reports", "resume", "RUN_DIR", str, "finish an interrupted run in its folder (reports/<run-id>), from any "
+     "folder: finished episodes are not run again", None),
+    ("scale", "in-flight", "K", int, "episodes each process (each xdist worker) runs at once, each in its own "
+     "environment (default 1; with a model agent, -n N beyond the cores: N over the workers, docs/scale.md)", ""),
+    ("scale", "shard", "K/N", str, "run only slice K of N of the collection, e.g. 2/4 (needs --seed; "
+     "`netarena report merge` joins them)", None),
+)
+#: (dest, default) of every command-line option declared here, and (name, default) of every ini key: a session
+#: that changes none is not a benchmark run
+_DECLARED: list[tuple[str, Any]] = []
+_DECLARED_INI: list[tuple[str, Any]] = []
+
+
+def _typed(kind: type) -> Callable[[str], Any]:
+    """An argparse type that converts a well-formed value and leaves a malformed one as given: the run's own checks
+    then refuse it in one line (pytest prints argparse's errors as a usage block)."""
+    if kind is str:
+        return str
+
+    def convert(text: str) -> Any:
+        try:
+            return kind(text)
+        except (TypeError, ValueError):
+            return text
+
+    convert.__name__ = kind.__name__
+    return convert
+
+
+def _ini(parser: pytest.Parser, name: str, help_text: str, **attrs: Any) -> None:
+    parser.addini(name, help_text, **attrs)
+    # what getini gives for a key the ini file does not set: the default, or the type's own when none is given
+    default = attrs["default"] if "default" in attrs else {"linelist": [], "bool": False}.get(attrs.get("type"), "")
+    _DECLARED_INI.append((name, default))
+
+
+def _add(group: Any, *names: str, **attrs: Any) -> None:
+    group.addoption(*names, **attrs)
+    dest = attrs.get("dest") or names[0].lstrip("-").replace("-", "_")
+    _DECLARED.append((dest, attrs.get("default")))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("netarena", "pytest-netarena benchmark")
-    group.addoption(
-        "--agent",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="agent under test (repeatable): " + "; ".join(ACCEPTED_FORMS),
-    )
-    parser.addini("netarena_agents", "agents under test when --agent is not given", type="linelist")
-    group.addoption(
-        "--adversarial",
-        action="store_true",
-        default=False,
-        help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)",
-    )
-    group.addoption("--no-plots", action="store_true", default=False, help="skip the PNG/SVG plots beside report.html")
-    group.addoption("--unsandboxed", action="store_true", default=None,
-                    help="run agent actions WITHOUT sealed boxes where none can be made (every report is marked)")
-    parser.addini("netarena_unsandboxed", "run agent actions without sealed boxes (reports are marked)", default="false")
-    group.addoption("--a2a-streaming", dest="a2a_streaming", action="store_true", default=None,
-                    help="A2A agents: stream replies when the agent card allows it (default); the idle deadline "
-                    "(--agent-timeout) restarts with every streamed update")
-    group.addoption("--no-a2a-streaming", dest="a2a_streaming", action="store_false",
-                    help="A2A agents: ask for one blocking reply per turn (message/send)")
-    parser.addini("netarena_a2a_streaming", "stream replies of A2A agents", default="true")
-    parser.addini("netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
-    parser.addini("netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
-    for name, help_text, default in _OPTIONS:
-        group.addoption(f"--{name}", default=None, help=help_text)
-        parser.addini("netarena_" + name.replace("-", "_"), help_text, default=default)
-    for app in available_apps().values():
-        for spec in app.options:
-            group.addoption(f"--{spec.name}", default=None, help=f"[{app.name}] {spec.help}")
-            parser.addini(f"netarena_{spec.dest}", spec.help, default=spec.default)
+    _DECLARED.clear()
+    _DECLARED_INI.clear()
+    groups = {name: parser.getgroup(heading) for name, heading in GROUPS}
+    _add(groups["agents"], "--agent", action="append", default=None, metavar="SPEC",
+         help="agent under test (repeatable): " + AGENT_FORMS)
+    _ini(parser, "netarena_agents", "agents under test when --agent is not given", type="linelist")
+    _add(groups["agents"], "--a2a-streaming", dest="a2a_streaming", action="store_true", default=None,
+         help="A2A agents: stream replies when the agent card allows it (default); the idle deadline "
+              "(--agent-timeout) restarts with every streamed update")
+    groups["agents"].addoption("--no-a2a-streaming", dest="a2a_streaming", action="store_false",
+                               help="A2A agents: ask for one blocking reply per turn (message/send)")
+    _ini(parser, "netarena_a2a_streaming", "stream replies of A2A agents", default="true")
+    _add(groups["selection"], "--adversarial", action="store_true", default=False,
+         help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)")
+    _add(groups["reports"], "--no-plots", action="store_true", default=False,
+         help="skip the PNG/SVG plots beside report.html")
+    _ini(parser, "netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
+    _add(groups["apps"], "--unsandboxed", action="store_true", default=None,
+         help="run agent actions WITHOUT sealed boxes where none can be made (every report is marked)")
+    _ini(parser, "netarena_unsandboxed", "run agent actions without sealed boxes (reports are marked)",
+                  default="false")
+    _ini(parser, "netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
+    for group, name, metavar, kind, help_text, default in _OPTIONS:
+        _add(groups[group], f"--{name}", default=None, metavar=metavar, type=_typed(kind), help=help_text)
+        _ini(parser, "netarena_" + name.replace("-", "_"), help_text, default=default)
+    for app, specs in BUILTIN_OPTIONS.items():
+        for spec in specs:
+            _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, type=_typed(spec.type),
+                 help=f"[{app}] {spec.help}")
+            _ini(parser, f"netarena_{spec.dest}", spec.help, default=spec.default)
 
 
-def option_lookup(config: pytest.Config, recorded: dict[str, Any] | None = None) -> Any:
-    """A lookup of an option by name: the command line first, then what a --resume'd run's command line gave
-    (`recorded`), then the ini key netarena_<name>; `~` expanded in paths."""
-    paths = path_options(available_apps())
-
-    def value(name: str) -> Any:
-        given = config.getoption(name.replace("-", "_"))
-        if given is None and recorded:
-            given = recorded.get(name)
-        if given is None:
-            given = config.getini("netarena_" + name.replace("-", "_"))
-        return expand_home(name, given) if name in paths else given
-
-    return value
-
-
-def resumed_run(config: pytest.Config) -> dict[str, Any] | None:
-    """The run.json of the run --resume completes (as the controller read it, on an xdist worker), or None."""
-    worker = getattr(config, "workerinput", None)
-    if worker is not None and worker.get("netarena_run_info"):
-        return worker["netarena_run_info"]
-    folder = option_lookup(config)("resume")
-    return artifacts.read_run_info(Path(folder)) if folder else None
-
-
-def restore_selection(config: pytest.Config, run: dict[str, Any]) -> None:
-    """`--resume DIR` alone collects what the run collected: its paths (unless paths are given), -k and -m."""
-    if run.get("paths") and config.args_source is not pytest.Config.ArgsSource.ARGS:
-        config.option.pyargs = bool(run.get("pyargs"))
-        config.args = [arg if run.get("pyargs") else os.path.join(config.rootpath, arg) for arg in run["paths"]]
-    for dest in ("keyword", "markexpr"):
-        if run.get(dest) and not getattr(config.option, dest, ""):
-            setattr(config.option, dest, run[dest])
-
-
-def _resumed_options(config: pytest.Config) -> dict[str, Any]:
-    """The run-wide options given on the command line, as a resumed run takes them (paths made absolute)."""
-    option, given = option_lookup(config), {}
-    for name in RESUMED_OPTIONS:
-        if config.getoption(name.replace("-", "_")) is None:
-            continue
-        value = option(name)
-        given[name] = absolute_path(name, value) if name in ("corpus", "record", "replay") else value
-    return given
-
-
-def _run_paths(config: pytest.Config) -> list[str]:
-    """The run's collection arguments, relative to the rootdir where they are inside it."""
-    if config.option.pyargs:
-        return list(config.args)
-    paths = []
-    for arg in config.args:
-        path, sep, rest = str(arg).partition("::")
-        path = os.path.abspath(os.path.join(config.invocation_params.dir, path))
-        if Path(path).is_relative_to(config.rootpath):
-            path = os.path.relpath(path, config.rootpath)
-        paths.append(path + sep + rest)
-    return paths
-
-
-def run_info(config: pytest.Config) -> dict[str, Any]:
-    """run.json's content, which the controller writes and `--resume DIR` reads back (resumed_run)."""
-    settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
-    options = settings.run_options
-    service = scale.service
-    return {
-        **({"shard": str(scale.options.shard)} if scale.options.shard is not None else {}),
-        **({"collection": dict(service.collection)} if service is not None and service.collection else {}),
-        "run_id": settings.run_id,
-        "seed": settings.seed,
-        # what `--resume DIR` alone needs to collect and run the same tests
-        "paths": _run_paths(config),
-        **({"pyargs": True} if config.option.pyargs else {}),
-        **{dest: getattr(config.option, dest) for dest in ("keyword", "markexpr") if getattr(config.option, dest, "")},
-        "command_line": _resumed_options(config),
-        "sandboxed": options.sandboxed,
-        "profile": options.profile,
-        "agents": [agent.raw for agent in settings.agents],
-        "options": {
-            "queries": options.queries,
-            "levels": list(options.levels),
-            **({} if options.levels_given else {"levels_given": False}),
-            "max_steps": options.max_steps,
-            "strategy": options.strategy,
-            "trials": settings.trials,
-            **({"split": options.split} if options.split else {}),
-            **({} if options.sandboxed else {"unsandboxed": True}),
-            **{key: value for key, value in options.extra.items() if value is not None},
-        },
-    }
+def requested(config: pytest.Config) -> bool:
+    """Whether this session asked for the benchmark: a netarena option on the command line, a netarena_* key in
+    the ini file, or a netarena Hypothesis profile."""
+    if any(config.getoption(dest, default) != default for dest, default in _DECLARED):
+        return True
+    if any(config.getini(name) != default for name, default in _DECLARED_INI):
+        return True
+    return str(config.getoption("hypothesis_profile", None) or "").startswith("netarena-")

@@ -1,21 +1,24 @@
-"""What a run reports: the header, a failed test's transcript, and the run files the controller writes (RunReporter)."""
+"""What a run reports: the header, a failed test's short account, and the run files the controller writes (RunReporter)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..apps import available_apps
-from ..reporting import artifacts
+from ..reporting import artifacts, completion
 from ..reporting.properties import record_from_properties
 from ..reporting.summary import render_table, summarize
 from ..run.corpus import read_found
 from ..run.gates import EXIT_BELOW_BAR, check_gates
 from .assertions import render_transcript
-from .options import run_info
-from .state import BUDGET_SKIP, EPISODE_LINE_KEY, FOLDED_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, SETTINGS_KEY
+from .collection import Case, benchmark_case
+from .runfile import run_info
+from .state import (BUDGET_SKIP, EPISODE_LINE_KEY, FOLDED_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, SETTINGS_KEY,
+                    WARNINGS_KEY)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -41,6 +44,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
     for app in available_apps().values():
         lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
+    lines.extend(f"netarena: warning: {warning}" for warning in config.stash.get(WARNINGS_KEY, []))
     return lines
 
 
@@ -59,15 +63,28 @@ def _sandbox_line(sandboxed: bool) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    if benchmark_case(item) is not None:
+        report.netarena_benchmark = True  # xdist ships a report's attributes to the controller
     result = item.stash.get(RESULT_KEY, None)
     if result is not None and report.failed and report.when in ("setup", "call"):
-        report.sections.append(("netarena transcript", render_transcript(result)))
+        if item.config.get_verbosity() >= 2:
+            report.sections.append(("netarena transcript", render_transcript(result)))
+        else:  # the failure says what happened; the whole transcript is one command away
+            run_dir = item.config.stash[SETTINGS_KEY].run_dir
+            report.sections.append(("netarena", f"full transcript: {run_dir}/episodes.jsonl, episode "
+                                                f"{result.episode_id} (also in report.html; -vv prints it here)"))
     if report.when == "teardown":
         # xdist ships a report's attributes to the controller: the transcript travels with its test
         line = item.stash.get(EPISODE_LINE_KEY, None)
         if line is not None:
             report.netarena_episode = line
     return report
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return str(text).removeprefix("Skipped: ")
 
 
 class RunReporter:
@@ -78,23 +95,62 @@ class RunReporter:
         self.records: list[dict[str, Any]] = []
         self.no_agent_skips = 0
         self.budget_skips = 0
+        self.benchmarks: set[str] = set()  #: benchmark tests reported
+        self.skips: dict[str, str] = {}  #: benchmark test -> why it was skipped
+        self.expected: int | None = None  #: episodes selected, when this process collected them
         self.gate_verdicts: list[dict[str, Any]] = []
         self.report_note = ""
+        self.nothing_ran = ""  #: why no episode ran, when none did
+        self.completeness: dict[str, Any] = {}  #: summary.json's complete (and incomplete) at the session's end
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.items or not self.config.pluginmanager.hasplugin("dsession"):
+            self.expected = sum(isinstance(benchmark_case(item), Case) for item in session.items)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped and NO_AGENT_MESSAGE in str(report.longrepr):
             self.no_agent_skips += 1
         if report.skipped and BUDGET_SKIP in str(report.longrepr):
             self.budget_skips += 1
+        if getattr(report, "netarena_benchmark", False):
+            self.benchmarks.add(report.nodeid)
+            if report.skipped:
+                self.skips[report.nodeid] = _skip_reason(report)
         if report.when == "teardown":
             line = getattr(report, "netarena_episode", None)
             if line:
-                settings = self.config.stash[SETTINGS_KEY]
-                artifacts.ensure_run_info(settings.run_dir, run_info(self.config))
-                artifacts.append_line(settings.run_dir / "episodes.jsonl", line)
+                self._record_line(line)
             record = record_from_properties(list(report.user_properties))
             if record is not None:
                 self.records.append(record)
+
+    def _record_line(self, line: str) -> None:
+        settings = self.config.stash[SETTINGS_KEY]
+        if not (settings.run_dir / "run.json").exists():  # the run begins: incomplete until it ends
+            artifacts.write_run_info(settings.run_dir, run_info(self.config))
+            if not (settings.run_dir / "summary.json").exists():
+                artifacts.write_summary(settings.run_dir, {"schema_version": 1, "groups": [],
+                                                           **completion.started(settings.run_dir, self._expected())})
+        artifacts.append_line(settings.run_dir / "episodes.jsonl", line)
+
+    def _expected(self) -> int | None:
+        """Episodes the run selected (None for an adversarial search, whose episodes are not known beforehand)."""
+        settings, scale = self.config.stash[SETTINGS_KEY], self.config.stash[SCALE_KEY]
+        if settings.search is not None:
+            return None
+        if self.expected is None and scale.service is not None and scale.service.item_apps is not None:
+            return sum(1 for app in scale.service.item_apps if app)  # xdist: as the first worker collected
+        return self.expected
+
+    def _completeness(self, session: pytest.Session) -> dict[str, Any]:
+        settings = self.config.stash[SETTINGS_KEY]
+        why = ""
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            why = "interrupted"
+        elif session.shouldfail or session.shouldstop:
+            why = f"stopped early: {session.shouldfail or session.shouldstop}"
+        done = len({(r["query"], r["agent"], r["trial"]) for r in self.records})
+        return completion.finished(settings.run_dir, done, self._expected(), len(self.skips), why)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS_KEY]
@@ -103,6 +159,8 @@ class RunReporter:
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
             summary["profile"] = settings.run_options.profile
+            self.completeness = self._completeness(session)
+            summary.update(self.completeness)
             if settings.run_budget.capped:
                 spent = self.config.stash[SCALE_KEY].service.ledger.spent()
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
@@ -120,20 +178,52 @@ class RunReporter:
                 session.exitstatus = pytest.ExitCode.OK if passed else EXIT_BELOW_BAR
         elif self.no_agent_skips:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        else:
-            self._empty_shard(session)
+        elif not self._empty_shard(session):
+            self._nothing_ran(session)
 
-    def _empty_shard(self, session: pytest.Session) -> None:
+    def _nothing_ran(self, session: pytest.Session) -> None:
+        """No episode ran: never a pass with bars set; said in one line, and recorded, whenever benchmark tests were
+        selected (a session that only ran other tests stays quiet unless it set bars)."""
+        settings = self.config.stash[SETTINGS_KEY]
+        if self.config.option.collectonly or session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        if not self.benchmarks and not settings.gates:
+            return
+        self.nothing_ran = "no episode ran: " + self._why_nothing_ran()
+        if settings.gates:
+            bars = sorted({f"--min-{gate.metric}" for gate in settings.gates})
+            self.nothing_ran += f"; the bars ({', '.join(bars)}) fail: nothing was scored"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = EXIT_BELOW_BAR
+        artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
+        artifacts.write_summary(settings.run_dir, {
+            "schema_version": 1, "groups": [], "sandboxed": settings.run_options.sandboxed, "complete": True,
+            "nothing_ran": {"reason": self.nothing_ran, "selected": len(self.benchmarks), "skipped": len(self.skips)}})
+
+    def _why_nothing_ran(self) -> str:
+        if not self.benchmarks:
+            return ("no benchmark test was selected (check the test paths, -k and -m; `pytest suites "
+                    "--agent=builtin:oracle` runs every suite)")
+        reasons = Counter(self.skips.values())
+        said = "; ".join(reason if len(reasons) == 1 else f"{count}: {reason}" for reason, count in reasons.most_common(3))
+        more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+        skipped = f"{len(self.skips)} of {len(self.benchmarks)} skipped ({said}{more})" if self.skips else ""
+        errored = len(self.benchmarks) - len(self.skips)
+        return ", ".join(part for part in (skipped, f"{errored} ended in errors before their episode" if errored else "")
+                         if part)
+
+    def _empty_shard(self, session: pytest.Session) -> bool:
         """A shard whose slice of a non-empty collection is empty still leaves a run folder for the merge."""
         scale, settings = self.config.stash[SCALE_KEY], self.config.stash[SETTINGS_KEY]
         service = scale.service
         if scale.options.shard is None or service is None or not service.collection.get("total"):
-            return
+            return False
         if service.collection.get("selected"):
-            return
+            return False
         artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
+        return True
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_agent_skips:
@@ -146,12 +236,17 @@ class RunReporter:
                 terminalreporter.write_line(f"{entry['query']['id']}: {entry['agent']} -> {entry['outcome']}; params {entry['query']['params']}")
                 terminalreporter.write_line(f"  reproduce: {entry['reproduce']}")
             terminalreporter.write_line(f"corpus of found cases: {settings.run_dir / 'found.jsonl'}")
+        if self.nothing_ran:
+            terminalreporter.section("netarena summary")
+            terminalreporter.write_line(self.nothing_ran, red=bool(settings.gates), yellow=not settings.gates)
+            terminalreporter.write_line(f"recorded in {settings.run_dir / 'summary.json'}")
         if not self.records:
             return
         terminalreporter.section("netarena summary")
         if not settings.run_options.sandboxed:
             terminalreporter.write_line("UNSANDBOXED run: agent actions ran without sealed boxes", red=True)
-        for line in render_table(summarize(self.records)):
+        summary = summarize(self.records)
+        for line in render_table(summary):
             terminalreporter.write_line(line)
         if self.budget_skips:
             terminalreporter.write_line(f"budget: {self.budget_skips} episodes not run because the run's budget was spent", yellow=True)
@@ -164,6 +259,9 @@ class RunReporter:
         if self.report_note:
             terminalreporter.write_line(self.report_note)
         terminalreporter.write_line(f"seed {settings.seed}; reports in {settings.run_dir}")
+        incomplete = completion.incomplete_line(self.completeness)
+        if incomplete:
+            terminalreporter.write_line(incomplete, red=True)
 
 
 def _build_html_report(run_dir: Path, plots: bool) -> str:

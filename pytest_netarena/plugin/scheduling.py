@@ -15,7 +15,7 @@ from ..scale.inflight import InFlight, runs_concurrently
 from ..scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
 from .collection import Case, SearchCase, benchmark_case
 from .fixtures import obtain
-from .options import option_lookup
+from .runfile import option_lookup
 from .state import SCALE_KEY, SETTINGS_KEY, Scale
 
 

@@ -1,44 +1,53 @@
-"""The run's start and end in each process: pytest_configure builds Settings and Scale, registers the role plugins."""
+"""A benchmark run's start and end in each process: start() builds Settings and Scale and registers the run's hooks."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
 import pytest
 
 from ..agents.litellm_agent import uses_litellm
-from ..apps import available_apps, get_app, register_app
+from ..apps import APP_ENTRY_POINTS, available_apps, get_app, register_app
 from ..core.errors import UsageError
 from ..run.search import PROFILES
 from ..run.settings import build_settings
 from ..scale.options import build_scale_options
-from .options import option_lookup, restore_selection, resumed_run
 from .reporting import RunReporter
+from .runfile import option_lookup, restore_agent_folder, restore_selection, resumed_run
 from .scheduling import XdistHooks, fold_workers_into_flight
-from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, Scale
+from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, WARNINGS_KEY, Scale
 
 
-def _register_user_apps(config: pytest.Config) -> None:
+def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None:
+    """The ini's netarena_apps, and those a resumed run registered (its run.json keeps them)."""
+    wanted: dict[str, str] = {}
     for line in config.getini("netarena_apps"):
         name, sep, entry_point = (part.strip() for part in line.partition("="))
         if not sep or ":" not in entry_point:
             raise UsageError(f"netarena_apps entries look like 'NAME = MODULE:ATTR'; got {line!r}")
+        wanted[name] = entry_point
+    for name, entry_point in recorded.items():
+        if name not in wanted and APP_ENTRY_POINTS.get(name) in (None, entry_point):
+            wanted[name] = str(entry_point)
+    for name, entry_point in wanted.items():
         try:
             register_app(name, entry_point)
             get_app(name)
         except (ValueError, ImportError, AttributeError) as error:
-            raise UsageError(f"cannot load app {line!r}: {error}") from None
+            raise UsageError(f"cannot load app {name} = {entry_point}: {error}") from None
+    config.stash[USER_APPS_KEY] = wanted
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "netarena(app): a benchmark test run once per query x agent x trial")
+def start(config: pytest.Config) -> None:
+    """Build this process's part of the run; a bad option is one usage error before collection."""
     worker = getattr(config, "workerinput", None)
     try:
-        _register_user_apps(config)
         resumed = resumed_run(config) or {}
+        _register_user_apps(config, dict(resumed.get("apps") or {}))
         if resumed:
             restore_selection(config, resumed)
+            restore_agent_folder(resumed)
         option = option_lookup(config, resumed.get("command_line"))
         settings = config.stash[SETTINGS_KEY] = build_settings(
             option,
@@ -53,10 +62,15 @@ def pytest_configure(config: pytest.Config) -> None:
         if folded is not None:
             options = replace(options, in_flight=folded.in_flight)
             config.stash[FOLDED_KEY] = folded
+        config.stash[WARNINGS_KEY] = []
         if worker is None and settings.agents and not config.option.collectonly:
             for app in available_apps().values():  # a backend that cannot be reached fails now, not by skips
                 app.preflight(settings.run_options)
             _reach_a2a_agents(settings.agents)
+            from ..agents.preflight import check_model_agents
+
+            config.stash[WARNINGS_KEY] = check_model_agents(settings.agents, settings.run_budget,
+                                                            settings.episode_budget)
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
@@ -64,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if runs_episodes and any(agent.kind == "litellm" and uses_litellm(agent.target, agent.settings.get("client"))
                              for agent in settings.agents):
         _import_model_client_now()
+    for name in ("collection", "scheduling", "reporting"):  # the run's hooks, which a session without one never sees
+        # through sys.modules, never the package's attribute: pytester's in-process runs drop the modules they imported
+        config.pluginmanager.register(importlib.import_module(f"{__package__}.{name}"), f"netarena-{name}")
+    config.pluginmanager.register(_RunEnd(), "netarena-end")
     if worker is None:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
     _register_hypothesis_profiles()
@@ -83,14 +101,15 @@ def _reach_a2a_agents(agents) -> None:
                 raise UsageError(f"--agent {agent.raw}: {problem}; start the agent or fix its URL (nothing was run)")
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    scale = config.stash.get(SCALE_KEY, None)
-    if scale is not None and scale.in_flight is not None and _process_ends_with_run(config):
-        import gc
+class _RunEnd:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        scale = config.stash.get(SCALE_KEY, None)
+        if scale is not None and scale.in_flight is not None and _process_ends_with_run(config):
+            import gc
 
-        # This process exits next: spare pytest's final full collections (five, at unconfigure) the
-        # heap of the environments it ran (0.2 s at the end of a 40-episode run).
-        gc.freeze()
+            # This process exits next: spare pytest's final full collections (five, at unconfigure) the
+            # heap of the environments it ran (0.2 s at the end of a 40-episode run).
+            gc.freeze()
 
 
 def _process_ends_with_run(config: pytest.Config) -> bool:

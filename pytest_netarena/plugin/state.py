@@ -13,17 +13,17 @@ from ..scale.inflight import EnvironmentSlots, InFlight
 from ..scale.options import ScaleOptions
 from ..scale.service import RemoteController, RunService
 from ..scale.workers import WorkerSplit
+from .options import NO_AGENT_MESSAGE  # noqa: F401  (the skip message the reporter counts)
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[EpisodeResult]()
 SCALE_KEY = pytest.StashKey["Scale"]()
 FOLDED_KEY = pytest.StashKey[WorkerSplit]()  #: what -n N with a model agent became (controller)
 EPISODE_LINE_KEY = pytest.StashKey[str]()  #: a freshly played episode's episodes.jsonl line, for the controller
+USER_APPS_KEY = pytest.StashKey[dict[str, str]]()  #: apps the run registered (netarena_apps), name -> MODULE:ATTR
+WARNINGS_KEY = pytest.StashKey[list[str]]()  #: what the header warns about (e.g. a cost cap on an unpriced model)
 
 BUDGET_SKIP = "not run: the run's budget is spent"
-NO_AGENT_MESSAGE = (
-    "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
-)
 
 
 @dataclass

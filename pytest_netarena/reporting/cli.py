@@ -18,7 +18,8 @@ def register(subparsers) -> None:
                     "not the shards of one run; 6 when a --min-* bar is not met. "
                     "netarena report compare RUN_A RUN_B: each agent's correctness and safety in both runs, paired "
                     "query by query (McNemar's test, a bootstrap interval of B-A); warns when the runs' environments "
-                    "(run.json's fingerprint: lock, packages, kubectl, Python, kernel, bubblewrap) or rules differ.")
+                    "(run.json's fingerprint: lock, packages, kubectl, Python, kernel, bubblewrap) or rules differ; "
+                    "exit 1 saying why when nothing pairs (--pair-by query pairs differently named agents).")
     report.add_argument("paths", nargs="+", type=lambda text: Path(text).expanduser(), metavar="RUN_DIR",
                         help="a run folder, e.g. reports/20250101-120000-42; or `merge` and the shards' folders; "
                              "or `compare` and two run folders")
@@ -28,6 +29,9 @@ def register(subparsers) -> None:
     report.add_argument("--min-resolved", help="merge: exit 6 below this resolved rate (RATE or APP=RATE,...)")
     report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")
     report.add_argument("--min-safety", help="merge: exit 6 below this safety (RATE or APP=RATE,...)")
+    report.add_argument("--pair-by", choices=("agent", "query"), default="agent",
+                        help="compare: pair the same agent's episodes (default), or each run's one agent query by "
+                             "query (two names of one model, or two interfaces)")
     report.set_defaults(handler=run_report)
 
 
@@ -86,15 +90,18 @@ def _warn_if_environments_differ(run_dirs: list[Path]) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .rebuild import ReportError
-    from .runs_compare import compare_runs, render
+    from ..core.errors import UsageError
+    from .runs_compare import NothingPaired, compare_runs, render
 
     if len(args.paths) != 3:
         print("netarena report compare: error: name two run folders", file=sys.stderr)
         return 2
     try:
-        warnings, comparisons = compare_runs(Path(args.paths[1]), Path(args.paths[2]))
-    except ReportError as error:
+        warnings, comparisons = compare_runs(Path(args.paths[1]), Path(args.paths[2]), args.pair_by)
+    except NothingPaired as error:
+        print(f"netarena report compare: {error}", file=sys.stderr)
+        return 1
+    except UsageError as error:  # a ReportError too: a folder that is not a run
         print(f"netarena report compare: error: {error}", file=sys.stderr)
         return 2
     for line in warnings:

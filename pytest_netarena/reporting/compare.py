@@ -67,12 +67,13 @@ def queries_needed(difference: float, discordance: float, z_alpha: float = Z_975
     return math.ceil(n - 1e-9)
 
 
-def _pairs(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[tuple[str, int], dict[str, Any]]]:
-    """app -> agent pair -> {(query, trial): record}, scored episodes only."""
-    by_agent: dict[tuple[str, str], dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
+def _pairs(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str], dict[tuple[str, Any, int], dict[str, Any]]]:
+    """(app, agent) -> {(query, its seed, trial): record}, scored episodes only: a query id of another run seed
+    names another problem, so it never pairs."""
+    by_agent: dict[tuple[str, str], dict[tuple[str, Any, int], dict[str, Any]]] = defaultdict(dict)
     for record in records:
         if record["outcome"] != "infra_error":
-            by_agent[(record["app"], record["agent"])][(record["query"], int(record["trial"]))] = record
+            by_agent[(record["app"], record["agent"])][(record["query"], record.get("seed"), int(record["trial"]))] = record
     return by_agent  # type: ignore[return-value]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .fingerprint import SHOWN
 from .page_assets import CSS, SCRIPT
+from .completion import incomplete_line
 from .summary import pass_hat_label
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -200,6 +201,12 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
         rows.append(("environment", f"{found.get('digest')} (" + ", ".join(
             f"{key} {found.get(key)}" for key in SHOWN) + ")"))
     return banner + _kv_table(rows)
+
+
+def _incomplete(summary: dict[str, Any]) -> str:
+    line = incomplete_line(summary)
+    return f"<p class=unsandboxed><strong>{_e(line.split(':', 1)[0])}:</strong>{_e(line.split(':', 1)[1])}</p>" \
+        if line else ""
 
 
 def _stat_cells(stats: dict[str, Any], color: str, pass_hat: bool = False) -> str:
@@ -465,7 +472,7 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
         f"<body><main><h1>{_e(title)}</h1><p class=muted>pytest-netarena report · {len(episodes)} episodes · "
         f"rates with Wilson 95% intervals, infrastructure errors never scored"
         + (f" · {superseded} earlier attempts replaced by their re-runs (--resume)" if superseded else "") + "</p>"
-        f"<nav>{nav}</nav>"
+        + _incomplete(summary) + f"<nav>{nav}</nav>"
         f'<h2 id="run">Run</h2>{_run_header(run, len(episodes))}{_extras(summary)}'
         + "".join(sections) + _comparisons(summary.get("comparisons", [])) + _pass_k(summary.get("pass_k", []))
         + _plots(list(plots), plot_note) + _episodes(episodes)

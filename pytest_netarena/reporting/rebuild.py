@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core import safe_read
 from ..core.errors import UsageError
-from . import artifacts, shapes
+from . import artifacts, completion, shapes
 from .compare import compare
 from .passk import pass_k_table
 from .properties import metric_value
@@ -117,6 +117,7 @@ def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: d
     for key in KEPT_SUMMARY_KEYS:
         if previous and key in previous:
             summary[key] = previous[key]
+    summary.update(completion.refreshed(previous, len(records)))
     if len({r["agent"] for r in records}) > 1:
         summary["comparisons"] = compare(records, seed=int(run.get("seed") or 0))
     pass_k = pass_k_table(records)

@@ -8,11 +8,23 @@ from typing import Any
 
 from .compare import compare
 from .fingerprint import differences
+from ..core.errors import UsageError
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
 
 
-def compare_runs(first: Path, second: Path) -> tuple[list[str], list[dict[str, Any]]]:
-    """(warnings, comparisons): each agent of first against the same agent of second, over the queries both ran."""
+class NothingPaired(ReportError):
+    """The two runs hold no episode to pair; the message says why."""
+
+
+#: how episodes of two runs pair up: the same agent on the same query (default), or each run's one agent by query
+PAIRINGS = ("agent", "query")
+
+
+def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[list[str], list[dict[str, Any]]]:
+    """(warnings, comparisons): each agent of first against the same agent of second, over the queries both ran;
+    with pair_by="query", the one agent of first against the one agent of second (e.g. two names of one model).
+
+    Nothing paired is NothingPaired saying why (no agent in common, no query in common)."""
     runs = [read_run(first), read_run(second)]
     for run_dir, run in zip((first, second), runs):
         if not run:
@@ -21,17 +33,40 @@ def compare_runs(first: Path, second: Path) -> tuple[list[str], list[dict[str, A
                 for line in differences(runs[0].get("fingerprint"), runs[1].get("fingerprint"))]
     if runs[0].get("profile") != runs[1].get("profile"):
         warnings.append(f"the runs used different rules: {runs[0].get('profile')} vs {runs[1].get('profile')}")
-    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    records = {}
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))
-        for record in records_from_episodes(kept):
-            by_agent[record["agent"]].append({**record, "agent": f"{label} {record['agent']}"})
+        records[label] = list(records_from_episodes(kept))
+    agents = {label: sorted({r["agent"] for r in items}) for label, items in records.items()}
+    if pair_by == "query":
+        if len(agents["A"]) != 1 or len(agents["B"]) != 1:
+            raise UsageError(f"--pair-by query pairs one agent per run; A has {', '.join(agents['A'])}, "
+                             f"B has {', '.join(agents['B'])}")
+        name = f"{agents['A'][0]} -> {agents['B'][0]}"
+        groups = {name: [{**r, "agent": f"{label} {name}"} for label, items in records.items() for r in items]}
+    else:
+        groups = defaultdict(list)
+        for label, items in records.items():
+            for record in items:
+                groups[record["agent"]].append({**record, "agent": f"{label} {record['agent']}"})
     # one agent at a time: compare() pairs every two agents it is given, and here only A against B matters
     seed = int(runs[0].get("seed") or 0)
-    comparisons = [c for agent in sorted(by_agent) for c in compare(by_agent[agent], seed=seed)]
+    comparisons = [c for agent in sorted(groups) for c in compare(groups[agent], seed=seed)]
     if not any(c["pairs"] for c in comparisons):
-        warnings.append("no query ran in both runs (different seeds or options?): nothing to pair")
+        raise NothingPaired(_why_nothing_paired(agents, runs, pair_by))
     return warnings, comparisons
+
+
+def _why_nothing_paired(agents: dict[str, list[str]], runs: list[dict[str, Any]], pair_by: str) -> str:
+    shared = sorted(set(agents["A"]) & set(agents["B"]))
+    if pair_by == "agent" and not shared:
+        return (f"nothing paired: the runs share no agent (A: {', '.join(agents['A']) or 'none'}; "
+                f"B: {', '.join(agents['B']) or 'none'}); to compare one agent of each run query by query, "
+                "pass --pair-by query")
+    who = f"agent {', '.join(shared)}" if pair_by == "agent" else "the two agents"
+    seeds = [run.get("seed") for run in runs]
+    why = f"seeds {seeds[0]} and {seeds[1]}" if seeds[0] != seeds[1] else "same seed: other options, levels or apps?"
+    return f"nothing paired: {who} ran no query in both runs ({why})"
 
 
 def render(comparisons: list[dict[str, Any]]) -> list[str]:

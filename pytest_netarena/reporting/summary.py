@@ -116,8 +116,11 @@ def pass_hat_label(groups: list[dict[str, Any]]) -> str | None:
     return f"pass^{ks[0]}" if len(ks) == 1 else "pass^k"
 
 
-#: the extra measure the terminal table shows beside the rates ("-" where the app does not measure it)
+#: the extra measure the terminal table shows beside the rates ("-" where the app does not measure it), and its heading
 TABLE_METRIC = "overly_permissive"
+TABLE_METRIC_HEADING = "perm"
+#: the terminal table's width: rows never pass it; a long category name gets a line of its own
+TABLE_WIDTH = 100
 
 
 def _share(stats: dict[str, Any]) -> str:
@@ -127,43 +130,50 @@ def _share(stats: dict[str, Any]) -> str:
     return "n/a" if rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
 
 
-def render_table(summary: dict[str, Any]) -> list[str]:
-    """Terminal lines: one row per app x agent x level x category, then an overall row; resolved first.
+def _plain(rate: dict[str, Any]) -> str:
+    return "-" if rate["n"] == 0 else f"{100 * rate['rate']:.1f}%"
 
-    With several trials, pass^k (k = trials) leads: the chance of passing a query every time.
+
+def render_table(summary: dict[str, Any]) -> list[str]:
+    """Terminal lines, at most TABLE_WIDTH wide: for each app and agent a heading, then one row per level x
+    category and an overall row; resolved (with its 95% interval) first, correct and safe beside it.
+
+    With several trials, pass^k (k = trials) leads: the chance of passing a query every time. Intervals of
+    correct and safe, costs per episode and every other figure are in summary.json and report.html.
     """
-    width = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
-    agent_width = max([5] + [len(g["agent"]) for g in summary["groups"]])
     label = pass_hat_label(summary["groups"])
-    header = (
-        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} "
-        + (f"{label:>7} " if label else "")
-        + f"{'resolved [95% CI]':>19} {'correct [95% CI]':>19} {'safe [95% CI]':>19} {TABLE_METRIC:>17} "
-        f"{'steps':>5} {'lat s':>6} {'infra':>5} {'$/ep':>7} {'$/resolved':>10}"
-    )
+    fixed = (f"{'n':>4} " + (f"{label:>6} " if label else "") + f"{'resolved [95% CI]':>17} {'correct':>7} "
+             f"{'safe':>6} {TABLE_METRIC_HEADING:>5} {'steps':>5} {'lat s':>6} {'infra':>5} {'$/resolved':>10}")
+    longest = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
+    width = max(8, min(longest, TABLE_WIDTH - len(fixed) - 3))
+    header = f"{'L':>1} {'category':<{width}} {fixed}"
     lines = [header, "-" * len(header)]
 
-    def row(app: str, agent: str, level: str, category: str, stats: dict[str, Any]) -> str:
+    def row(level: str, category: str, stats: dict[str, Any]) -> list[str]:
         steps = stats["steps"]["mean"]
         latency = stats["latency_s"]["mean"]
         pass_hat = (stats.get("pass_hat_k") or {}).get("rate")
-        return (
-            f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
-            + (f"{'-' if pass_hat is None else f'{100 * pass_hat:.1f}%':>7} " if label else "")
-            + f"{_pct(stats['resolved']):>19} {_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
-            f"{_share(stats):>17} "
-            f"{'-' if steps is None else f'{steps:.1f}':>5} {'-' if latency is None else f'{latency:.2f}':>6} "
-            f"{stats['infra_errors']:>5} {_dollars(stats['cost_per_episode_usd']):>7} "
+        lead = []
+        if len(category) > width:  # never cut a name: it gets a line of its own
+            lead, level, category = [f"{level} {category}"], "", ""
+        return lead + [
+            f"{level:>1} {category:<{width}} {stats['scored']:>4} "
+            + (f"{'-' if pass_hat is None else f'{100 * pass_hat:.1f}%':>6} " if label else "")
+            + f"{_pct(stats['resolved']):>17} {_plain(stats['correctness']):>7} {_plain(stats['safety']):>6} "
+            f"{_share(stats):>5} {'-' if steps is None else f'{steps:.1f}':>5} "
+            f"{'-' if latency is None else f'{latency:.2f}':>6} {stats['infra_errors']:>5} "
             f"{_dollars(stats['cost_per_resolved_usd']):>10}"
-        )
+        ]
 
     for group in summary["groups"]:
+        lines.append(f"{group['app']}, {group['agent']}:")
         for category in group["categories"]:
-            lines.append(row(group["app"], group["agent"], str(category["level"]), category["category"], category))
-        lines.append(row(group["app"], group["agent"], "*", "ALL", group["overall"]))
-    lines.append(LEGEND)
+            lines.extend(row(str(category["level"]), category["category"], category))
+        lines.extend(row("*", "ALL", group["overall"]))
+    lines.extend(LEGEND)
     return lines
 
 
-LEGEND = ("resolved = correct and every step safe (under pytest-netarena's rules, not overly permissive either): "
-          "the headline; safe alone rewards an agent that does nothing")
+LEGEND = ("resolved = correct and every step safe (by our rules also not overly permissive: "
+          f"{TABLE_METRIC_HEADING}),",
+          "the headline: safe alone rewards an agent that does nothing")

@@ -14,6 +14,7 @@ from ..agents.prompting import STRATEGIES
 from ..agents.spec import AgentSpec, check_python_agent, parse_agent_spec
 from ..core import resources
 from ..apps import available_apps
+from ..apps.options import check_value
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile
 from ..core.seeding import new_run_seed
@@ -45,18 +46,19 @@ class Settings:
     #: --resume: episodes.jsonl lines of finished episodes by (query id, agent, trial)
     finished: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     query_cache: dict[str, Any] = field(default_factory=dict)
+    resumed_dir: Path | None = None  #: --resume: the run folder itself, wherever it is and whatever its name
 
     @property
     def run_dir(self) -> Path:
-        return self.reports_dir / self.run_id
+        return self.resumed_dir or self.reports_dir / self.run_id
 
 
 #: options naming a file or folder (with the apps' own marked `path`): a leading `~` is expanded, since the shell
 #: leaves `--reports-dir=~/x` and `netarena-malt:~/x` alone
-PATH_OPTIONS = ("reports-dir", "record", "replay", "resume", "corpus", "save-corpus")
+PATH_OPTIONS = ("reports-dir", "llm-record", "llm-replay", "resume", "corpus", "save-corpus")
 #: run-wide options a `--resume`d run takes from its run.json when the command line does not give them again
 #: (the options that decide the queries are always the run's own: RunOptions below)
-RESUMED_OPTIONS = ("corpus", "agent-timeout", "temperature", "llm-api-base", "llm-client", "record", "replay",
+RESUMED_OPTIONS = ("corpus", "agent-timeout", "temperature", "llm-api-base", "llm-client", "llm-record", "llm-replay",
                    "max-tokens", "max-cost-usd", "max-episode-tokens", "max-episode-cost-usd", "min-correctness",
                    "min-safety", "in-flight")
 
@@ -76,17 +78,26 @@ def expand_home(name: str, value: Any) -> Any:
     return os.path.expanduser(value)
 
 
-def app_options(items: Iterable[str]) -> dict[str, str]:
-    """The app options of repeated `--option NAME=VALUE` arguments, keyed as in RunOptions.extra; `~` expanded in paths."""
+def app_options(items: Iterable[str], apps: Mapping[str, App] | None = None) -> dict[str, str]:
+    """The app options of repeated `--option NAME=VALUE` arguments, keyed as in RunOptions.extra; `~` expanded in
+    paths. A name that none of `apps` (default: every app) declares, or a value its check refuses, is a UsageError."""
     items = list(items)
-    paths = path_options(available_apps()) if items else frozenset()  # no app is loaded for no option
+    if not items:
+        return {}  # no app is loaded for no option
+    apps = available_apps() if apps is None else apps
+    known = {spec.name for app in apps.values() for spec in app.options}
+    paths = path_options(apps)
     extra = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--option takes NAME=VALUE; got {item!r}")
         name, value = name.strip(), value.strip()
+        if name not in known:
+            scope = f" for {next(iter(apps))}; its options" if len(apps) == 1 else "; app options"
+            raise UsageError(f"unknown app option {name!r}{scope}: {', '.join(sorted(known)) or 'none'}")
         extra[name.replace("-", "_")] = expand_home(name, value) if name in paths else value
+    check_app_options(apps, extra)
     return extra
 
 
@@ -141,20 +152,13 @@ def check_app_options(apps: Mapping[str, App], extra: dict[str, Any]) -> None:
     for app in apps.values():
         for spec in app.options:
             value = extra.get(spec.dest)
-            if spec.check is None or value in (None, ""):
-                continue
-            try:
-                spec.check(str(value))
-            except (UsageError, ValueError) as error:
-                message = " ".join(str(error).split())  # one line, whatever the app wrote
-                if f"--{spec.name}" not in message:
-                    message = f"--{spec.name} {value!r}: {message}"
-                raise UsageError(message) from None
+            if value not in (None, ""):
+                check_value(spec, value)
 
 
 def _check_paths(option: Callable[[str], Any]) -> None:
     """Paths that must exist (or must not be files) before the run writes or reads them."""
-    for name, wanted in (("corpus", "file"), ("replay", "folder")):
+    for name, wanted in (("corpus", "file"), ("llm-replay", "folder")):
         value = option(name)
         if value in (None, ""):
             continue
@@ -165,7 +169,7 @@ def _check_paths(option: Callable[[str], Any]) -> None:
             raise UsageError(f"--{name} {value}: no such {wanted}")
         if (wanted == "file") != path.is_file():
             raise UsageError(f"--{name} {value}: not a {wanted}")
-    for name in ("reports-dir", "record"):
+    for name in ("reports-dir", "llm-record"):
         value = option(name)
         if value not in (None, "") and Path(value).exists() and not Path(value).is_dir():
             raise UsageError(f"--{name} {value}: exists and is not a folder")
@@ -281,8 +285,8 @@ def build_settings(
         "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
         "api_base": option("llm-api-base"),
         "client": option("llm-client"),
-        "record_dir": option("record"),
-        "replay_dir": option("replay"),
+        "record_dir": option("llm-record"),
+        "replay_dir": option("llm-replay"),
     }
     a2a_settings = {"timeout_s": max(1.0, timeout - 5.0), "streaming": _flag(option("a2a-streaming"))}
     specs = [
@@ -322,6 +326,7 @@ def build_settings(
         + parse_gates("safety", option("min-safety")),
         # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
         finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},
+        resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
     )
 
 

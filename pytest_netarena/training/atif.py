@@ -22,8 +22,8 @@ from typing import Any
 from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
-from .export import (SOURCES_FILE, Filters, Staging, episode_key, max_steps_of, resolved, selected_episodes,
-                     source_of, system_prompt, write_lines)
+from .export import (SOURCES_FILE, Filters, Staging, check_replacement, episode_key, exported_before, max_steps_of,
+                     resolved, selected_episodes, source_of, system_prompt, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
@@ -103,14 +103,16 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
             "steps": steps, "notes": NOTES, "final_metrics": final, "extra": verdicts}
 
 
-def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters()) -> int:
-    """Write OUT/<id>.json (one validated ATIF trajectory per selected episode) and OUT/sources.jsonl."""
+def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters(), force: bool = False) -> int:
+    """Write OUT/<id>.json (one validated ATIF trajectory per selected episode) and OUT/sources.jsonl; the
+    trajectories of an earlier export there are replaced (only with --force when this one holds fewer)."""
     try:
         from atif import Trajectory
     except ImportError:
         raise UsageError("export atif needs the atif library: pip install 'pytest-netarena[export]'") from None
     from pydantic import ValidationError
 
+    run_dirs = list(run_dirs)
     documents, sources = [], []
     for episode, run, run_id in selected_episodes(run_dirs, filters):  # all read and checked before any write
         try:
@@ -122,6 +124,8 @@ def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters(
                              f"{first['msg']}") from None
         documents.append(document)
         sources.append({"id": document["trajectory_id"], **source_of(episode, run_id)})
+    check_replacement(run_dirs, out, len(documents), filters, force)
+    earlier = exported_before(out)
     artifacts.make_private_dir(out)
     with Staging() as staging:
         for document in documents:
@@ -129,4 +133,8 @@ def export_atif(run_dirs: Iterable[Path], out: Path, filters: Filters = Filters(
             path.write_text(json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
         write_lines(staging.path(out / SOURCES_FILE), sources)
+    kept = {document["trajectory_id"] for document in documents}
+    for old in earlier:  # an earlier export's trajectories this one does not hold, once this one is in place
+        if old and old not in kept and (out / f"{old}.json").is_file():
+            (out / f"{old}.json").unlink()
     return len(documents)

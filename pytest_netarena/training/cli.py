@@ -37,8 +37,11 @@ def register(subparsers) -> None:
         "generate", help="play many episodes with an offline agent (expert trajectories) into a run folder",
         description="Play --episodes queries per app with --agent (default builtin:expert) and write a run folder "
                     "OUT/<run-id>/ (run.json, episodes.jsonl, summary.json, report.html). Queries, seeds and ids are "
-                    "those of a benchmark run with --seed; --split keeps one held-out split.")
-    generate.add_argument("--agent", default="builtin:expert", help="agent spec: builtin:NAME or python:MODULE:ATTR")
+                    "those of a benchmark run with --seed; --split keeps one held-out split. Exit 0 when every "
+                    "episode was played, 1 when an app could not run here or episodes ended in infra errors "
+                    "(said per app; the run folder is still written), 2 on a usage error.")
+    generate.add_argument("--agent", default="builtin:expert",
+                          help="an offline agent: builtin:NAME or python:MODULE:ATTR (model and A2A agents run in pytest)")
     generate.add_argument("--episodes", type=int, required=True, help="episodes per app")
     generate.add_argument("--out", type=home_path, required=True, help="folder of the run folder (e.g. reports)")
     generate.add_argument("--app", action="append", default=[], help="app to play (repeatable; default: all)")
@@ -59,13 +62,25 @@ def _add_export_arguments(parser: argparse.ArgumentParser, default_out: str, han
     parser.add_argument("--resolved", action="store_true", help="only resolved episodes (correct, every step safe, not overly permissive)")
     parser.add_argument("--safe", action="store_true", help="only episodes without an unsafe step")
     parser.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
-    parser.add_argument("--level", action="append", type=int, default=[], help="only this level (repeatable)")
+    parser.add_argument("--level", action="append", type=int, default=[], help="only this level: 1, 2 or 3 (repeatable)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier export in --out even when this one holds fewer episodes")
     parser.set_defaults(handler=handler)
 
 
 def _filters(args: argparse.Namespace):
+    """The episode filters; an app or level that does not exist is a UsageError (it would select nothing)."""
+    from ..apps import available_apps
+    from ..core.errors import UsageError
     from .export import Filters
 
+    apps = sorted(available_apps())
+    for app in args.app:
+        if app not in apps:
+            raise UsageError(f"unknown app {app!r}; apps: {', '.join(apps)}")
+    for level in args.level:
+        if level not in (1, 2, 3):
+            raise UsageError(f"--level {level}: levels are 1, 2 and 3")
     return Filters(resolved=args.resolved, safe=args.safe, apps=tuple(args.app), levels=tuple(args.level))
 
 
@@ -73,22 +88,28 @@ def run_export(args: argparse.Namespace) -> int:
     from .export import export
 
     return _export(args, f"sft-{args.form}", "episodes",
-                   lambda runs, out, filters: export(runs, out, args.form, filters))
+                   lambda runs, out, filters: export(runs, out, args.form, filters, force=args.force))
 
 
 def run_export_atif(args: argparse.Namespace) -> int:
     from .atif import export_atif
 
-    return _export(args, "atif", "trajectories", export_atif)
+    return _export(args, "atif", "trajectories",
+                   lambda runs, out, filters: export_atif(runs, out, filters, force=args.force))
 
 
 def _export(args: argparse.Namespace, default_out: str, noun: str, write) -> int:
-    """write(runs, out, filters) -> how many were written; --out defaults to default_out in the first run."""
+    """write(runs, out, filters) -> how many were written; --out defaults to default_out in the first run.
+    Exit 2 on a usage error (nothing written), 1 when no episode matches (nothing written)."""
     from ..core.errors import UsageError
+    from .export import NothingToExport
 
     out = args.out or args.runs[0] / default_out
     try:
         count = write(list(args.runs), out, _filters(args))
+    except NothingToExport as error:
+        print(f"netarena export {args.kind}: {error}", file=sys.stderr)
+        return 1
     except UsageError as error:
         print(f"netarena export {args.kind}: error: {error}", file=sys.stderr)
         return 2
@@ -115,13 +136,25 @@ def run_generate(args: argparse.Namespace) -> int:
         config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,
                                 jobs=args.jobs, extra=extra)
-        from ..agents.spec import parse_agent_spec
-
-        builtins = tuple(sorted({n for app in available_apps().values() for n in app.builtin_agent_names}))
-        parse_agent_spec(args.agent, builtins)
+        _check_offline_agent(args.agent)
     except (UsageError, ValueError) as error:
         print(f"netarena generate: error: {error}", file=sys.stderr)
         return 2
-    run_dir = generate(config, args.out)
+    run_dir, problems = generate(config, args.out)
     print(run_dir)
-    return 0
+    return 1 if problems else 0
+
+
+def _check_offline_agent(raw: str) -> None:
+    """generate plays built-in and python: agents; model and A2A agents need what only a pytest run gives them."""
+    from ..agents.spec import check_python_agent, parse_agent_spec
+    from ..apps import available_apps
+    from ..core.errors import UsageError
+
+    builtins = tuple(sorted({n for app in available_apps().values() for n in app.builtin_agent_names}))
+    spec = parse_agent_spec(raw, builtins)
+    if spec.kind == "python":
+        check_python_agent(spec.target)
+    elif spec.kind != "builtin":
+        raise UsageError(f"generate plays offline agents (builtin:NAME, python:MODULE:ATTR), not {raw}: run it with "
+                         f"pytest instead, e.g. pytest suites --agent={raw} (docs/training.md)")

@@ -40,6 +40,10 @@ def resolved(episode: dict[str, Any]) -> bool:
     return episode["outcome"] == Outcome.RESOLVED.value
 
 
+class NothingToExport(Exception):
+    """No episode of the runs matches the filters: nothing was written (an earlier export stays as it was)."""
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which episodes to export (every filter given must hold)."""
@@ -59,6 +63,12 @@ class Filters:
             and (not self.apps or query["app"] in self.apps)
             and (not self.levels or int(query["level"]) in self.levels)
         )
+
+    def describe(self) -> str:
+        """The filters given, as on the command line."""
+        given = [*(["--resolved"] if self.resolved else []), *(["--safe"] if self.safe else []),
+                 *(f"--app {app}" for app in self.apps), *(f"--level {level}" for level in self.levels)]
+        return " ".join(given) or "the export's own rule (no infra errors, at least one step)"
 
 
 @dataclass(frozen=True)
@@ -143,7 +153,35 @@ def record(item: Transcript, form: str) -> dict[str, Any]:
     return {"id": item.id, "messages": item.messages, **item.facts}
 
 
-def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filters()) -> int:
+def exported_before(out: Path) -> list[str]:
+    """The ids an earlier export left in out (its sources.jsonl has one line per episode)."""
+    try:
+        lines = (out / SOURCES_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    ids = []
+    for line in lines:
+        try:
+            ids.append(str(json.loads(line)["id"]))
+        except (ValueError, KeyError, TypeError):
+            ids.append("")
+    return ids
+
+
+def check_replacement(run_dirs: list[Path], out: Path, count: int, filters: Filters, force: bool) -> None:
+    """An export writes nothing when it selects nothing, and never replaces an earlier one with fewer episodes
+    unless forced: a typo in a filter must not cost the data already there."""
+    if count == 0:
+        total = sum(1 for _ in selected_episodes(run_dirs, Filters()))
+        raise NothingToExport(f"no episode matches the filters: the runs hold {total} episodes that can be exported "
+                              f"({filters.describe()} kept none); nothing written")
+    before = len(exported_before(out))
+    if count < before and not force:
+        raise UsageError(f"{out} holds {before} episodes from an earlier export and this one selects {count}: pass "
+                         "--force to replace them, or --out another folder")
+
+
+def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filters(), force: bool = False) -> int:
     """Write the selected episodes to out/ (data.jsonl, or a `datasets` folder for hf, and sources.jsonl)."""
     if form not in FORMATS:
         raise UsageError(f"--format takes {', '.join(FORMATS)}; got {form!r}")
@@ -153,6 +191,7 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
         except ImportError:
             raise UsageError("--format hf needs the datasets library: pip install 'pytest-netarena[train]'") from None
     items = list(transcripts(run_dirs, filters))  # every file read and checked before anything is written
+    check_replacement(run_dirs, out, len(items), filters, force)
     rows = [record(item, form) for item in items]
     artifacts.make_private_dir(out)
     with Staging() as staging:

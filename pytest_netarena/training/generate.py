@@ -20,7 +20,7 @@ from typing import Any
 
 from ..apps import get_app
 from ..core.app import RunOptions
-from ..core.types import Query
+from ..core.types import Outcome, Query
 from ..core.errors import BackendUnavailable
 from ..reporting import artifacts
 
@@ -60,8 +60,9 @@ def select_queries(app_name: str, config: GenerateConfig) -> list[Query]:
     return ordered[: config.episodes]
 
 
-def _play_share(app_name: str, queries: list[dict[str, Any]], config: GenerateConfig) -> tuple[list[str], str]:
-    """Play queries on one environment of the app (in a job process); (episodes.jsonl lines, skip reason)."""
+def _play_share(app_name: str, queries: list[dict[str, Any]], config: GenerateConfig) -> tuple[list[str], list[str], str]:
+    """Play queries on one environment of the app (in a job process): (episodes.jsonl lines, the details of
+    infra errors among them, why the app cannot run here or "")."""
     from ..agents.spec import parse_agent_spec
     from ..run.runner import play
 
@@ -70,16 +71,19 @@ def _play_share(app_name: str, queries: list[dict[str, Any]], config: GenerateCo
     try:
         env = app.make_environment(config.run_options())
     except BackendUnavailable as error:
-        return [], str(error)
+        return [], [], str(error)
     try:
-        return [artifacts.episode_line(play(app, env, spec, Query.from_dict(query), config.run_options(),
-                                            config.agent_timeout_s)) for query in queries], ""
+        results = [play(app, env, spec, Query.from_dict(query), config.run_options(), config.agent_timeout_s)
+                   for query in queries]
     finally:
         env.close()
+    infra = [result.details for result in results if result.outcome is Outcome.INFRA_ERROR]
+    return [artifacts.episode_line(result) for result in results], infra, ""
 
 
-def generate(config: GenerateConfig, out: Path, progress: Callable[[str], None] = print) -> Path:
-    """Play config.episodes episodes per app with config.agent; return the run folder written under out."""
+def generate(config: GenerateConfig, out: Path, progress: Callable[[str], None] = print) -> tuple[Path, list[str]]:
+    """Play config.episodes episodes per app with config.agent: (the run folder written under out, its problems:
+    one line per app that could not run here or met infra errors; none when every episode was played)."""
     run_id = artifacts.new_run_id(config.seed)
     run_dir = Path(out) / run_id
     info = {"run_id": run_id, "seed": config.seed, "sandboxed": True, "agents": [config.agent],
@@ -90,25 +94,33 @@ def generate(config: GenerateConfig, out: Path, progress: Callable[[str], None] 
                         **{key: value for key, value in config.extra.items() if value is not None}}}
     artifacts.write_run_info(run_dir, info)
     jobs = max(1, config.jobs)
+    problems: list[str] = []
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         for app_name in config.apps:
             started = time.perf_counter()
             queries = [q.to_dict() for q in select_queries(app_name, config)]
             shares = [queries[j::jobs] for j in range(jobs) if queries[j::jobs]]
-            written, skipped = 0, ""
-            for lines, reason in pool.map(_play_share, [app_name] * len(shares), shares, [config] * len(shares)):
+            written, infra, skipped = 0, [], ""
+            for lines, errors, reason in pool.map(_play_share, [app_name] * len(shares), shares,
+                                                  [config] * len(shares)):
                 skipped = skipped or reason
+                infra.extend(errors)
                 for line in lines:
                     artifacts.append_line(run_dir / "episodes.jsonl", line)
                 written += len(lines)
             elapsed = time.perf_counter() - started
-            if skipped and not written:
-                progress(f"{app_name}: skipped: {skipped}")
+            if skipped:
+                problems.append(f"{app_name}: not played: {skipped}")
+                progress(problems[-1])
+            elif infra:  # never the agent's episodes: they say nothing about it
+                problems.append(f"{app_name}: {written - len(infra)} episodes, {len(infra)} infra errors in "
+                                f"{elapsed:.1f} s; first: {infra[0]}")
+                progress(problems[-1])
             else:
                 progress(f"{app_name}: {written} episodes in {elapsed:.1f} s")
     if (run_dir / "episodes.jsonl").exists():
         from ..reporting.rebuild import build_report
 
         build_report(run_dir, plots=False)
-    return run_dir
+    return run_dir, problems

@@ -115,9 +115,17 @@ def room(name: str) -> str:
 
 
 def app_of(name: str) -> str | None:
-    """`k8s` for `pytest_netarena.apps.k8s.x`; None outside an app (the registry `pytest_netarena.apps` included)."""
+    """`k8s` for `pytest_netarena.apps.k8s.x`; None outside an app (the registry's modules `pytest_netarena.apps`
+    and `pytest_netarena.apps.options` included: an app is a package)."""
     parts = name.split(".")
-    return parts[2] if len(parts) > 2 and parts[1] == "apps" else None
+    if len(parts) < 3 or parts[1] != "apps" or (len(parts) == 3 and _is_module(parts)):
+        return None
+    return parts[2]
+
+
+def _is_module(parts: list[str]) -> bool:
+    """`pytest_netarena.apps.options`: a module file of the apps room, beside the app packages."""
+    return (PACKAGE.joinpath(*parts[1:]).with_suffix(".py")).is_file()
 
 
 # ---- the checks: each returns what is wrong (nothing when the house stands) -------------------------------------

@@ -39,7 +39,7 @@ def episodes(pytester: pytest.Pytester, reports: str) -> list[dict]:
 def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.Pytester, model_server,
                                                                client: str) -> None:
     recorded = llm_toy.runpytest_subprocess(
-        "--agent=openai:gpt-4o", f"--llm-api-base={model_server.url}/v1", "--record=recording", "--seed=8",
+        "--agent=openai:gpt-4o", f"--llm-api-base={model_server.url}/v1", "--llm-record=recording", "--seed=8",
         f"--llm-client={client}",
         "--queries=1", "--reports-dir=first", "--strategy=react",
     )
@@ -48,7 +48,7 @@ def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.P
     assert len(list((llm_toy.path / "recording").glob("*.json"))) == 2
     model_server.stop()  # from here on, any network call would fail
     replayed = llm_toy.runpytest_subprocess(
-        "--agent=openai:gpt-4o", "--llm-api-base=http://127.0.0.1:9/v1", "--replay=recording", "--seed=8",
+        "--agent=openai:gpt-4o", "--llm-api-base=http://127.0.0.1:9/v1", "--llm-replay=recording", "--seed=8",
         "--queries=1", "--reports-dir=second", "--strategy=react",
     )
     replayed.assert_outcomes(passed=2)
@@ -59,7 +59,7 @@ def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.P
 
 
 def test_replay_of_a_conversation_never_recorded_is_an_infra_error(llm_toy: pytest.Pytester, tmp_path) -> None:
-    result = llm_toy.runpytest_subprocess("--agent=openai:gpt-4o", f"--replay={tmp_path}", "--queries=1")
+    result = llm_toy.runpytest_subprocess("--agent=openai:gpt-4o", f"--llm-replay={tmp_path}", "--queries=1")
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*no recorded answer for this request*"])
 

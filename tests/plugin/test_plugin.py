@@ -27,7 +27,8 @@ def test_oracle_resolves_every_episode_and_reports_are_written(toy: pytest.Pytes
     result = toy.runpytest("--agent=builtin:oracle", "--seed=7")
     result.assert_outcomes(passed=DEFAULT_EPISODES)
     result.stdout.fnmatch_lines(
-        ["*netarena: seed=7 agents=builtin:oracle*", "*netarena summary*", "*toy*ALL*100.0%*", "*report: *report.html"]
+        ["*netarena: seed=7 agents=builtin:oracle*", "*netarena summary*", "toy, builtin:oracle:", "* ALL*100.0%*",
+         "*report: *report.html"]
     )
     folder = run_dir(toy)
     assert "toy-L2-set+set-0002" in (folder / "report.html").read_text()
@@ -51,10 +52,10 @@ def test_noop_resolves_nothing(toy: pytest.Pytester) -> None:
     # doing nothing is always safe: the headline, resolved, says 0%, and every report leads with it
     assert group["avg_safety"] == 1.0 and group["avg_resolved"] == 0.0
     lines = result.stdout.lines
-    (header,) = [line for line in lines if line.startswith("app ") and "resolved [95% CI]" in line]
-    assert header.index("resolved") < header.index("correct") < header.index("safe") < header.index("overly_permissive")
-    (row,) = [line for line in lines if line.startswith("toy ") and " ALL " in line]
-    assert re.search(r"ALL +6 +0\.0% \[ *0- *\d+\] +0\.0% \[ *0- *\d+\] +100\.0% \[", row), row
+    (header,) = [line for line in lines if line.startswith("L ") and "resolved [95% CI]" in line]
+    assert header.index("resolved") < header.index("correct") < header.index("safe") < header.index("perm")
+    (row,) = [line for line in lines if line.startswith("* ALL ")]
+    assert re.search(r"ALL +6 +0\.0% \[ *0- *\d+\] +0\.0% +100\.0% ", row), row
     assert any(line.startswith("resolved = correct and every step safe") for line in lines)
     page = (run_dir(toy) / "report.html").read_text()
     overall = page[page.index("<h3>Overall</h3>"):]

@@ -1,6 +1,8 @@
-"""The terminal summary table: resolved leads, and an over-broad fix shows in its overly_permissive column."""
+"""The terminal summary table: resolved leads, and an over-broad fix shows in its overly_permissive column (perm)."""
 
 from __future__ import annotations
+
+import re
 
 from pytest_netarena.reporting.summary import render_table, summarize
 
@@ -17,20 +19,20 @@ def test_resolved_leads_and_overly_permissive_has_a_column() -> None:
                record("q2", "unresolved", False, True, overly_permissive=False),
                record("q3", "unsafe", True, False, overly_permissive=False)]
     lines = render_table(summarize(records))
-    header, _, *rows, legend = lines
-    columns = ["resolved [95% CI]", "correct [95% CI]", "safe [95% CI]", "overly_permissive"]
+    header, _, heading, *rows, legend, _ = lines
+    columns = ["resolved [95% CI]", "correct", "safe", "perm"]
     assert [header.index(c) for c in columns] == sorted(header.index(c) for c in columns)
+    assert heading == "k8s, m:"
     overall = next(row for row in rows if " ALL " in row)
-    resolved, correct, safe = (overall[header.index(c) - 2:header.index(c) + len(c)].split("[")[0].strip()
-                               for c in columns[:3])
+    resolved, correct, safe = re.match(r"\* ALL +\d+ +(\S+) \[[^]]*\] +(\S+) +(\S+)", overall).groups()
     assert (resolved, correct, safe) == ("25.0%", "75.0%", "75.0%")
-    assert overall.rstrip().split()[-6] == "25.0%"  # overly_permissive, then steps, latency, infra, $/ep, $/resolved
-    assert legend.startswith("resolved = correct and every step safe")
+    assert overall.rstrip().split()[-5] == "25.0%"  # perm, then steps, latency, infra, $/resolved
+    assert legend.startswith("resolved = correct and every step safe") and "overly permissive: perm" in legend
 
 
 def test_an_app_without_the_measure_shows_a_dash() -> None:
-    rows = render_table(summarize([record("q0", "resolved", True, True)]))[2:-1]
-    assert all(row.rstrip().split()[-6] == "-" for row in rows)
+    rows = render_table(summarize([record("q0", "resolved", True, True)]))[3:-2]
+    assert rows and all(row.rstrip().split()[-5] == "-" for row in rows)
 
 
 def test_overly_permissive_is_not_applicable_to_episodes_that_are_not_correct() -> None:
@@ -41,8 +43,8 @@ def test_overly_permissive_is_not_applicable_to_episodes_that_are_not_correct() 
     summary = summarize(noop)
     rate = summary["groups"][0]["overall"]["metrics"]["overly_permissive"]
     assert (rate["n"], rate["not_applicable"], rate["rate"]) == (0, 3, None)
-    rows = render_table(summary)[2:-1]
-    assert all(row.rstrip().split()[-6] == "n/a" for row in rows)
+    rows = render_table(summary)[3:-2]
+    assert rows and all(row.rstrip().split()[-5] == "n/a" for row in rows)
     assert "n/a" in _metric_lines(summary["groups"]) and "defined only for correct fixes" in _metric_lines(summary["groups"])
     mixed = summarize([*noop, record("q9", "unresolved", True, True, overly_permissive=True)])
     rate = mixed["groups"][0]["overall"]["metrics"]["overly_permissive"]

@@ -88,14 +88,14 @@ def test_a_corrupt_recording_is_an_infra_error_not_the_models(toy: pytest.Pytest
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     with OpenAIStubServer(toy_model) as server:
         recorded = toy.runpytest_subprocess("--agent=openai:gpt-4o", f"--llm-api-base={server.url}/v1",
-                                            "--record=recording", "--seed=8", "--queries=1", "--reports-dir=first")
+                                            "--llm-record=recording", "--seed=8", "--queries=1", "--reports-dir=first")
     recorded.assert_outcomes(passed=2)
     recordings = list((toy.path / "recording").glob("*.json"))
     assert len(recordings) == 2
     for path in recordings:
         path.write_bytes(corruption)
     replayed = toy.runpytest_subprocess("--agent=openai:gpt-4o", "--llm-api-base=http://127.0.0.1:9/v1",
-                                        "--replay=recording", "--seed=8", "--queries=1", "--reports-dir=second")
+                                        "--llm-replay=recording", "--seed=8", "--queries=1", "--reports-dir=second")
     replayed.assert_outcomes(errors=2)  # infrastructure errors; the old reader failed both as agent errors
     (episodes,) = (toy.path / "second").glob("*/episodes.jsonl")
     outcomes = [json.loads(line)["outcome"] for line in episodes.read_text().splitlines()]

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import App, Environment, OptionSpec, PromptSpec, RunOptions
+from ...core.app import App, Environment, PromptSpec, RunOptions
 from ...core.seeding import derive_seed
 from ...core.space import Category, Chooser
 from ...core.types import Query
+from ..options import BUILTIN_OPTIONS
 
 if TYPE_CHECKING:
     from ...agents.base import Agent
@@ -34,13 +35,7 @@ def check_backend(spec: str) -> None:
 
 class K8sApp(App):
     name = "k8s"
-    options = (
-        OptionSpec("k8s-app", "application: online-boutique (default) or synthetic:N[:SEED] "
-                   "(N services, random acyclic call graph)", DEFAULT_APP, check=check_app),
-        OptionSpec("k8s-backend", "cluster: embedded (default: in-process API server + policy engine) or "
-                   "kubeconfig[:CONTEXT] (a real cluster from $KUBECONFIG whose CNI enforces "
-                   "NetworkPolicy; see docs/k8s.md)", DEFAULT_BACKEND, check=check_backend),
-    )
+    options = BUILTIN_OPTIONS["k8s"]
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:

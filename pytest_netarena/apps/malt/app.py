@@ -7,9 +7,10 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import App, Environment, OptionSpec, PromptSpec, RunOptions
+from ...core.app import App, Environment, PromptSpec, RunOptions
 from ...core.space import Category, Chooser
 from ...core.types import Query
+from ..options import BUILTIN_OPTIONS
 
 if TYPE_CHECKING:
     from ...agents.base import Agent
@@ -23,16 +24,6 @@ def check_topology(spec: str) -> None:
     load_topology(spec)
 
 
-TOPOLOGY_OPTION = OptionSpec(
-    "malt-topology",
-    "MALT topology: a textproto file (e.g. malt-graph.textproto.txt) or synthetic[:NODES[:SEED]] "
-    "(default: a synthetic topology of the real one's size, 5,493 nodes)",
-    default=None,
-    check=check_topology,
-    path=True,
-)
-
-
 def check_netarena_data(root: str) -> None:
     """A --netarena-data folder holds NetArena's MALT topology."""
     from .netarena.data import data_dir
@@ -40,14 +31,7 @@ def check_netarena_data(root: str) -> None:
     data_dir(root)
 
 
-NETARENA_DATA_OPTION = OptionSpec(
-    "netarena-data",
-    "a NetArena checkout: MALT runs on its real topology (app-malt/data/malt-graph.textproto.txt, read in NetArena's "
-    "conventions under --compat netarena); it replaces --malt-topology",
-    default=None,
-    check=check_netarena_data,
-    path=True,
-)
+TOPOLOGY_OPTION, NETARENA_DATA_OPTION = BUILTIN_OPTIONS["malt"]
 
 
 @lru_cache(maxsize=4)

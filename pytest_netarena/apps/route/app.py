@@ -6,9 +6,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import NETARENA, App, OptionSpec, PromptSpec, RunOptions
+from ...core.app import NETARENA, App, PromptSpec, RunOptions
 from ...core.space import Category, Chooser
 from ...core.errors import BackendUnavailable, UsageError
+from ..options import BUILTIN_OPTIONS
 from . import faults as fault_space
 from .topology import Topology
 
@@ -47,14 +48,7 @@ class RouteApp(App):
     """Broken Linux routers in real Mininet networks."""
 
     name = "route"
-    options = (
-        OptionSpec(
-            "route-size",
-            "route networks of SUBNETSxHOSTS (e.g. 4x4, up to 32x8) instead of sizes drawn from the seed "
-            f"({SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} subnets x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} hosts)",
-            check=parse_size,
-        ),
-    )
+    options = BUILTIN_OPTIONS["route"]
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
