@@ -304,9 +304,8 @@ def build_settings(
     search = None
     if adversarial:
         profile = PROFILES.get(hypothesis_profile or "", {})
-        examples = positive_int(
-            "--adversarial-examples", option("adversarial-examples") or profile.get("max_examples", 20)
-        )
+        given = option("adversarial-examples")
+        examples = positive_int("--adversarial-examples", profile.get("max_examples", 20) if given is None else given)
         time_limit = finite_number("--adversarial-time", option("adversarial-time"))
         search = SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
     return Settings(

@@ -136,7 +136,7 @@ def test_resume_alone_runs_the_recorded_paths_agents_selection_and_options(paid:
     run_dir = only(paid, "run.json").parent
     recorded = json.loads((run_dir / "run.json").read_text())
     assert recorded["paths"] == ["bench"] and recorded["keyword"] == "L1"
-    assert recorded["command_line"] == {"max-episode-tokens": "900"}
+    assert recorded["command_line"] == {"max-episode-tokens": 900}
     episodes = run_dir / "episodes.jsonl"
     episodes.write_text(episodes.read_text().splitlines()[0] + "\n")  # interrupted after one episode
 

@@ -34,8 +34,8 @@ BAD_VALUES = {
     "reports-dir": ["{text}", "/proc/x", "/proc/x/y"],
     "corpus": ["{missing}", "{dir}", "{text}"],
     "resume": ["{missing}", "{dir}", "{text}"],
-    "replay": ["{missing}", "{text}"],
-    "record": ["{text}"],
+    "llm-replay": ["{missing}", "{text}"],
+    "llm-record": ["{text}"],
     "save-corpus": ["{dir}"],
     "split": ["validation", "1"],
 }

@@ -35,9 +35,14 @@ def test_rebuilt_summary_equals_the_plugins_and_adds_comparisons(pytester: pytes
     assert rebuilt["groups"] == written_by_plugin["groups"]
     # with two trials the terminal table leads with pass^2 (the chance of passing a query both times)
     lines = result.stdout.lines
-    header = next(line for line in lines if "correct [95% CI]" in line)
+    header = next(line for line in lines if "resolved [95% CI]" in line)
     assert header.index(" n ") < header.index("pass^2") < header.index("resolved [95% CI]")
-    overall = {line.split()[1]: line.split()[5] for line in lines if " * ALL " in line}
+    overall, agent = {}, None
+    for line in lines:  # each agent's rows follow a heading line "app, agent:"
+        if line.startswith("toy, ") and line.endswith(":"):
+            agent = line[len("toy, "):-1]
+        elif line.startswith("* ALL "):
+            overall[agent] = line.split()[4]
     assert overall == {"builtin:oracle": "100.0%", "builtin:reckless": "0.0%"}
     [resolved, correctness, safety] = rebuilt["comparisons"]
     assert (safety["agent_a"], safety["agent_b"], safety["pairs"], safety["only_a"]) == ("builtin:oracle", "builtin:reckless", 8, 8)

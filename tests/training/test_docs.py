@@ -25,4 +25,4 @@ def test_the_verifiers_example_runs_as_written(capsys) -> None:
     match = re.search(r"<!-- example: verifiers -->\n```python\n(.*?)\n```\n", DOC.read_text(), re.S)
     assert match, "docs/training.md has no verifiers example"
     exec(compile(match.group(1), str(DOC), "exec"), {"__name__": "docs_example"})
-    assert capsys.readouterr().out.splitlines()[-1] == "[-0.1, -0.1]"
+    assert capsys.readouterr().out.splitlines()[-1] == "[-0.3, -0.3]"

@@ -178,8 +178,8 @@ def test_a_benchmark_run_folder_exports_like_a_generated_one(pytester: pytest.Py
     for row in rows:
         roles = [m["role"] for m in row["messages"]]
         assert roles == ["system", "user", "assistant"]
-        assert "You have exactly one reply" in row["messages"][0]["content"]
-        assert row["messages"][1]["content"].startswith("[Step 1 of 1")
+        assert "You have at most 3 steps" in row["messages"][0]["content"]  # MALT's default budget
+        assert row["messages"][1]["content"].startswith("[Step 1 of 3")
         assert "```python" in row["messages"][2]["content"]
 
 

@@ -33,7 +33,8 @@ ARMS = {
 
 
 def test_tabular_policy_improves_its_mean_reward_from_rewards_alone(gym) -> None:
-    env = gym.make("netarena/Malt-v0", split="train", levels=(1,), app_options={"malt-topology": "synthetic:300"})
+    env = gym.make("netarena/Malt-v0", split="train", levels=(1,), max_steps=1,  # one reply: a bandit
+                   app_options={"malt-topology": "synthetic:300"})
     rng = random.Random(7)
     value: dict[tuple[str, str], float] = defaultdict(float)
     count: dict[tuple[str, str], int] = defaultdict(int)

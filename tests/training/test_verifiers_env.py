@@ -85,15 +85,17 @@ def test_k8s_expert_rollout_earns_our_envs_reward(vf) -> None:
     assert requests[0].messages[0]["role"] == "system"
 
 
-@pytest.mark.parametrize("policy, expected", [(expert, 1.0), (fixed(DECLINE), -0.1)], ids=["expert", "decline"])
-def test_malt_rollout_earns_our_envs_reward(vf, policy, expected) -> None:
+@pytest.mark.parametrize("policy, expected, turns", [(expert, 1.0, 1), (fixed(DECLINE), -0.3, 3)],
+                         ids=["expert", "decline"])
+def test_malt_rollout_earns_our_envs_reward(vf, policy, expected, turns) -> None:
+    """MALT's budget is three replies: a model that declines is refused three times (-0.1 each)."""
     kwargs = {"levels": (1,), "split": "train", "app_options": SMALL_MALT}
     replies, rewards, first = reference("malt", 7, None, policy, **kwargs)
     output, requests = rollout(vf, "malt", 7, None, replies, **kwargs)
     assert sum(rewards) == pytest.approx(expected)
     assert output["reward"] == pytest.approx(expected)
     assert output["resolved"] == float(expected == 1.0)
-    assert len(requests) == 1 and user_turns(requests[0]) == [first]
+    assert len(requests) == turns and user_turns(requests[0]) == [first]
 
 
 def test_route_rollout_earns_our_envs_reward(vf, route_backend) -> None:
