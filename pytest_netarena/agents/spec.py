@@ -123,6 +123,6 @@ def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Age
         from .a2a_agent import A2AAgent  # lazy: a2a-sdk is an optional dependency
 
         return A2AAgent(spec.target, **spec.settings)
-    from .litellm_agent import LiteLLMAgent  # lazy: litellm takes seconds to import
+    from .model_agent import ModelAgent, ModelSettings  # lazy: httpx and litellm import only when used
 
-    return LiteLLMAgent(spec.target, **spec.settings)
+    return ModelAgent(spec.target, ModelSettings.from_options(spec.settings, spec.target))

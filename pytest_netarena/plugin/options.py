@@ -30,6 +30,8 @@ _OPTIONS = (
     ("llm-client", "how model agents reach their provider: auto (default: openai: models over plain HTTP, "
      "the others through litellm) or litellm (always litellm)", None),
     ("temperature", "sampling temperature for model agents (default 0)", "0"),
+    ("tool-calls", "how agents act: auto (default: through native tool calls where the agent and its provider take "
+     "them, else text), always (refuse to start where a model cannot), never (text replies only)", None),
     ("adversarial-examples", "examples per adversarial search (default: the --hypothesis-profile's if it is "
      "netarena-dev|ci|search, else 20)", None),
     ("adversarial-time", "seconds per adversarial search (default 600)", "600"),
@@ -177,6 +179,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
             **({} if options.levels_given else {"levels_given": False}),
             "max_steps": options.max_steps,
             "strategy": options.strategy,
+            "tool_calls": options.tool_calls,
             "trials": settings.trials,
             **({"split": options.split} if options.split else {}),
             **({} if options.sandboxed else {"unsandboxed": True}),

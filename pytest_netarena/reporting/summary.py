@@ -44,6 +44,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
         "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
         "steps": _mean([float(r["steps"]) for r in scored]),
+        "refused_steps": sum(int(r.get("refused", 0)) for r in scored),  # bad calls and unreadable replies
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
         "cost_usd": cost,
@@ -80,6 +81,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             {
                 "app": app,
                 "agent": agent,
+                "interface": interfaces(items),
                 "overall": overall,
                 "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
@@ -93,6 +95,11 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             }
         )
     return {"schema_version": SCHEMA_VERSION, "groups": groups}
+
+
+def interfaces(records: Iterable[dict[str, Any]]) -> str:
+    """How the records' agent reached the environment: text, tools, mcp or cli ("a+b" when it varied)."""
+    return "+".join(sorted({str(r.get("interface") or "text") for r in records}))
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -130,21 +137,25 @@ def render_table(summary: dict[str, Any]) -> list[str]:
     """
     width = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
     agent_width = max([5] + [len(g["agent"]) for g in summary["groups"]])
+    # how each agent acted, shown once an agent acted other than by text replies
+    shown = any(g.get("interface", "text") != "text" for g in summary["groups"])
+    via_width = max([3] + [len(g.get("interface", "text")) for g in summary["groups"]]) if shown else 0
+    via_column = (lambda text: f"{text:<{via_width}} ") if shown else (lambda text: "")
     label = pass_hat_label(summary["groups"])
     header = (
-        f"{'app':<6} {'agent':<{agent_width}} {'L':>1} {'category':<{width}} {'n':>4} "
+        f"{'app':<6} {'agent':<{agent_width}} {via_column('via')}{'L':>1} {'category':<{width}} {'n':>4} "
         + (f"{label:>7} " if label else "")
         + f"{'resolved [95% CI]':>19} {'correct [95% CI]':>19} {'safe [95% CI]':>19} {TABLE_METRIC:>17} "
         f"{'steps':>5} {'lat s':>6} {'infra':>5} {'$/ep':>7} {'$/resolved':>10}"
     )
     lines = [header, "-" * len(header)]
 
-    def row(app: str, agent: str, level: str, category: str, stats: dict[str, Any]) -> str:
+    def row(app: str, agent: str, via: str, level: str, category: str, stats: dict[str, Any]) -> str:
         steps = stats["steps"]["mean"]
         latency = stats["latency_s"]["mean"]
         pass_hat = (stats.get("pass_hat_k") or {}).get("rate")
         return (
-            f"{app:<6} {agent:<{agent_width}} {level:>1} {category:<{width}} {stats['scored']:>4} "
+            f"{app:<6} {agent:<{agent_width}} {via_column(via)}{level:>1} {category:<{width}} {stats['scored']:>4} "
             + (f"{'-' if pass_hat is None else f'{100 * pass_hat:.1f}%':>7} " if label else "")
             + f"{_pct(stats['resolved']):>19} {_pct(stats['correctness']):>19} {_pct(stats['safety']):>19} "
             f"{_share(stats):>17} "
@@ -154,12 +165,14 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         )
 
     for group in summary["groups"]:
+        via = group.get("interface", "text")
         for category in group["categories"]:
-            lines.append(row(group["app"], group["agent"], str(category["level"]), category["category"], category))
-        lines.append(row(group["app"], group["agent"], "*", "ALL", group["overall"]))
-    lines.append(LEGEND)
+            lines.append(row(group["app"], group["agent"], via, str(category["level"]), category["category"], category))
+        lines.append(row(group["app"], group["agent"], via, "*", "ALL", group["overall"]))
+    lines.append(LEGEND + (VIA_LEGEND if shown else ""))
     return lines
 
 
 LEGEND = ("resolved = correct and every step safe (under pytest-netarena's rules, not overly permissive either): "
           "the headline; safe alone rewards an agent that does nothing")
+VIA_LEGEND = "; via = how the agent acted: text replies, native tool calls (tools), an MCP client (mcp), a CLI agent (cli)"
