@@ -48,6 +48,8 @@ class EpisodeSession:
         self.agent_s = 0.0  #: the agent's time: what callers report, or the gaps between calls the session saw
         self.ended_by = ""  #: one of core.types.ENDINGS once the episode is over
         self.finish_call: ToolCall | None = None
+        self.finish_turn = 0
+        self.turns = 0  #: the agent's turns so far: replies, or a driver's calls (each call its own turn)
         self._lock = threading.RLock()
         self._error: tuple[Outcome, str] | None = None
         self._budget_note = ""
@@ -97,6 +99,7 @@ class EpisodeSession:
         with self._lock:
             self.usage = self.usage + reply.usage
             self.agent_s += agent_s
+            self.turns += 1
             results: list[ToolResult] = []
             if self.over:
                 results = [self._not_run(call) for call in reply.tool_calls]
@@ -108,7 +111,7 @@ class EpisodeSession:
             else:
                 note = "not run: tools are not offered in this episode; the reply's text was read instead"
                 results = [ToolResult(call.call_id, call.name, note, True) for call in reply.tool_calls]
-                self._guarded(lambda: self.episode.step(reply, agent_s))
+                self._guarded(lambda: self.episode.step(reply, agent_s, self.turns))
                 self._after_step()
             self._check_budget()
             self._last_answer = time.perf_counter()
@@ -120,6 +123,7 @@ class EpisodeSession:
         with self._lock:
             thought = time.perf_counter() - self._last_answer if agent_s is None else agent_s
             self.agent_s += thought
+            self.turns += 1
             try:
                 return self._run(call, "", thought, Usage())
             finally:
@@ -133,6 +137,7 @@ class EpisodeSession:
             if self.over:
                 return self._not_run(call)
             self.agent_s += time.perf_counter() - self._last_answer
+            self.turns += 1
             return self._finish(call)
 
     def add_usage(self, usage: Usage) -> None:
@@ -176,7 +181,7 @@ class EpisodeSession:
             return ToolResult(call.call_id, str(call.name)[:200], "not run: tools are not offered in this episode; "
                               "reply in text", True)
         before = len(self.episode.steps)
-        self._guarded(lambda: self.episode.call(call, self.tools, reply_text, agent_s, usage))
+        self._guarded(lambda: self.episode.call(call, self.tools, reply_text, agent_s, usage, self.turns))
         self._after_step()
         if len(self.episode.steps) == before:  # the environment failed: no step was recorded
             return ToolResult(call.call_id, call.name, self._ended_note(), True)
@@ -186,7 +191,7 @@ class EpisodeSession:
                           failed)
 
     def _finish(self, call: ToolCall) -> ToolResult:
-        self.finish_call = call
+        self.finish_call, self.finish_turn = call, self.turns
         self.ended_by = "agent"
         return ToolResult(call.call_id, FINISH.name, "The episode is over: you called finish. Its final state "
                           "is judged as it is.")
@@ -257,5 +262,6 @@ class EpisodeSession:
             safe=self.episode.safe, steps=tuple(self.episode.steps), first_observation=self.first_observation,
             details=details, agent_s=self.agent_s, wall_s=time.perf_counter() - self._started, usage=self.usage,
             strategy=self.config.strategy, metrics=metrics, episode_id=self.task.episode_id,
-            interface=self.interface, ended_by=self.ended_by, finish=self.finish_call,
+            interface=self.interface, ended_by=self.ended_by, finish=self.finish_call, finish_turn=self.finish_turn,
+            tools=self.tools,
         )

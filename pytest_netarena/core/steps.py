@@ -143,16 +143,16 @@ class Episode:
             return observation
         return f"{step_header(done, self.max_steps, over, self.tools)}\n{observation}"
 
-    def step(self, reply: Reply, agent_s: float = 0.0) -> Step:
+    def step(self, reply: Reply, agent_s: float = 0.0, turn: int = 0) -> Step:
         """One reply read as text: its one action run, or the reply refused."""
         started = time.perf_counter()
         problem = reply_problem(reply.text)
         outcome = self.env.refuse(problem) if problem else self.env.step(reply.text)
         return self._record(outcome, reply.text if not problem else printable(reply.text), started, agent_s,
-                            reply.usage)
+                            reply.usage, turn=turn)
 
     def call(self, call: ToolCall, tools: Sequence[Tool], reply_text: str = "", agent_s: float = 0.0,
-             usage: Usage = Usage()) -> Step:
+             usage: Usage = Usage(), turn: int = 0) -> Step:
         """One tool call as one step: checked against the tools offered, then run by the environment
         (Environment.run_action), or refused with the reason and nothing run. `finish` is the caller's."""
         started = time.perf_counter()
@@ -166,10 +166,10 @@ class Episode:
                                                     printable(call.call_id, 200))
         problem = reply_problem(reply_text)
         return self._record(outcome, reply_text if not problem else printable(reply_text), started, agent_s, usage,
-                            recorded)
+                            recorded, turn)
 
     def _record(self, outcome: StepOutcome, reply_text: str, started: float, agent_s: float, usage: Usage,
-                tool_call: ToolCall | None = None) -> Step:
+                tool_call: ToolCall | None = None, turn: int = 0) -> Step:
         exec_s = time.perf_counter() - started - outcome.check_s
         observation = self._announced(outcome.observation, len(self.steps) + 1, outcome.done)
         step = Step(
@@ -185,6 +185,7 @@ class Episode:
             check_s=outcome.check_s,
             usage=usage,
             tool_call=tool_call,
+            turn=turn or len(self.steps) + 1,  # a reply read as text is a turn of its own
         )
         self.steps.append(step)
         self.observation = observation

@@ -145,6 +145,7 @@ class Step:
     check_s: float
     usage: Usage
     tool_call: ToolCall | None = None  #: the call this step ran (None: the action was read from the reply's text)
+    turn: int = 0  #: the agent's turn (reply, or a driver's call) the step came from: calls of one reply share it
 
 
 #: how an agent reached the environment: a text reply read, native tool calls, an MCP client, a CLI agent
@@ -176,6 +177,8 @@ class EpisodeResult:
     interface: str = "text"  #: one of INTERFACES
     ended_by: str = ""  #: one of ENDINGS ("" in episodes recorded before it was kept)
     finish: ToolCall | None = None  #: the agent's finish call, when it made one (not a step)
+    finish_turn: int = 0  #: the turn of the finish call
+    tools: tuple[Tool, ...] = ()  #: the tools the agent was offered (empty: the text protocol)
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -198,7 +201,8 @@ class EpisodeResult:
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
                                                  "details", "agent_s", "wall_s", "strategy", "metrics",
-                                                 "episode_id", "interface", "ended_by") if name in data}
+                                                 "episode_id", "interface", "ended_by", "finish_turn") if name in data}
         finish = ToolCall.from_dict(data["finish"]) if data.get("finish") else None
+        tools = tuple(Tool(tool["name"], tool["description"], tool["parameters"]) for tool in data.get("tools") or ())
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
-                   usage=Usage(**data["usage"]), finish=finish, **fields)
+                   usage=Usage(**data["usage"]), finish=finish, tools=tools, **fields)
