@@ -99,3 +99,30 @@ def test_the_netarena_profile_offers_no_tools(llm_toy, model_server) -> None:
                                           "--compat=netarena", "--queries=1", "--reports-dir=compat")
     result.stdout.fnmatch_lines(["*tool-calls=never (NetArena: text)*"])
     assert model_server.requests and not any(request.tools for request in model_server.requests)
+
+
+def malformed_first(request: dict) -> StubReply:
+    """Answers its first turn with three malformed calls, then sets the counter to the target."""
+    messages = request["messages"]
+    if len(messages) == 2:
+        return StubReply.calls(("set_counter", "{oops"), ("rm_rf", {}), ("set_counter", {"value": "high"}))
+    target = int(re.search(r"make it (\d+)", messages[1]["content"]).group(1))
+    return StubReply.calls(("set_counter", {"value": target}))
+
+
+def test_malformed_calls_are_refused_steps_counted_in_the_report_not_errors(llm_toy) -> None:
+    with OpenAIStubServer(malformed_first) as server:
+        result = llm_toy.runpytest_subprocess("--agent=openai:gpt-4o", f"--llm-api-base={server.url}/v1",
+                                              "--seed=3", "--queries=1", "--max-steps=5", "--reports-dir=bad",
+                                              "--junitxml=j.xml")
+    result.assert_outcomes(passed=2)  # resolved after the refused steps: no crash, no infra error
+    properties = [(p.get("name"), p.get("value")) for p in ET.parse(llm_toy.path / "j.xml").iter("property")]
+    assert [value for name, value in properties if name == "netarena.refused"] == ["3", "3"]
+    folder = run_folder(llm_toy, "bad")
+    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert all([s["refused"] for s in e["steps"]] == [True, True, True, False] for e in episodes)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert sum(group["overall"]["refused_steps"] for group in summary["groups"]) == 6
+    assert all(group["overall"]["infra_errors"] == 0 for group in summary["groups"])
+    tool_messages = [m for m in server.requests[1].messages if m["role"] == "tool"]
+    assert len(tool_messages) == 3 and "not valid JSON" in tool_messages[0]["content"]

@@ -228,3 +228,18 @@ def test_export_of_a_tool_run_holds_the_tool_calls(k8s_env, k8s_query, tmp_path)
     result_ = agent_steps[0]["observation"]["results"][0]
     assert result_["source_call_id"] == agent_steps[0]["tool_calls"][0]["tool_call_id"]
     assert agent_steps[1]["tool_calls"][0]["arguments"]["command"].startswith("kubectl ")
+
+
+def test_a_text_reply_to_a_request_offering_tools_is_read_as_text(k8s_env, k8s_query) -> None:
+    agent = oracle("k8s", k8s_query, k8s_env)
+
+    def text_model(request):  # offered tools, answers in NetArena's text form all the same
+        if len(request["messages"]) == 2:
+            agent.reset(None)
+        return agent.act(request["messages"][-1]["content"]).text
+
+    with OpenAIStubServer(text_model) as server:
+        result = model_play("k8s", k8s_env, k8s_query, server, tool_calls="auto")
+    assert all(request.tools for request in server.requests)
+    assert result.outcome is Outcome.RESOLVED and not any(step.refused for step in result.steps), result.details
+    assert all(step.tool_call is None and step.action.startswith("kubectl") for step in result.steps)

@@ -288,3 +288,13 @@ def test_a_driving_agent_that_raises_or_hangs_is_an_agent_error(toy, query) -> N
     assert hung.outcome is Outcome.AGENT_ERROR and "0.1 s" in hung.details and hung.steps == ()
     time.sleep(0.6)
     assert calls_after and calls_after[0].is_error  # the late call ran nothing
+
+
+def test_a_text_reply_in_a_tool_episode_is_read_by_the_text_reader(toy, query) -> None:
+    target = query.params["target"]
+    agent = Calls(Reply("say what"), Reply(f"I will set {target}"))
+    result = play(toy, query, agent)
+    assert agent.task.tools  # tools were offered, and the model answered in text anyway
+    assert result.outcome is Outcome.RESOLVED and [s.tool_call for s in result.steps] == [None, None]
+    assert [s.refused for s in result.steps] == [True, False]  # the toy's text reader refuses 'say what' as text
+    assert result.steps[1].action == f"set {target}"
