@@ -1,4 +1,4 @@
-"""The plain-HTTP way to openai/ models: what it does beyond litellm's behaviour (which test_litellm_agent checks
+"""The plain-HTTP way to openai/ models: what it does beyond litellm's behaviour (which test_model_agent checks
 for both clients): refused parameters, prices without litellm, no litellm import, the choice of client."""
 
 from __future__ import annotations
