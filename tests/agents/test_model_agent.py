@@ -265,7 +265,7 @@ def test_auto_offers_tools_when_the_provider_takes_them(litellm):
     def uses(model: str, mode: str) -> bool:
         return ModelAgent(model, ModelSettings(tool_calls=mode)).uses_tools
 
-    assert uses("openai/gpt-4o", "auto") and uses("mistral/mistral-large-latest", "auto")  # litellm's map says yes
+    assert uses("openai/gpt-4o", "auto") and uses("anthropic/claude-sonnet-4-20250514", "auto")  # litellm's map says yes
     assert not uses("ollama/netarena-no-such-model", "auto")  # an unknown model: its replies are read as text
     assert not uses("openai/gpt-4o", "never") and uses("openai/gpt-4o", "always")
     with pytest.raises(UsageError, match="does not take tool calls"):
