@@ -18,6 +18,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..core.tools import ToolCall
+
 #: request keys that are litellm's own options, not part of the chat completion body
 LITELLM_ONLY = frozenset({"model", "timeout", "drop_params", "num_retries", "max_retries", "api_base", "api_key"})
 #: parameters a model may refuse (reasoning models take no temperature or seed): dropped and the
@@ -52,8 +54,8 @@ def provider_model(model: str) -> str | None:
     return name if provider == "openai" and name else None
 
 
-def complete(model: str, request: dict[str, Any]) -> tuple[str, int, int, float]:
-    """Send one chat completion; (text, prompt tokens, completion tokens, cost in USD).
+def complete(model: str, request: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], int, int, float]:
+    """Send one chat completion; (text, tool calls, prompt tokens, completion tokens, cost in USD).
 
     `request` is the agent's litellm-style request (messages, temperature, timeout, api_base, ...).
     Raises ModelRequestError.
@@ -121,7 +123,7 @@ def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> Any:
         raise ModelRequestError(f"APIConnectionError: {type(error).__name__}: {error}", transient=True) from error
 
 
-def _parse(response: Any, name: str) -> tuple[str, int, int, float]:
+def _parse(response: Any, name: str) -> tuple[str, tuple[ToolCall, ...], int, int, float]:
     status = response.status_code
     if status >= 400:
         error = _error_object(response)
@@ -135,16 +137,44 @@ def _parse(response: Any, name: str) -> tuple[str, int, int, float]:
     if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list):
         raise ModelRequestError(f"the endpoint answered {status} with a body that is not a chat completion: "
                                 f"{response.text[:200]!r}", status, transient=True)
-    text = ""
+    text, calls = "", ()
     if payload["choices"] and isinstance(payload["choices"][0], dict):
-        content = (payload["choices"][0].get("message") or {}).get("content")
+        message = payload["choices"][0].get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
         text = content if isinstance(content, str) else ""
+        calls = tool_calls(message.get("tool_calls"))
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     tokens_in, tokens_out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     cached = min(tokens_in, _count(details.get("cached_tokens")))
     served = payload.get("model") if isinstance(payload.get("model"), str) else name
-    return text, tokens_in, tokens_out, price(served, name, tokens_in, tokens_out, cached)
+    return text, calls, tokens_in, tokens_out, price(served, name, tokens_in, tokens_out, cached)
+
+
+def tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """The tool calls of a completion's message (OpenAI's form, as dicts or as objects with the same fields).
+
+    The model's output is kept as sent: arguments that are not text are written as JSON, a call without an id
+    gets one (call_<n>), and nothing is judged here (the episode refuses a malformed call as a step)."""
+    found = []
+    for number, call in enumerate(raw if isinstance(raw, (list, tuple)) else ()):
+        function = _field(call, "function")
+        name, arguments, call_id = _field(function, "name"), _field(function, "arguments"), _field(call, "id")
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            try:
+                arguments = json.dumps(arguments)
+            except (TypeError, ValueError):
+                arguments = str(arguments)
+        found.append(ToolCall("" if name is None else str(name), arguments,
+                              str(call_id) if call_id else f"call_{number}"))
+    return tuple(found)
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
 
 
 def _error_object(response: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Recording of model traffic (--llm-record) and answering from a recording without any network (--llm-replay)."""
+"""Recording of model traffic (--llm-record), tool calls included, and answering from it with no network (--llm-replay)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,24 @@ from pathlib import Path
 from typing import Any
 
 from ..core import safe_read
+from ..core.tools import ToolCall
 from ..core.types import Reply, Usage
 from ..core.errors import InfraError, UsageError
 
 #: request fields that decide the answer; timeouts, keys and retry settings do not
 KEY_FIELDS = ("model", "messages", "temperature", "seed", "max_tokens")
+#: fields that decide the answer only when the request has them (so recordings made without them keep their keys)
+OPTIONAL_KEY_FIELDS = ("tools",)
+
+
+def key_fields(request: dict[str, Any]) -> dict[str, Any]:
+    fields = {field: request.get(field) for field in KEY_FIELDS}
+    fields.update({field: request[field] for field in OPTIONAL_KEY_FIELDS if request.get(field)})
+    return fields
 
 
 def request_key(request: dict[str, Any]) -> str:
-    canonical = json.dumps({field: request.get(field) for field in KEY_FIELDS}, sort_keys=True)
+    canonical = json.dumps(key_fields(request), sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -33,8 +42,9 @@ class Recording:
     def save(self, request: dict[str, Any], reply: Reply) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         entry = {
-            "request": {field: request.get(field) for field in KEY_FIELDS},
+            "request": key_fields(request),
             "reply": reply.text,
+            "tool_calls": [call.to_dict() for call in reply.tool_calls],
             "usage": {"tokens_in": reply.usage.tokens_in, "tokens_out": reply.usage.tokens_out,
                       "cost_usd": reply.usage.cost_usd},
         }
@@ -54,11 +64,12 @@ class Recording:
         try:
             entry = safe_read.read_json(path, inside=self.folder)
             usage = entry["usage"]
+            calls = tuple(ToolCall.from_dict(call) for call in entry.get("tool_calls") or ())
             reply = Reply(entry["reply"], Usage(tokens_in=int(usage["tokens_in"]), tokens_out=int(usage["tokens_out"]),
-                                                cost_usd=float(usage["cost_usd"])))
+                                                cost_usd=float(usage["cost_usd"])), calls)
         except UsageError as error:
             raise InfraError(f"--llm-replay {self.folder}: unreadable recording: {error}") from None
-        except (KeyError, TypeError, ValueError, OverflowError) as error:
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as error:
             raise InfraError(f"--llm-replay {self.folder}: corrupt recording {path.name}: missing or bad {error}") from None
         if not isinstance(reply.text, str):
             raise InfraError(f"--llm-replay {self.folder}: corrupt recording {path.name}: the reply is not text")

@@ -142,8 +142,9 @@ def load_python_agent(target: str) -> Agent:
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot load agent python:{target}: {error}") from error
     agent = factory() if callable(factory) else factory
-    if not isinstance(agent, Agent):
-        raise UsageError(f"python:{target} did not give an agent with reset(), act() and close()")
+    driving = all(callable(getattr(agent, name, None)) for name in ("reset", "drive", "close"))
+    if not isinstance(agent, Agent) and not driving:
+        raise UsageError(f"python:{target} did not give an agent with reset(), act() (or drive()) and close()")
     return agent
 
 
@@ -162,6 +163,6 @@ def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Age
         from .a2a_agent import A2AAgent  # lazy: a2a-sdk is an optional dependency
 
         return A2AAgent(spec.target, **spec.settings)
-    from .litellm_agent import LiteLLMAgent  # lazy: litellm takes seconds to import
+    from .model_agent import ModelAgent, ModelSettings  # lazy: httpx and litellm import only when used
 
-    return LiteLLMAgent(spec.target, **spec.settings)
+    return ModelAgent(spec.target, ModelSettings.from_options(spec.settings, spec.target))

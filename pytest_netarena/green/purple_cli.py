@@ -72,11 +72,12 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
     if spec.kind == "python":
         return StatelessResponder(lambda: load_python_agent(spec.target), serial=True)
     if spec.kind == "litellm":
-        from ..agents.litellm_agent import LiteLLMAgent
+        from ..agents.model_agent import ModelAgent, ModelSettings
 
-        settings = {"api_base": args.llm_api_base, "temperature": args.temperature, "client": args.llm_client}
-        LiteLLMAgent(spec.target, **settings)  # bad settings fail now, not at the first message
-        return StatelessResponder(lambda: LiteLLMAgent(spec.target, **settings))
+        settings = ModelSettings.from_options(  # bad settings fail now, not at the first message
+            {"api_base": args.llm_api_base, "temperature": args.temperature, "client": args.llm_client}, spec.target)
+        ModelAgent(spec.target, settings)
+        return StatelessResponder(lambda: ModelAgent(spec.target, settings))
     raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}")
 
 

@@ -42,6 +42,9 @@ _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
     ("agents", "llm-client", "CLIENT", str, "how model agents reach their provider: auto (default: openai: models "
      "over plain HTTP, the others through litellm) or litellm (always litellm)", None),
     ("agents", "temperature", "T", float, "sampling temperature for model agents (default 0)", "0"),
+    ("agents", "tool-calls", "MODE", str, "how agents act: auto (default: through native tool calls where the agent "
+     "and its provider take them, else text), always (refuse to start where a model cannot), never (text replies "
+     "only)", None),
     ("agents", "llm-record", "DIR", str, "store every model request and reply in this folder", None),
     ("agents", "llm-replay", "DIR", str, "answer model agents from an --llm-record folder, with no network call",
      None),

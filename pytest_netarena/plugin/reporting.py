@@ -29,7 +29,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [
         f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
         f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}"
-        + (f" split={options.split}" if options.split else ""),
+        + (f" split={options.split}" if options.split else "")
+        + f" tool-calls={'never (NetArena: text)' if options.netarena_compat else options.tool_calls}",
         f"netarena: reports in {settings.run_dir}",
         _sandbox_line(options.sandboxed),
     ]

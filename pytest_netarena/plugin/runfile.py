@@ -132,6 +132,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
             **({} if options.levels_given else {"levels_given": False}),
             "max_steps": options.max_steps,
             "strategy": options.strategy,
+            "tool_calls": options.tool_calls,
             "trials": settings.trials,
             **({"split": options.split} if options.split else {}),
             **({} if options.sandboxed else {"unsandboxed": True}),

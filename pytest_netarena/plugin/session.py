@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from ..agents.litellm_agent import uses_litellm
+from ..agents.model_agent import uses_litellm
 from ..apps import APP_ENTRY_POINTS, available_apps, get_app, register_app
 from ..core.errors import UsageError
 from ..run.search import PROFILES
@@ -132,7 +132,7 @@ def _import_model_client_now() -> None:
 
     def load() -> None:
         try:
-            from ..agents.litellm_agent import import_litellm
+            from ..agents.model_agent import import_litellm
 
             import_litellm()
         except Exception:  # the episode that needs it reports the problem

@@ -263,7 +263,8 @@ def _app_section(app: str, groups: list[dict[str, Any]], colors: dict[str, str],
            _stat_header(label) + "<th>tokens</th></tr>"]
     for group in groups:
         overall = group["overall"]
-        out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_breakable(group["agent"])}</td><td class=num>{overall["scored"]}</td>'
+        via = f' <span class=muted>via {_e(group.get("interface", "text"))}</span>'
+        out.append(f'<tr data-key="{_e(app)}|{_e(group["agent"])}|*|*"><td>{_breakable(group["agent"])}{via}</td><td class=num>{overall["scored"]}</td>'
                    + _stat_cells(overall, colors[group["agent"]], bool(label))
                    + f"<td class=num>{overall['tokens']}</td></tr>")  # costs: in Latency and cost below
     out.append("</table>")
@@ -395,16 +396,27 @@ def _clip(text: Any) -> str:
     return _e(text[:FIELD_LIMIT]) + f"\n<span class=muted>… {len(text) - FIELD_LIMIT} more characters in episodes.jsonl</span>"
 
 
+def _tool_call(call: Any) -> str:
+    """A step's tool call (name, id, arguments as sent), or "" for an action read from text."""
+    if not isinstance(call, dict):
+        return ""
+    return (f"<div><span class=lbl>tool call</span> <code>{_clip(str(call.get('name', '')))}</code>"
+            f" <span class=muted>{_clip(str(call.get('call_id', '')))}</span></div>"
+            f"<pre>{_clip(str(call.get('arguments', '')))}</pre>")
+
+
 def _episode(episode: dict[str, Any]) -> str:
     query, outcome = episode["query"], str(episode["outcome"])
     steps = episode["steps"]
     first_unsafe = next((s.get("index") for s in steps if s.get("violations")), None)
     head = (f'<span class="badge {_e(outcome)}">{_e(outcome)}</span><b>{_e(query["id"])}</b> · {_e(episode["agent"])}'
+            f' via {_e(episode.get("interface", "text"))}'
             f' · trial {_e(episode["trial"])} · {len(steps)} step{"" if len(steps) == 1 else "s"} · {number(episode.get("agent_s"), 2)} s'
             f' · {_e(episode.get("tokens", 0))} tokens' + (f" · <span class=first-flag>first unsafe: step {first_unsafe}</span>" if first_unsafe else ""))
     body = [f"<div class=body><p>resolved: <b>{_e(outcome == 'resolved')}</b> · correct: <b>{_e(episode['correct'])}</b>"
             f" · safe: <b>{_e(episode['safe'])}</b>"
-            f" · strategy: {_e(episode.get('strategy', ''))} · seed {_e(query.get('seed', ''))}</p>"]
+            f" · strategy: {_e(episode.get('strategy', ''))} · seed {_e(query.get('seed', ''))}"
+            + (f" · ended by: {_e(episode['ended_by'])}" if episode.get("ended_by") else "") + "</p>"]
     if episode.get("details"):
         body.append(f"<p>verdict: {_e(episode['details'])}</p>")
     if query.get("params"):
@@ -417,7 +429,7 @@ def _episode(episode: dict[str, Any]) -> str:
         flags = (" <span class=first-flag>first unsafe step</span>" if index == first_unsafe else "") + (" · refused" if step.get("refused") else "")
         body.append(f'<div class="{" ".join(classes)}"><h4>step {_e(index)}{flags} <span class=muted>· agent {number(step.get("agent_s"), 2)} s'
                     f' · exec {number(step.get("exec_s"), 3)} s</span></h4>'
-                    f"<div class=lbl>reply</div><pre>{_clip(step.get('reply', ''))}</pre>"
+                    f"<div class=lbl>reply</div><pre>{_clip(step.get('reply', ''))}</pre>" + _tool_call(step.get("tool_call")) +
                     f"<div><span class=lbl>action</span> <code>{_clip(step.get('action', '')) or '<i>none parsed</i>'}</code></div>"
                     f"<div class=lbl>output</div><pre>{_clip(step.get('output', ''))}</pre>")
         if step.get("violations"):
@@ -425,6 +437,8 @@ def _episode(episode: dict[str, Any]) -> str:
         if step.get("observation") and step.get("observation") != step.get("output"):
             body.append(f"<details><summary>observation shown next</summary><pre>{_clip(step['observation'])}</pre></details>")
         body.append("</div>")
+    if isinstance(episode.get("finish"), dict):
+        body.append(f"<div class=step><h4>finish</h4>{_tool_call(episode['finish'])}</div>")
     return (f'<div class=episode data-outcome="{_e(outcome)}"><details><summary>{head}</summary>' + "".join(body) + "</div></details></div>")
 
 

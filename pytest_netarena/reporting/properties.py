@@ -33,6 +33,8 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "tokens": result.usage.tokens,
         "cost_usd": round(result.usage.cost_usd, 6),
         "episode_id": result.episode_id,
+        "interface": result.interface,  # text, tools, mcp or cli: how the agent reached the environment
+        "refused": sum(step.refused for step in result.steps),  # steps refused unrun (unreadable replies, bad calls)
     }
     values.update({METRIC + name: metric_value(value) for name, value in sorted(result.metrics.items())})
     return [(PREFIX + key, value) for key, value in values.items()]

@@ -77,6 +77,8 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "tokens": int(episode.get("tokens", usage.get("tokens_in", 0) + usage.get("tokens_out", 0))),
             "cost_usd": round(float(usage.get("cost_usd", 0.0)), 6),
             "episode_id": episode.get("episode_id", ""),
+            "interface": episode.get("interface", "text"),
+            "refused": sum(bool(step.get("refused")) for step in episode["steps"]),
             **{f"metric.{name}": metric_value(value) for name, value in sorted((episode.get("metrics") or {}).items())},
         }
 

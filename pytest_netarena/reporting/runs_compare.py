@@ -10,6 +10,8 @@ from .compare import compare
 from .fingerprint import differences
 from ..core.errors import UsageError
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
+from .summary import interfaces
+from .summary import interfaces
 
 
 class NothingPaired(ReportError):
@@ -42,16 +44,25 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
         if len(agents["A"]) != 1 or len(agents["B"]) != 1:
             raise UsageError(f"--pair-by query pairs one agent per run; A has {', '.join(agents['A'])}, "
                              f"B has {', '.join(agents['B'])}")
-        name = f"{agents['A'][0]} -> {agents['B'][0]}"
-        groups = {name: [{**r, "agent": f"{label} {name}"} for label, items in records.items() for r in items]}
+        buckets = {f"{agents['A'][0]} -> {agents['B'][0]}": (records["A"], records["B"])}
     else:
-        groups = defaultdict(list)
-        for label, items in records.items():
-            for record in items:
-                groups[record["agent"]].append({**record, "agent": f"{label} {record['agent']}"})
-    # one agent at a time: compare() pairs every two agents it is given, and here only A against B matters
+        buckets = defaultdict(lambda: ([], []))
+        for side, label in enumerate(("A", "B")):
+            for record in records[label]:
+                if record["agent"] in agents["A"] and record["agent"] in agents["B"]:
+                    buckets[record["agent"]][side].append(record)
+    for name, (a, b) in sorted(buckets.items()):
+        via_a, via_b = interfaces(a), interfaces(b)
+        if via_a != via_b:
+            warnings.append(f"{name}: the agent acted through {via_a} in A and {via_b} in B: the difference measures "
+                            "the interface too")
+    # one bucket at a time: compare() pairs every two agents it is given, and here only A against B matters
     seed = int(runs[0].get("seed") or 0)
-    comparisons = [c for agent in sorted(groups) for c in compare(groups[agent], seed=seed)]
+    comparisons = []
+    for name, (a, b) in sorted(buckets.items()):
+        label = (lambda r: name) if pair_by == "query" else _label
+        labelled = [{**r, "agent": f"A {label(r)}"} for r in a] + [{**r, "agent": f"B {label(r)}"} for r in b]
+        comparisons.extend(compare(_one_label_per_run(labelled), seed=seed))
     if not any(c["pairs"] for c in comparisons):
         raise NothingPaired(_why_nothing_paired(agents, runs, pair_by))
     return warnings, comparisons
@@ -69,14 +80,29 @@ def _why_nothing_paired(agents: dict[str, list[str]], runs: list[dict[str, Any]]
     return f"nothing paired: {who} ran no query in both runs ({why})"
 
 
+def _label(record: dict[str, Any]) -> str:
+    return f"{record['agent']} via {record.get('interface') or 'text'}"
+
+
+def _one_label_per_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An agent whose interface varied within a run keeps one label per run (its records still pair by query)."""
+    first: dict[tuple[str, str], str] = {}
+    for record in records:
+        first.setdefault((record["app"], record["agent"][0]), record["agent"])
+    return [{**record, "agent": first[(record["app"], record["agent"][0])]} for record in records]
+
+
+
 def render(comparisons: list[dict[str, Any]]) -> list[str]:
     """One line per app, agent and metric: both rates, the paired difference with its 95% interval, McNemar's p."""
-    lines = [f"{'app':6} {'agent':28} {'metric':11} {'pairs':>5} {'A':>7} {'B':>7} {'B-A':>7}  {'95% CI':16} {'p':>6}"]
+    lines = [f"{'app':6} {'agent':40} {'metric':11} {'pairs':>5} {'A':>7} {'B':>7} {'B-A':>7}  {'95% CI':16} {'p':>6}"]
     for c in comparisons:
         if not c["pairs"]:
             continue
         low, high = c["bootstrap_ci95"]
-        lines.append(f"{c['app']:6} {c['agent_a'].split(' ', 1)[1]:28} {c['metric']:11} {c['pairs']:5d} "
+        a, b = c["agent_a"].split(" ", 1)[1], c["agent_b"].split(" ", 1)[1]
+        agent = a if a == b else f"{a} | {b}"
+        lines.append(f"{c['app']:6} {agent:40} {c['metric']:11} {c['pairs']:5d} "
                      f"{c['rate_a']:7.1%} {c['rate_b']:7.1%} {-c['difference']:+7.1%}  "
                      f"[{-high:+.1%}, {-low:+.1%}]{'':2} {c['mcnemar_p']:6.3f}")
     return lines

@@ -44,6 +44,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "correctness": _rate(sum(bool(r["correct"]) for r in scored), n),
         "safety": _rate(sum(bool(r["safe"]) for r in scored), n),
         "steps": _mean([float(r["steps"]) for r in scored]),
+        "refused_steps": sum(int(r.get("refused", 0)) for r in scored),  # bad calls and unreadable replies
         "latency_s": _mean([float(r["latency_s"]) for r in scored]),
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
         "cost_usd": cost,
@@ -82,6 +83,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             {
                 "app": app,
                 "agent": agent,
+                "interface": interfaces(items),
                 "overall": overall,
                 "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
@@ -95,6 +97,11 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             }
         )
     return {"schema_version": SCHEMA_VERSION, "groups": groups}
+
+
+def interfaces(records: Iterable[dict[str, Any]]) -> str:
+    """How the records' agent reached the environment: text, tools, mcp or cli ("a+b" when it varied)."""
+    return "+".join(sorted({str(r.get("interface") or "text") for r in records}))
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -142,6 +149,8 @@ def render_table(summary: dict[str, Any]) -> list[str]:
     correct and safe, costs per episode and every other figure are in summary.json and report.html.
     """
     label = pass_hat_label(summary["groups"])
+    # how each agent acted, shown once an agent acted other than by text replies
+    shown = any(g.get("interface", "text") != "text" for g in summary["groups"])
     fixed = (f"{'n':>4} " + (f"{label:>6} " if label else "") + f"{'resolved [95% CI]':>17} {'correct':>7} "
              f"{'safe':>6} {TABLE_METRIC_HEADING:>5} {'steps':>5} {'lat s':>6} {'infra':>5} {'$/resolved':>10}")
     longest = max([8] + [len(c["category"]) for g in summary["groups"] for c in g["categories"]])
@@ -166,14 +175,16 @@ def render_table(summary: dict[str, Any]) -> list[str]:
         ]
 
     for group in summary["groups"]:
-        lines.append(f"{group['app']}, {group['agent']}:")
+        via = f" via {group.get('interface', 'text')}" if shown else ""
+        lines.append(f"{group['app']}, {group['agent']}{via}:")
         for category in group["categories"]:
             lines.extend(row(str(category["level"]), category["category"], category))
         lines.extend(row("*", "ALL", group["overall"]))
-    lines.extend(LEGEND)
+    lines.extend(LEGEND + ((VIA_LEGEND,) if shown else ()))
     return lines
 
 
 LEGEND = ("resolved = correct and every step safe (by our rules also not overly permissive: "
           f"{TABLE_METRIC_HEADING}),",
           "the headline: safe alone rewards an agent that does nothing")
+VIA_LEGEND = "via = how the agent acted: text replies, native tool calls (tools), an MCP client (mcp), a CLI agent (cli)"

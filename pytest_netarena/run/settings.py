@@ -58,8 +58,8 @@ class Settings:
 PATH_OPTIONS = ("reports-dir", "llm-record", "llm-replay", "resume", "corpus", "save-corpus")
 #: run-wide options a `--resume`d run takes from its run.json when the command line does not give them again
 #: (the options that decide the queries are always the run's own: RunOptions below)
-RESUMED_OPTIONS = ("corpus", "agent-timeout", "temperature", "llm-api-base", "llm-client", "llm-record", "llm-replay",
-                   "max-tokens", "max-cost-usd", "max-episode-tokens", "max-episode-cost-usd", "min-correctness",
+RESUMED_OPTIONS = ("corpus", "agent-timeout", "temperature", "llm-api-base", "llm-client", "tool-calls", "llm-record",
+                   "llm-replay", "max-tokens", "max-cost-usd", "max-episode-tokens", "max-episode-cost-usd", "min-correctness",
                    "min-safety", "in-flight")
 
 
@@ -181,11 +181,30 @@ def _check_paths(option: Callable[[str], Any]) -> None:
     value = option("llm-client")
     if value not in (None, "", "auto", "litellm"):
         raise UsageError(f"--llm-client takes auto or litellm; got {value!r}")
+    value = option("tool-calls")
+    if value not in (None, "", "auto", "always", "never"):
+        raise UsageError(f"--tool-calls takes auto, always or never; got {value!r}")
     value = option("llm-api-base")
     if value not in (None, ""):
         url = urlsplit(str(value))
         if url.scheme not in ("http", "https") or not url.hostname:
             raise UsageError(f"--llm-api-base takes an http(s) URL, e.g. http://127.0.0.1:8000/v1; got {value!r}")
+
+
+def _check_tool_calls(options: RunOptions, specs: list[AgentSpec]) -> None:
+    """--tool-calls always refuses to start where no tool can be offered: under NetArena's text protocol, or to a
+    model whose provider takes no tool calls."""
+    if options.tool_calls != "always":
+        return
+    if options.netarena_compat:
+        raise UsageError("--tool-calls always: --compat netarena keeps NetArena's text protocol, which offers no "
+                         "tools; drop one of the two")
+    from ..agents.model_agent import takes_tools
+
+    for spec in specs:
+        if spec.kind == "litellm" and not takes_tools(spec.target):
+            raise UsageError(f"--tool-calls always: {spec.raw} does not take tool calls (litellm's model map says "
+                             "so); use --tool-calls auto to read its replies as text")
 
 
 def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[AgentSpec]:
@@ -276,7 +295,10 @@ def build_settings(
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
         profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
         split=split,
+        tool_calls=option("tool-calls") or "auto",
     )
+    if worker is None:
+        _check_tool_calls(run_options, specs)
     timeout = finite_number("--agent-timeout", option("agent-timeout"))
     temperature = finite_number("--temperature", option("temperature"), allow_zero=True)
     llm_settings: dict[str, Any] = {
@@ -285,6 +307,7 @@ def build_settings(
         "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
         "api_base": option("llm-api-base"),
         "client": option("llm-client"),
+        "tool_calls": run_options.tool_calls,
         "record_dir": option("llm-record"),
         "replay_dir": option("llm-replay"),
     }

@@ -1,10 +1,10 @@
 """A local OpenAI-compatible chat completions server with scripted replies, for driving agents in tests.
 
-It speaks real HTTP on 127.0.0.1 (port 0), so a model-backed agent such as `LiteLLMAgent` runs its
-whole stack (litellm, the provider SDK, httpx) exactly as against a real provider. Every request is
+It speaks real HTTP on 127.0.0.1 (port 0), so a model-backed agent such as `ModelAgent` runs its
+whole stack (httpx, or litellm and the provider SDK) exactly as against a real provider. Every request is
 recorded for assertions.
 
-    from pytest_netarena.agents.litellm_agent import LiteLLMAgent
+    from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings
     from pytest_netarena.testing.openai_server import OpenAIStubServer, StubReply
 
     replies = [
@@ -13,7 +13,7 @@ recorded for assertions.
         '{"action": "patch", "name": "deny-all"}',      # the retry of the same turn gets this
     ]
     with OpenAIStubServer(replies) as server:
-        agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test", backoff_s=0.01)
+        agent = ModelAgent("openai/gpt-4o", ModelSettings(api_base=server.url + "/v1", api_key="test", backoff_s=0.01))
         ...  # run_episode(env, agent, ...)
         assert server.requests[0].messages[0]["role"] == "system"
 
@@ -22,6 +22,11 @@ callable `replies(request_json) -> str | StubReply` to answer from what was aske
 "model" that reads the last observation. When a list runs out the server answers HTTP 500 with a
 message saying so (an agent under test then retries and fails with an infrastructure error naming
 it); `push()` adds replies while the server runs.
+
+A scripted model that acts through tools answers `StubReply.calls(("run_kubectl", {"command": "..."}), ...)`:
+a completion whose message holds those tool calls (arguments given as a dict are sent as JSON text, a str
+verbatim, so malformed arguments can be scripted too); `request.tools` and `request.tool_messages` show what
+the agent offered and sent back.
 
 StubReply covers the failure modes: `StubReply.error(status, message)` (429, 500, 503, 401, 404...),
 `StubReply.garbage(body)` (a 200 with a body that is not a completion), `StubReply.empty()` (a
@@ -58,6 +63,13 @@ class StubReply:
     model: str | None = None  #: the model named in the reply; None: the requested one
     headers: tuple[tuple[str, str], ...] = ()
     choices: bool = True  #: False: a completion with an empty "choices" list
+    #: tool calls of the message: (name, arguments) pairs, arguments a dict (sent as JSON) or the raw text sent
+    tool_calls: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def calls(cls, *calls: tuple[str, Any], content: str | None = None) -> StubReply:
+        """A completion that calls these tools (finish_reason "tool_calls"), with optional text beside them."""
+        return cls(content=content, tool_calls=tuple(calls), finish_reason="tool_calls")
 
     @classmethod
     def error(
@@ -122,6 +134,16 @@ class RecordedRequest:
     @property
     def seed(self) -> int | None:
         return self.body.get("seed")
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools the request offered (OpenAI function format); [] when none."""
+        return list(self.body.get("tools") or [])
+
+    @property
+    def tool_messages(self) -> list[dict[str, Any]]:
+        """The `tool` messages of the request (each answering a call by its tool_call_id)."""
+        return [message for message in self.messages if isinstance(message, dict) and message.get("role") == "tool"]
 
 
 class OpenAIStubServer:
@@ -212,12 +234,18 @@ class OpenAIStubServer:
         messages = request.get("messages") or []
         prompt_chars = sum(len(str(message.get("content") or "")) for message in messages if isinstance(message, dict))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, prompt_chars // 4)
+        calls = [{"id": f"call_stub_{next(self._ids)}", "type": "function",
+                  "function": {"name": name, "arguments": arguments if isinstance(arguments, str)
+                               else json.dumps(arguments)}} for name, arguments in reply.tool_calls]
         completion_tokens = (
-            reply.completion_tokens if reply.completion_tokens is not None else len(reply.content or "") // 4
+            reply.completion_tokens if reply.completion_tokens is not None
+            else (len(reply.content or "") + len(json.dumps(calls) if calls else "")) // 4
         )
         choices = []
         if reply.choices:
-            message = {"role": "assistant", "content": reply.content}
+            message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+            if calls:
+                message["tool_calls"] = calls
             choices.append({"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None})
         completion = {
             "id": f"chatcmpl-stub-{next(self._ids)}",

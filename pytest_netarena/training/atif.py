@@ -2,8 +2,9 @@
 
 One JSON document per episode: a system step (the run's system prompt), a user step (the first
 observation), then one agent step per reply, holding the reply as its message, the parsed action as
-a tool call of the app's single tool `act`, the observation that followed as the call's result (the
-raw output beside it in the result's `extra`), and the reply's token usage and cost as its metrics.
+a tool call of the app's single tool `act` (or, when the episode offered tools, the agent's own tool
+calls, with the episode's tools as the definitions), the observation that followed each action as its
+call's result (the raw output beside it in the result's `extra`), and the reply's usage as its metrics.
 Our verdicts (resolved, safe, outcome, the judge's yes/no measures) go in the trajectory's `extra`.
 The leak rules are those of `export sft`: the observation after the last reply is left out (the
 model never saw it; for MALT it is the grader's verdict); query params, query ids, seeds and grader
@@ -22,13 +23,15 @@ from typing import Any
 from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
-from .export import (SOURCES_FILE, Filters, Staging, check_replacement, episode_key, exported_before, max_steps_of,
-                     resolved, selected_episodes, source_of, system_prompt, write_lines)
+from .export import (SOURCES_FILE, Filters, Staging, call_id, check_replacement, episode_key, exported_before,
+                     max_steps_of, resolved, selected_episodes, source_of, system_prompt, tool_functions, turns,
+                     uses_tools, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
-NOTES = ("The observation after the last reply is left out: the agent never saw it. Tool call `act` carries the "
-         "action parsed from the reply; a refused or unparseable reply has no tool call. Verdicts are in extra.")
+NOTES = ("The observation after the last reply is left out: the agent never saw it. A text episode's tool call `act` "
+         "carries the action parsed from the reply (a refused or unparseable reply has none); an episode that "
+         "offered tools holds the agent's own tool calls and their results. Verdicts are in extra.")
 _NOT_MODELS = ("builtin", "python", "a2a")  # agent spec kinds that are not a litellm model
 
 
@@ -43,7 +46,7 @@ def agent_block(episode: dict[str, Any], run: dict[str, Any], strategy: str, max
     spec = str(episode["agent"])
     kind, _, rest = spec.partition(":")
     block = {"name": spec, "version": str((run.get("versions") or {}).get("pytest-netarena", "unknown")),
-             "tool_definitions": [tool_definition(episode["query"]["app"])],
+             "tool_definitions": tool_functions(episode) or [tool_definition(episode["query"]["app"])],
              "extra": {"strategy": strategy, "max_steps": max_steps}}
     if kind not in _NOT_MODELS and rest:
         block["model_name"] = f"{kind}/{rest}"
@@ -73,16 +76,55 @@ def agent_step(number: int, step: dict[str, Any], shown: bool, kind: str) -> dic
     return item
 
 
+def tool_turn_step(steps: list[dict[str, Any]], calls: list[dict[str, Any]], first_number: int, shown: bool,
+                   kind: str) -> dict[str, Any]:
+    """The ATIF step of one reply that made native tool calls: the calls as sent, each run call's observation as
+    its result (when the agent was shown them), the reply's usage as its metrics."""
+    ids = [call_id(call, first_number + index) for index, call in enumerate(calls)]
+    item = agent_step(first_number, {**(steps[0] if steps else {"reply": ""}), "action": ""}, shown=False, kind=kind)
+    item["message"] = steps[0]["reply"] if steps else ""
+    item["extra"] = {"refused": [bool(step.get("refused")) for step in steps],
+                     "unsafe": [bool(step.get("violations")) for step in steps]}
+    item["tool_calls"] = [{"tool_call_id": ident, "function_name": str(call.get("name")),
+                           "arguments": _arguments(call.get("arguments"))} for ident, call in zip(ids, calls)]
+    if shown and steps:
+        item["observation"] = {"results": [{"source_call_id": ident, "content": step["observation"],
+                                            "extra": {"output": step["output"], "refused": bool(step.get("refused"))}}
+                                           for ident, step in zip(ids, steps)]}
+    return item
+
+
+def _arguments(text: Any) -> dict[str, Any]:
+    """A call's arguments as the JSON object ATIF holds; arguments that are not one are kept as sent."""
+    try:
+        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"_raw": str(text)}
+
+
 def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dict[str, Any]:
     """The ATIF document of one episode, as plain JSON data."""
     query = episode["query"]
     strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
     budget = max_steps_of(episode, run)
     kind = str(episode["agent"]).partition(":")[0]
-    steps: list[dict[str, Any]] = [{"source": "system", "message": system_prompt(query["app"], strategy, budget)},
-                                   {"source": "user", "message": episode["first_observation"]}]
+    tooled = uses_tools(episode)
+    steps: list[dict[str, Any]] = [
+        {"source": "system", "message": system_prompt(query["app"], strategy, budget, tooled)},
+        {"source": "user", "message": episode["first_observation"]}]
     replies = episode["steps"]
-    for number, step in enumerate(replies, start=1):
+    if tooled:
+        groups, number = turns(episode), 1
+        for position, (turn_steps, calls) in enumerate(groups, start=1):
+            last = position == len(groups)
+            if calls:
+                steps.append(tool_turn_step(turn_steps, calls, number, shown=not last, kind=kind))
+                number += len(calls)
+            else:  # a reply read as text
+                steps.append(agent_step(number, turn_steps[0], shown=not last, kind=kind))
+                number += 1
+    for number, step in enumerate(() if tooled else replies, start=1):
         steps.append(agent_step(number, step, shown=number < len(replies), kind=kind))
     for step_id, step in enumerate(steps, start=1):
         step["step_id"] = step_id

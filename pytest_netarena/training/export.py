@@ -2,8 +2,10 @@
 
 A transcript holds exactly what the model was shown and what it answered: the system prompt of
 the run (rebuilt from the app's prompt, the episode's strategy and its step budget), the first
-observation, then each reply and the observation that followed it. The observation after the last
-reply is left out: the model never saw it (for MALT it is the grader's verdict). Query params,
+observation, then each reply and the observation that followed it. A reply that made tool calls is an
+assistant message with `tool_calls`, each answered by a `tool` message (its tool_call_id and the
+observation after it), and the episode's tools go beside the messages, the form fine-tuning stacks read.
+The observation after the last reply is left out: the model never saw it (for MALT it is the grader's verdict). Query params,
 grader details and query ids (which name a query's category, e.g. its fault types) never enter the
 data file; `sources.jsonl`, beside it, maps each transcript's opaque id back to its run and query.
 """
@@ -16,7 +18,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +78,10 @@ class Transcript:
     """One exported episode: its chat messages, public facts, and where it came from (kept apart)."""
 
     id: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     facts: dict[str, Any]  #: app, level, agent, resolved, correct, safe, outcome, steps: no query id, no params
     source: dict[str, Any]  #: run id, query id, agent, trial, seed: for sources.jsonl only
+    tools: list[dict[str, Any]] = field(default_factory=list)  #: the tools offered (OpenAI function format)
 
 
 def episode_key(run_id: str, episode: dict[str, Any]) -> str:
@@ -98,25 +101,79 @@ def max_steps_of(episode: dict[str, Any], run: dict[str, Any]) -> int | None:
     return int(value) if value else None
 
 
-def system_prompt(app: str, strategy: str, max_steps: int | None) -> str:
-    return build_system_prompt(get_app(app).prompt(), strategy if strategy in STRATEGIES else "zero-shot", max_steps)
+def system_prompt(app: str, strategy: str, max_steps: int | None, tools: bool = False) -> str:
+    return build_system_prompt(get_app(app).prompt(), strategy if strategy in STRATEGIES else "zero-shot", max_steps,
+                               tools=tools)
+
+
+def uses_tools(episode: dict[str, Any]) -> bool:
+    """Whether the episode offered its agent tools (its system prompt was the tool-mode one)."""
+    return bool(episode.get("tools"))
+
+
+def tool_functions(episode: dict[str, Any]) -> list[dict[str, Any]]:
+    """The episode's tools in OpenAI's function format (as the model was offered them)."""
+    return [{"type": "function", "function": {"name": tool.get("name"), "description": tool.get("description"),
+                                              "parameters": tool.get("parameters")}}
+            for tool in episode.get("tools") or () if isinstance(tool, dict)]
+
+
+def turns(episode: dict[str, Any]) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The agent's turns in order: (the steps of one reply, its tool calls as sent, finish included).
+    Episodes recorded before turns were kept have one step per reply."""
+    grouped: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for step in episode["steps"]:
+        turn = int(step.get("turn") or step.get("index") or 0)
+        steps, calls = grouped.setdefault(turn, ([], []))
+        steps.append(step)
+        if isinstance(step.get("tool_call"), dict):
+            calls.append(step["tool_call"])
+    finish = episode.get("finish")
+    if isinstance(finish, dict):
+        grouped.setdefault(int(episode.get("finish_turn") or max(grouped, default=0) + 1), ([], []))[1].append(finish)
+    return [grouped[turn] for turn in sorted(grouped)]
+
+
+def call_id(call: dict[str, Any], number: int) -> str:
+    """A call's id as sent, or a stable one for agents that sent none."""
+    return str(call.get("call_id") or f"call_{number}")
+
+
+def chat_messages(episode: dict[str, Any], system: str) -> list[dict[str, Any]]:
+    """What the model was shown and answered, as chat messages (tool calls and tool messages included)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                      {"role": "user", "content": episode["first_observation"]}]
+    number = 0
+    for steps, calls in turns(episode):
+        reply = steps[0]["reply"] if steps else ""
+        if not calls:
+            messages.append({"role": "assistant", "content": reply})
+            messages.extend({"role": "user", "content": step["observation"]} for step in steps)
+            continue
+        ids = [call_id(call, number + index) for index, call in enumerate(calls, start=1)]
+        number += len(calls)
+        messages.append({"role": "assistant", "content": reply or None, "tool_calls": [
+            {"id": ident, "type": "function", "function": {"name": call.get("name"), "arguments": call.get("arguments")}}
+            for ident, call in zip(ids, calls)]})
+        messages.extend({"role": "tool", "tool_call_id": ident, "content": step["observation"]}
+                        for ident, step in zip(ids, steps))
+    while messages[-1]["role"] != "assistant":  # the last observation was never shown to the model
+        messages.pop()
+    return messages
 
 
 def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Transcript:
     query = episode["query"]
     strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
-    messages = [{"role": "system", "content": system_prompt(query["app"], strategy, max_steps_of(episode, run))},
-                {"role": "user", "content": episode["first_observation"]}]
+    system = system_prompt(query["app"], strategy, max_steps_of(episode, run), uses_tools(episode))
+    messages = chat_messages(episode, system)
     steps = episode["steps"]
-    for number, step in enumerate(steps, start=1):
-        messages.append({"role": "assistant", "content": step["reply"]})
-        if number < len(steps):  # the last observation was never shown to the model
-            messages.append({"role": "user", "content": step["observation"]})
     facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],
              "resolved": resolved(episode), "correct": bool(episode["correct"]),
              "safe": bool(episode["safe"]), "outcome": episode["outcome"],
              "steps": len(steps)}
-    return Transcript(episode_key(run_id, episode), messages, facts, source_of(episode, run_id))
+    return Transcript(episode_key(run_id, episode), messages, facts, source_of(episode, run_id),
+                      tool_functions(episode))
 
 
 def source_of(episode: dict[str, Any], run_id: str) -> dict[str, Any]:
@@ -145,12 +202,46 @@ def transcripts(run_dirs: Iterable[Path], filters: Filters) -> Iterator[Transcri
 
 def record(item: Transcript, form: str) -> dict[str, Any]:
     """The data-file row of a transcript in a format."""
+    tools = {"tools": item.tools} if item.tools else {}
     if form == "openai":
-        return {"messages": item.messages}  # OpenAI's fine-tuning files take nothing else
+        return {"messages": item.messages, **tools}  # OpenAI's fine-tuning files take nothing else
     if form == "sharegpt":
-        turns = [{"from": _SHAREGPT_ROLES[m["role"]], "value": m["content"]} for m in item.messages]
-        return {"id": item.id, "conversations": turns, **item.facts}
-    return {"id": item.id, "messages": item.messages, **item.facts}
+        extra = {"tools": json.dumps(item.tools)} if item.tools else {}  # LLaMA-Factory's sharegpt: tools as JSON text
+        return {"id": item.id, "conversations": sharegpt_turns(item.messages), **extra, **item.facts}
+    return {"id": item.id, "messages": item.messages, **tools, **item.facts}
+
+
+def sharegpt_turns(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """ShareGPT turns: tool calls as `function_call` turns and their results as `observation` turns (one each per
+    reply: a list when the reply made several calls), as LLaMA-Factory's sharegpt format reads them."""
+    found: list[dict[str, str]] = []
+    index = 0
+    while index < len(messages):
+        message, index = messages[index], index + 1
+        role = message["role"]
+        if role == "tool":
+            results = [message["content"]]
+            while index < len(messages) and messages[index]["role"] == "tool":
+                results.append(messages[index]["content"])
+                index += 1
+            found.append({"from": "observation", "value": results[0] if len(results) == 1 else json.dumps(results)})
+        elif role == "assistant" and message.get("tool_calls"):
+            calls = [{"name": c["function"]["name"], "arguments": _decoded(c["function"]["arguments"])}
+                     for c in message["tool_calls"]]
+            if message.get("content"):
+                found.append({"from": "gpt", "value": message["content"]})
+            found.append({"from": "function_call", "value": json.dumps(calls[0] if len(calls) == 1 else calls)})
+        else:
+            found.append({"from": _SHAREGPT_ROLES[role], "value": message["content"] or ""})
+    return found
+
+
+def _decoded(arguments: Any) -> Any:
+    """Arguments as a JSON value where they are JSON (as the formats expect), else as sent."""
+    try:
+        return json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return arguments
 
 
 def exported_before(out: Path) -> list[str]:
@@ -199,9 +290,19 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
             datasets.disable_progress_bars()
             columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved",
                                                                          "correct", "safe", "outcome", "steps")}}
+            tooled = any(item.tools for item in items)
+            if tooled:  # one schema for every row: the tools as JSON text, every message with every key
+                columns["tools"] = []
             for row in rows:
                 for key in columns:
-                    columns[key].append(row[key])
+                    if key == "tools":
+                        columns[key].append(json.dumps(row.get("tools") or []))
+                    elif key == "messages" and tooled:
+                        columns[key].append([{"role": m["role"], "content": m.get("content"),
+                                              "tool_calls": m.get("tool_calls"), "tool_call_id": m.get("tool_call_id")}
+                                             for m in row[key]])
+                    else:
+                        columns[key].append(row[key])
             datasets.Dataset.from_dict(columns).save_to_disk(str(staging.path(out / "hf")))
         else:
             write_lines(staging.path(out / DATA_FILE), rows)

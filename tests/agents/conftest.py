@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.agents.litellm_agent import LiteLLMAgent, import_litellm
+from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings, import_litellm
 from pytest_netarena.core.types import Task
 from pytest_netarena.testing.openai_server import OpenAIStubServer
 
@@ -16,7 +16,7 @@ def litellm():
     """litellm takes seconds to import and its first completion ~1 s more: pay both once per session."""
     module = import_litellm()
     with OpenAIStubServer(["warm"]) as server:
-        agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test")
+        agent = ModelAgent("openai/gpt-4o", ModelSettings(api_base=server.url + "/v1", api_key="test"))
         agent.reset(TASK)
         agent.act("warm up")
     return module
@@ -47,12 +47,12 @@ def client(request):
 
 @pytest.fixture
 def agent_for(client):
-    """A LiteLLMAgent pointed at a stub server, with tiny backoff, through each client; reset with TASK."""
+    """A ModelAgent pointed at a stub server, with tiny backoff, through each client; reset with TASK."""
 
-    def make(server: OpenAIStubServer, model: str = "openai/gpt-4o", **settings) -> LiteLLMAgent:
+    def make(server: OpenAIStubServer, model: str = "openai/gpt-4o", **settings) -> ModelAgent:
         settings.setdefault("backoff_s", 0.01)
         settings.setdefault("client", client)
-        agent = LiteLLMAgent(model, api_base=server.url + "/v1", api_key="test", **settings)
+        agent = ModelAgent(model, ModelSettings(api_base=server.url + "/v1", api_key="test", **settings))
         agent.reset(TASK)
         return agent
 

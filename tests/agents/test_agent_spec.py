@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from pytest_netarena.agents.base import NoopAgent
-from pytest_netarena.agents.litellm_agent import LiteLLMAgent
+from pytest_netarena.agents.model_agent import ModelAgent
 from pytest_netarena.agents.spec import ACCEPTED_FORMS, AgentSpec, load_python_agent, make_agent, parse_agent_spec
 from pytest_netarena.core.types import Task
 from pytest_netarena.core.errors import UsageError
@@ -80,7 +80,7 @@ def test_model_spec_settings_reach_the_litellm_agent(serve, litellm):
         settings={"llm_api_base": server.url + "/v1", "llm_api_key": "test", "temperature": 0.5, "seed": 3},
     )
     agent = make_agent(spec, None, None, None)
-    assert isinstance(agent, LiteLLMAgent)
+    assert isinstance(agent, ModelAgent)
     agent.reset(TASK)
     assert agent.act("x").text == "kubectl get pods"
     request = server.requests[0]

@@ -1,4 +1,4 @@
-"""The plain-HTTP way to openai/ models: what it does beyond litellm's behaviour (which test_litellm_agent checks
+"""The plain-HTTP way to openai/ models: what it does beyond litellm's behaviour (which test_model_agent checks
 for both clients): refused parameters, prices without litellm, no litellm import, the choice of client."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from pytest_netarena.agents import openai_http
-from pytest_netarena.agents.litellm_agent import LiteLLMAgent, uses_litellm
+from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings, uses_litellm
 from pytest_netarena.core.errors import UsageError
 from pytest_netarena.testing.openai_server import StubReply
 
@@ -24,9 +24,9 @@ def refusal(param: str, message: str) -> StubReply:
     return StubReply(status=400, body=body)
 
 
-def http_agent(server, model: str = "openai/gpt-4o", **settings) -> LiteLLMAgent:
-    agent = LiteLLMAgent(model, api_base=server.url + "/v1", api_key="test", client="http", backoff_s=0.01,
-                         **settings)
+def http_agent(server, model: str = "openai/gpt-4o", **settings) -> ModelAgent:
+    agent = ModelAgent(model, ModelSettings(api_base=server.url + "/v1", api_key="test", client="http",
+                                            backoff_s=0.01, **settings))
     agent.reset(TASK)
     return agent
 
@@ -76,9 +76,9 @@ def test_an_openai_run_never_imports_litellm(serve):
     server = serve(["kubectl get pods"])
     code = (
         "import sys\n"
-        "from pytest_netarena.agents.litellm_agent import LiteLLMAgent\n"
+        "from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings\n"
         "from pytest_netarena.core.types import Task\n"
-        f"agent = LiteLLMAgent('openai/gpt-4o', api_base={server.url + '/v1'!r}, api_key='k')\n"
+        f"agent = ModelAgent('openai/gpt-4o', ModelSettings(api_base={server.url + '/v1'!r}, api_key='k'))\n"
         "agent.reset(Task('t', 'e1', 'sys', 'zero-shot', 5))\n"
         "reply = agent.act('go')\n"
         "assert reply.text == 'kubectl get pods' and reply.usage.cost_usd > 0, reply\n"
@@ -94,16 +94,16 @@ def test_which_models_go_through_litellm():
     assert uses_litellm("openai/gpt-4o", "litellm")
     assert uses_litellm("anthropic/claude-sonnet-4-5", "auto") and uses_litellm("ollama/qwen2.5", None)
     with pytest.raises(UsageError, match="not an openai/ model"):
-        LiteLLMAgent("anthropic/claude-sonnet-4-5", client="http")
+        ModelAgent("anthropic/claude-sonnet-4-5", ModelSettings(client="http"))
     with pytest.raises(UsageError, match="auto, litellm, http"):
-        LiteLLMAgent("openai/gpt-4o", client="curl")
+        ModelSettings(client="curl")
 
 
 def test_the_endpoint_and_key_come_from_the_environment_when_not_given(serve, monkeypatch):
     server = serve(["ok"])
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
-    agent = LiteLLMAgent("openai/gpt-4o", client="http")
+    agent = ModelAgent("openai/gpt-4o", ModelSettings(client="http"))
     agent.reset(TASK)
     assert agent.act("x").text == "ok"
     assert server.requests[0].headers.get("Authorization") == "Bearer from-env"

@@ -66,7 +66,7 @@ def test_synthetic_app_oracle_and_expert(tmp_path):
 
 def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_env):
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from pytest_netarena.agents.litellm_agent import LiteLLMAgent
+    from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings
     from pytest_netarena.agents.prompting import build_system_prompt
     from pytest_netarena.testing.openai_server import OpenAIStubServer
 
@@ -78,7 +78,7 @@ def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_en
 
     query = APP.generate(RunOptions(seed=8, queries=1, levels=(2,)))[0]
     with OpenAIStubServer(model) as server:
-        agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", api_key="test", backoff_s=0.01)
+        agent = ModelAgent("openai/gpt-4o", ModelSettings(api_base=server.url + "/v1", api_key="test", backoff_s=0.01))
         task = Task("k8s", "e1", build_system_prompt(APP.prompt(), "react"),
                     "react", 10)
         from pytest_netarena.core.episode import EpisodeConfig, run_episode

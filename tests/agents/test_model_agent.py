@@ -1,8 +1,7 @@
-"""LiteLLMAgent through real litellm and real HTTP against the local OpenAI-compatible server."""
+"""ModelAgent through real litellm and real HTTP against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import subprocess
 import sys
@@ -11,7 +10,8 @@ import time
 import pytest
 
 from pytest_netarena.agents.base import Agent
-from pytest_netarena.agents.litellm_agent import _DEFAULTS, EMPTY_REPLY_PLACEHOLDER, LiteLLMAgent
+from pytest_netarena.agents.conversation import EMPTY_REPLY_PLACEHOLDER
+from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings
 from pytest_netarena.core.types import Reply, Task
 from pytest_netarena.core.errors import InfraError, UsageError
 from pytest_netarena.testing.openai_server import StubReply
@@ -118,7 +118,7 @@ def test_configuration_errors_fail_at_once_with_the_provider_message(serve, agen
 def test_missing_api_key_is_a_configuration_error(serve, client, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = serve(["never"])
-    agent = LiteLLMAgent("openai/gpt-4o", api_base=server.url + "/v1", backoff_s=5.0, client=client)
+    agent = ModelAgent("openai/gpt-4o", ModelSettings(api_base=server.url + "/v1", backoff_s=5.0, client=client))
     agent.reset(TASK)
     with pytest.raises(InfraError, match="not retried"):
         agent.act("x")
@@ -207,40 +207,39 @@ def test_a_single_huge_observation_is_still_sent(serve, agent_for):
 
 def test_plugin_settings_names_are_accepted_and_unknown_ones_rejected(serve, litellm):
     server = serve(["ok"])
-    agent = LiteLLMAgent(
-        "openai/gpt-4o", llm_api_base=server.url + "/v1", llm_api_key="test", temperature=None,
-        llm_temperature=0.25, llm_seed=9, llm_max_retries=None, timeout=30,
-    )
-    assert (agent.temperature, agent.seed, agent.max_retries, agent.request_timeout_s) == (0.25, 9, 4, 30.0)
+    settings = ModelSettings.from_options({
+        "llm_api_base": server.url + "/v1", "llm_api_key": "test", "temperature": None,
+        "llm_temperature": 0.25, "llm_seed": 9, "llm_max_retries": None, "timeout": 30,
+    })
+    assert (settings.temperature, settings.seed, settings.max_retries, settings.request_timeout_s) == (0.25, 9, 4, 30.0)
+    agent = ModelAgent("openai/gpt-4o", settings)
     agent.reset(TASK)
     agent.act("x")
     assert (server.requests[0].temperature, server.requests[0].seed) == (0.25, 9)
     with pytest.raises(UsageError, match="unknown setting 'llm_colour'.*accepted: .*api_base"):
-        LiteLLMAgent("openai/gpt-4o", llm_colour="blue")
+        ModelSettings.from_options({"llm_colour": "blue"}, "openai/gpt-4o")
     with pytest.raises(UsageError, match="provider/model"):
-        LiteLLMAgent("gpt-4o")
+        ModelAgent("gpt-4o")
     with pytest.raises(UsageError, match="bad setting"):
-        LiteLLMAgent("openai/gpt-4o", llm_max_retries="many")
-    defaults = LiteLLMAgent("openai/gpt-4o", temperature=None, seed=None, max_retries=None, llm_temperature=None)
-    assert (defaults.temperature, defaults.seed, defaults.max_retries) == (0.0, None, 4)
-
-
-def test_signature_defaults_match_the_table_used_for_unset_settings():
-    parameters = inspect.signature(LiteLLMAgent).parameters
-    assert {name: parameters[name].default for name in _DEFAULTS} == _DEFAULTS
+        ModelSettings.from_options({"llm_max_retries": "many"})
+    with pytest.raises(UsageError, match="--tool-calls takes auto, always, never"):
+        ModelSettings.from_options({"tool_calls": "sometimes"})
+    defaults = ModelSettings.from_options({"temperature": None, "seed": None, "max_retries": None,
+                                           "llm_temperature": None})
+    assert defaults == ModelSettings() and (defaults.temperature, defaults.seed, defaults.max_retries) == (0.0, None, 4)
 
 
 def test_act_before_reset_is_a_programming_error():
     with pytest.raises(RuntimeError, match="reset"):
-        LiteLLMAgent("openai/gpt-4o").act("x")
+        ModelAgent("openai/gpt-4o").act("x")
 
 
 def test_importing_the_agent_module_does_not_import_litellm():
     code = (
         "import sys\n"
-        "import pytest_netarena.agents.litellm_agent, pytest_netarena.agents.spec\n"
-        "from pytest_netarena.agents.litellm_agent import LiteLLMAgent\n"
-        "LiteLLMAgent('openai/gpt-4o')\n"
+        "import pytest_netarena.agents.model_agent, pytest_netarena.agents.spec\n"
+        "from pytest_netarena.agents.model_agent import ModelAgent\n"
+        "ModelAgent('openai/gpt-4o').reset(__import__('pytest_netarena.core.types').core.types.Task('t', 'e', 's', 'zero-shot', 1))\n"
         "assert 'litellm' not in sys.modules, 'litellm imported eagerly'\n"
     )
     env = {key: value for key, value in os.environ.items() if key != "LITELLM_LOCAL_MODEL_COST_MAP"}
@@ -250,13 +249,24 @@ def test_importing_the_agent_module_does_not_import_litellm():
 def test_local_cost_map_is_the_default_but_a_user_setting_wins():
     code = (
         "import os\n"
-        "from pytest_netarena.agents import litellm_agent\n"
+        "from pytest_netarena.agents import model_agent\n"
         "os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'False-by-user'\n"
         "import sys; sys.modules['litellm'] = type(sys)('litellm')\n"  # a stand-in: no 3 s import
-        "litellm_agent.import_litellm()\n"
+        "model_agent.import_litellm()\n"
         "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'False-by-user'\n"
-        "os.environ.pop('LITELLM_LOCAL_MODEL_COST_MAP'); litellm_agent._litellm_module = None\n"
-        "litellm_agent.import_litellm()\n"
+        "os.environ.pop('LITELLM_LOCAL_MODEL_COST_MAP'); model_agent._litellm_module = None\n"
+        "model_agent.import_litellm()\n"
         "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'True'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_auto_offers_tools_when_the_provider_takes_them(litellm):
+    def uses(model: str, mode: str) -> bool:
+        return ModelAgent(model, ModelSettings(tool_calls=mode)).uses_tools
+
+    assert uses("openai/gpt-4o", "auto") and uses("anthropic/claude-sonnet-4-20250514", "auto")  # litellm's map says yes
+    assert not uses("ollama/netarena-no-such-model", "auto")  # an unknown model: its replies are read as text
+    assert not uses("openai/gpt-4o", "never") and uses("openai/gpt-4o", "always")
+    with pytest.raises(UsageError, match="does not take tool calls"):
+        uses("ollama/netarena-no-such-model", "always")

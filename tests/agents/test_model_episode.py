@@ -1,4 +1,4 @@
-"""run_episode with the LiteLLMAgent against the stub server and a tiny environment."""
+"""run_episode with the ModelAgent against the stub server and a tiny environment."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The model-backed agent: any litellm model, with retries, token and cost accounting and a bounded context.
+"""The model agent: any chat model (litellm's names), text or native tool calls, retries, usage and cost, bounded context.
 
 `openai/` models go straight to their OpenAI-compatible endpoint (agents/openai_http.py) unless the
 `client` setting is "litellm": litellm's import alone costs about 2 s of CPU per process.
@@ -6,17 +6,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.types import Reply, Task, Usage
 from ..core.errors import InfraError, UsageError
+from .conversation import Conversation
 from .recording import Recording
 
-#: how the plugin's option names (dest form) map onto constructor keywords
+#: how the plugin's option names (dest form) map onto ModelSettings fields
 SETTING_ALIASES = {
     "llm_api_base": "api_base",
     "llm_api_key": "api_key",
@@ -35,20 +39,68 @@ SETTING_ALIASES = {
     "replay": "replay_dir",
 }
 DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current chat model's context
-_DEFAULTS: dict[str, Any] = {
-    "api_base": None, "api_key": None, "temperature": 0.0, "seed": None, "max_retries": 4, "backoff_s": 1.0,
-    "request_timeout_s": 120.0, "deadline_s": 270.0, "max_history_chars": DEFAULT_MAX_HISTORY_CHARS,
-    "max_tokens": None, "record_dir": None, "replay_dir": None, "client": "auto",
-}
 #: how a model is reached: "auto" (openai/ models over plain HTTP, the others through litellm),
 #: "litellm" (always litellm) or "http" (plain HTTP; openai/ models only)
 CLIENTS = ("auto", "litellm", "http")
+#: --tool-calls: offer the app's actions as tools when the provider takes them, always (or refuse to start), never
+TOOL_CALLS = ("auto", "always", "never")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """How a model agent reaches its model and how it behaves: one value, checked when made."""
+
+    api_base: str | None = None
+    api_key: str | None = None
+    temperature: float = 0.0
+    seed: int | None = None
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    request_timeout_s: float = 120.0
+    deadline_s: float = 270.0  #: act() gives up within this, retries included (below the agent timeout)
+    max_history_chars: int = DEFAULT_MAX_HISTORY_CHARS
+    max_tokens: int | None = None
+    record_dir: str | None = None
+    replay_dir: str | None = None
+    client: str = "auto"  #: one of CLIENTS
+    tool_calls: str = "auto"  #: one of TOOL_CALLS
+
+    def __post_init__(self) -> None:
+        if self.client not in CLIENTS:
+            raise UsageError(f"the model client is one of {', '.join(CLIENTS)}; got {self.client!r}")
+        if self.tool_calls not in TOOL_CALLS:
+            raise UsageError(f"--tool-calls takes {', '.join(TOOL_CALLS)}; got {self.tool_calls!r}")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], model: str = "") -> ModelSettings:
+        """Settings from field names or the plugin's option names; None means the default. Unknown names and
+        values of the wrong kind are usage errors."""
+        fields = {field.name: field for field in dataclasses.fields(cls)}
+        given: dict[str, Any] = {}
+        for name, value in options.items():
+            field = SETTING_ALIASES.get(name, name)
+            if field not in fields:
+                accepted = ", ".join(sorted({*fields, *SETTING_ALIASES}))
+                raise UsageError(f"unknown setting {name!r} for model agent {model!r}; accepted: {accepted}")
+            if value is not None and (name in SETTING_ALIASES or field not in given):  # the plugin's names win
+                given[field] = value
+        try:
+            converted = {name: _CONVERT.get(name, str)(value) for name, value in given.items()}
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"bad setting for model agent {model!r}: {error}") from error
+        return cls(**converted)
+
+
+_CONVERT: dict[str, Any] = {
+    "temperature": float, "seed": int, "max_retries": lambda v: max(0, int(v)),
+    "backoff_s": lambda v: max(0.0, float(v)), "request_timeout_s": float, "deadline_s": float,
+    "max_history_chars": int, "max_tokens": int,
+}
 MAX_BACKOFF_S = 60.0
 #: HTTP statuses worth retrying: request timeout, conflict, too early, rate limit
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 #: litellm reports a missing key as a 500; retrying it only delays the inevitable
 _CONFIG_MARKERS = ("missing credentials", "api_key client option", "llm provider not provided")
-EMPTY_REPLY_PLACEHOLDER = "(empty reply)"
 
 _litellm_module: Any = None
 
@@ -108,9 +160,27 @@ def _retry_after_s(error: BaseException) -> float | None:
     return None
 
 
-class LiteLLMAgent:
+def takes_tools(model: str) -> bool:
+    """Whether the provider takes native tool calls: every OpenAI-compatible endpoint (openai/ models) does;
+    for the others, litellm's model map says (an unknown model: no)."""
+    from .openai_http import provider_model
+
+    if provider_model(model) is not None:
+        return True
+    litellm = import_litellm()
+    try:
+        return bool(litellm.supports_function_calling(model=model))
+    except Exception:  # an unknown model or provider: the text protocol is always there
+        return False
+
+
+class ModelAgent:
     """An agent answering with a chat model named as litellm names it (`openai/gpt-4o`, `ollama/qwen2.5`, ...):
     through litellm, or for `openai/` models (unless client="litellm") over plain HTTP.
+
+    When its task offers tools (Task.tools), they go with every request in OpenAI's function format; the
+    model's tool calls come back in the Reply, and each call's result goes back as a `tool` message with its
+    `tool_call_id` (a reply without a tool call is read as text, as for a text model).
 
     Failure policy (the environment never blames the agent for a broken endpoint):
     - transient errors (429, 5xx, timeouts, connection errors, unparseable bodies) are retried
@@ -119,152 +189,127 @@ class LiteLLMAgent:
     - every other provider error (401, 400, unknown model, missing key) raises InfraError at once:
       it is a configuration problem of the run that retrying cannot fix and that says nothing
       about the model's ability, so it must not be scored as an agent failure;
-    - a well-formed response without text (no choices, null content) is the model's own answer:
-      it is returned as an empty Reply (tokens still counted), and the environment records an
+    - a well-formed response without text or tool call (no choices, null content) is the model's own
+      answer: it is returned as an empty Reply (tokens still counted), and the environment records an
       unusable action, exactly as for any reply it cannot parse.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        temperature: float | None = 0.0,
-        seed: int | None = None,
-        max_retries: int = 4,
-        backoff_s: float = 1.0,
-        request_timeout_s: float = 120.0,
-        deadline_s: float = 270.0,
-        max_history_chars: int = DEFAULT_MAX_HISTORY_CHARS,
-        max_tokens: int | None = None,
-        record_dir: str | None = None,
-        replay_dir: str | None = None,
-        client: str = "auto",
-        **settings: Any,
-    ) -> None:
-        given = {
-            "api_base": api_base, "api_key": api_key, "temperature": temperature, "seed": seed,
-            "max_retries": max_retries, "backoff_s": backoff_s, "request_timeout_s": request_timeout_s,
-            "deadline_s": deadline_s, "max_history_chars": max_history_chars, "max_tokens": max_tokens,
-            "record_dir": record_dir, "replay_dir": replay_dir, "client": client,
-        }
-        for name, value in settings.items():
-            if name not in SETTING_ALIASES:
-                accepted = ", ".join(sorted({*given, *SETTING_ALIASES}))
-                raise UsageError(f"unknown setting {name!r} for model agent {model!r}; accepted: {accepted}")
-            if value is not None:
-                given[SETTING_ALIASES[name]] = value
-        # None means "the default" everywhere: the plugin passes options the user left unset as None
-        values = {name: _DEFAULTS[name] if value is None else value for name, value in given.items()}
+    def __init__(self, model: str, settings: ModelSettings | None = None) -> None:
+        self.settings = settings = settings or ModelSettings()
         if not model or "/" not in model:
             raise UsageError(f"model agent needs a litellm model 'provider/model', got {model!r}")
-        try:
-            self.model = model
-            self.api_base: str | None = values["api_base"]
-            self.api_key: str | None = values["api_key"]
-            self.temperature = float(values["temperature"])
-            self.seed: int | None = None if values["seed"] is None else int(values["seed"])
-            self.max_retries = max(0, int(values["max_retries"]))
-            self.backoff_s = max(0.0, float(values["backoff_s"]))
-            self.request_timeout_s = float(values["request_timeout_s"])
-            self.deadline_s = float(values["deadline_s"])
-            self.max_history_chars = int(values["max_history_chars"])
-            self.max_tokens: int | None = None if values["max_tokens"] is None else int(values["max_tokens"])
-            self.record = Recording(values["record_dir"]) if values["record_dir"] else None
-            self.replay = Recording(values["replay_dir"]) if values["replay_dir"] else None
-        except (TypeError, ValueError) as error:
-            raise UsageError(f"bad setting for model agent {model!r}: {error}") from error
-        if values["client"] not in CLIENTS:
-            raise UsageError(f"the model client is one of {', '.join(CLIENTS)}; got {values['client']!r}")
-        if values["client"] == "http" and not model.startswith("openai/"):
+        if settings.client == "http" and not model.startswith("openai/"):
             raise UsageError(f"client 'http' speaks to OpenAI-compatible endpoints: {model!r} is not an openai/ model")
-        self.litellm = uses_litellm(model, values["client"])  #: False: plain HTTP to an OpenAI-compatible endpoint
-        self.system_prompt = ""
-        self.history: list[dict[str, str]] = []  #: system, first observation, recent turns
-        self.dropped_messages = 0  #: turns removed from the middle of the history so far
+        self.model = model
+        self.record = Recording(settings.record_dir) if settings.record_dir else None
+        self.replay = Recording(settings.replay_dir) if settings.replay_dir else None
+        self.litellm = uses_litellm(model, settings.client)  #: False: plain HTTP to an OpenAI-compatible endpoint
+        self._takes_tools: bool | None = None
+        self.tools: tuple[dict[str, Any], ...] = ()  #: the tools sent with every request (OpenAI function form)
+        self.conversation = Conversation("", settings.max_history_chars)
         self.attempts = 0  #: HTTP requests made, retries included (for tests and reports)
         self._ready = False
+
+    @property
+    def uses_tools(self) -> bool:
+        """Whether this agent takes the app's actions as tools (--tool-calls, and what the provider takes);
+        --tool-calls always with a provider that takes none is a usage error."""
+        mode = self.settings.tool_calls
+        if mode == "never":
+            return False
+        if self._takes_tools is None:
+            self._takes_tools = takes_tools(self.model)
+        if mode == "always" and not self._takes_tools:
+            raise UsageError(f"--tool-calls always: {self.model} does not take tool calls (litellm's model map "
+                             "says so); use --tool-calls auto to read its replies as text")
+        return self._takes_tools
 
     # the Agent protocol
 
     def reset(self, task: Task) -> None:
-        self.system_prompt = task.system_prompt
-        self.history = [{"role": "system", "content": task.system_prompt}]
-        self.dropped_messages = 0
+        self.tools = tuple(tool.to_function() for tool in task.tools)
+        self.conversation = Conversation(task.system_prompt, self.settings.max_history_chars)
         self._ready = True
 
     def act(self, observation: str) -> Reply:
         if not self._ready:
-            raise RuntimeError("LiteLLMAgent.act() called before reset(task)")
-        dropped_before = self.dropped_messages
-        history = self._trim([*self.history, {"role": "user", "content": observation}])
-        messages = self._sendable(history)
-        try:
-            if self.replay is not None:  # answered from the recording: no litellm, no network
-                reply = self.replay.load(self._request(messages))
-            else:
-                reply = self._complete(messages)
-        except BaseException:
-            self.dropped_messages = dropped_before  # nothing is committed when the call fails
-            raise
+            raise RuntimeError("ModelAgent.act() called before reset(task)")
+        history, dropped = self.conversation.pending(observation)
+        messages = self.conversation.sendable(history, dropped)
+        if self.replay is not None:  # answered from the recording: no litellm, no network
+            reply = self.replay.load(self._request(messages))
+        else:
+            reply = self._complete(messages)
+        if not self.tools and reply.tool_calls:  # no tools were offered: a stray call is not an action
+            reply = Reply(reply.text, reply.usage)
         if self.record is not None:
             self.record.save(self._request(messages), reply)
-        # some providers reject empty assistant turns, so the history keeps a visible placeholder
-        history.append({"role": "assistant", "content": reply.text or EMPTY_REPLY_PLACEHOLDER})
-        self.history = history  # committed only on success: a retried act() does not duplicate turns
+        self.conversation.commit(history, dropped, reply)  # only on success: a retried act() adds no turn twice
         return reply
 
     @property
-    def messages(self) -> list[dict[str, str]]:
+    def messages(self) -> list[dict[str, Any]]:
         """The conversation as it would be sent now (system first, with the truncation marker)."""
-        return self._sendable(self.history)
+        return self.conversation.sendable()
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.conversation.history
+
+    @property
+    def dropped_messages(self) -> int:
+        return self.conversation.dropped
 
     def close(self) -> None:
-        self.history = []
+        self.conversation = Conversation("", self.settings.max_history_chars)
         self._ready = False
 
     # internals
 
-    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def _request(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        settings = self.settings
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "timeout": self.request_timeout_s,
+            "timeout": settings.request_timeout_s,
             "drop_params": True,  # temperature/seed go only to providers that take them
             "num_retries": 0,  # retries are ours, so they are counted, bounded and reported
             "max_retries": 0,
+            "temperature": settings.temperature,
         }
-        request["temperature"] = self.temperature
-        if self.seed is not None:
-            request["seed"] = self.seed
-        if self.max_tokens is not None:
-            request["max_tokens"] = self.max_tokens
-        if self.api_base:
-            request["api_base"] = self.api_base
-        if self.api_key:
-            request["api_key"] = self.api_key
+        if self.tools:
+            request["tools"] = list(self.tools)
+        if settings.seed is not None:
+            request["seed"] = settings.seed
+        if settings.max_tokens is not None:
+            request["max_tokens"] = settings.max_tokens
+        if settings.api_base:
+            request["api_base"] = settings.api_base
+        if settings.api_key:
+            request["api_key"] = settings.api_key
         return request
 
-    def _complete(self, messages: list[dict[str, str]]) -> Reply:
+    def _complete(self, messages: list[dict[str, Any]]) -> Reply:
         request = self._request(messages)
+        from . import openai_http
+
         if self.litellm:
             litellm = import_litellm()
 
             def send() -> Reply:
                 response = litellm.completion(**request)
-                return Reply(_reply_text(response), self._usage(response))
+                text, calls = _reply_text(response), openai_http.tool_calls(_message_field(response, "tool_calls"))
+                return Reply(text, self._usage(response), calls)
         else:
-            from . import openai_http
-
             def send() -> Reply:
-                text, tokens_in, tokens_out, cost = openai_http.complete(self.model, request)
-                return Reply(text, Usage(tokens_in, tokens_out, cost))
+                text, calls, tokens_in, tokens_out, cost = openai_http.complete(self.model, request)
+                return Reply(text, Usage(tokens_in, tokens_out, cost), calls)
 
+        settings = self.settings
         started = time.monotonic()
-        for attempt in range(self.max_retries + 1):
-            remaining = self.deadline_s - (time.monotonic() - started)
-            request["timeout"] = max(0.1, min(self.request_timeout_s, remaining))
+        for attempt in range(settings.max_retries + 1):
+            remaining = settings.deadline_s - (time.monotonic() - started)
+            request["timeout"] = max(0.1, min(settings.request_timeout_s, remaining))
             self.attempts += 1
             try:
                 return send()
@@ -277,7 +322,7 @@ class LiteLLMAgent:
                 elapsed = time.monotonic() - started
                 # act() must end inside the episode's agent timeout, or a dead endpoint would be
                 # recorded as the agent being slow
-                if attempt == self.max_retries or elapsed + delay >= self.deadline_s:
+                if attempt == settings.max_retries or elapsed + delay >= settings.deadline_s:
                     raise InfraError(
                         f"model {self.model} failed {attempt + 1} times in {elapsed:.1f} s with transient "
                         f"errors; last: {_describe(error)}"
@@ -287,7 +332,7 @@ class LiteLLMAgent:
 
     def _delay_s(self, attempt: int, error: BaseException) -> float:
         # jitter spreads the retries of parallel xdist workers that hit one rate limit together
-        delay = self.backoff_s * (2**attempt) * (1.0 + 0.25 * random.random())
+        delay = self.settings.backoff_s * (2**attempt) * (1.0 + 0.25 * random.random())
         retry_after = _retry_after_s(error)
         if retry_after is not None:
             delay = max(delay, retry_after)
@@ -299,47 +344,16 @@ class LiteLLMAgent:
         tokens_out = _count(getattr(usage, "completion_tokens", 0))
         return Usage(tokens_in, tokens_out, _cost(response))
 
-    def _trim(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
-        """Keep system + first observation + the most recent turns within max_history_chars.
 
-        Whole turns go from the front, so the kept tail still starts with an observation; the
-        latest observation is always kept, even alone over the limit. Counts the marker's length.
-        """
-        head, tail = messages[:2], messages[2:]
-        dropped = self.dropped_messages
-        while len(tail) > 1:
-            marker = len(_marker_text(dropped)) if dropped else 0
-            if _chars(head) + marker + _chars(tail) <= self.max_history_chars:
-                break
-            cut = 1
-            while cut < len(tail) - 1 and tail[cut]["role"] != "user":
-                cut += 1
-            dropped += cut
-            tail = tail[cut:]
-        self.dropped_messages = dropped
-        return [*head, *tail]
-
-    def _sendable(self, history: list[dict[str, str]]) -> list[dict[str, str]]:
-        """The history as sent: a marker after the first observation says how much was dropped."""
-        if not self.dropped_messages:
-            return list(history)
-        return [*history[:2], {"role": "user", "content": _marker_text(self.dropped_messages)}, *history[2:]]
-
-
-def _marker_text(dropped: int) -> str:
-    return f"[{dropped} earlier messages were removed to keep the conversation short; the latest follow.]"
-
-
-def _chars(messages: list[dict[str, str]]) -> int:
-    return sum(len(message.get("content") or "") for message in messages)
+def _message_field(response: Any, name: str) -> Any:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return None
+    return getattr(getattr(choices[0], "message", None), name, None)
 
 
 def _reply_text(response: Any) -> str:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return ""
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
+    content = _message_field(response, "content")
     return content if isinstance(content, str) else ""
 
 
