@@ -46,7 +46,7 @@ def _endpoint(spec: Any) -> str | None:
 
 
 def _check_credentials(spec: Any) -> None:
-    from .litellm_agent import uses_litellm
+    from .model_agent import uses_litellm
 
     provider = spec.target.partition("/")[0]
     if not uses_litellm(spec.target, spec.settings.get("client")):
@@ -54,7 +54,7 @@ def _check_credentials(spec: Any) -> None:
     elif provider in LOCAL_DEFAULTS:
         missing = []
     else:
-        from .litellm_agent import import_litellm
+        from .model_agent import import_litellm
 
         try:
             found = import_litellm().validate_environment(model=spec.target)
