@@ -1,0 +1,150 @@
+"""How an episode's MCP server is reached: stdio with bounded lines, or streamable HTTP with a bearer token and body caps.
+
+HTTP is served only on loopback (or inside a box's namespace), behind a bearer token compared in constant
+time, with the green server's request body cap before the SDK reads anything, a cap on MCP sessions,
+and DNS-rebinding protection (the Host header must name the listener). stdio reads lines of at most
+MAX_LINE_BYTES; a longer line is dropped unread and answered as a parse error.
+Both end when the client goes away, when it has been idle too long, at an overall deadline, or
+shortly after the episode is over; `Watch` says which.
+"""
+
+from __future__ import annotations
+
+import hmac
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from .asgi import Routes, plain
+from .server import Activity
+
+#: the largest stdio line read (a JSON-RPC message; a tool call's arguments are capped far below this)
+MAX_LINE_BYTES = 1 << 20
+#: MCP sessions one episode's HTTP server holds at once (a client may reconnect; a flood may not)
+MAX_SESSIONS = 8
+#: the path the MCP endpoint is served at
+MCP_PATH = "/mcp"
+
+
+@dataclass
+class Watch:
+    """When to stop serving: client idle for `idle_s`, `overall_s` after the start, `grace_s` after the episode ended."""
+
+    activity: Activity
+    is_over: Callable[[], bool]
+    idle_s: float
+    overall_s: float
+    grace_s: float = 5.0
+    started: float = 0.0
+    over_since: float | None = None
+
+    def __post_init__(self) -> None:
+        self.started = time.monotonic()
+
+    def why_stop(self) -> str:
+        """"" while serving should go on, else why it stops."""
+        now = time.monotonic()
+        if self.is_over():
+            self.over_since = self.over_since or now
+            if now - self.over_since >= self.grace_s and not self.activity.running:
+                return "over"
+        if now - self.started >= self.overall_s:
+            return f"the client was still connected {self.overall_s:g} s after the episode started"
+        idle = self.activity.idle_s()
+        if idle >= self.idle_s:
+            return f"the client sent nothing for {idle:.0f} s"
+        return ""
+
+
+class BoundedLines:
+    """A binary stream read line by line, at most `limit` bytes a line (the rest of a longer line is skipped)."""
+
+    def __init__(self, stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> None:
+        self.stream, self.limit = stream, limit
+
+    def readline(self) -> str:
+        line = self.stream.readline(self.limit + 1)
+        if len(line) > self.limit and not line.endswith(b"\n"):
+            while True:  # skip the rest of the line without holding it
+                rest = self.stream.readline(self.limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            return '{"error": "line over the limit"}\n'
+        return line.decode("utf-8", "replace")
+
+
+async def serve_stdio(server: Any, watch: Watch, stdin: BinaryIO, stdout: BinaryIO) -> str:
+    """Serve the MCP server on these pipes until the client closes them or `watch` says stop; returns why it ended."""
+    import anyio
+    from io import TextIOWrapper
+    from mcp.server.stdio import stdio_server
+
+    reader = anyio.wrap_file(BoundedLines(stdin))
+    writer = anyio.wrap_file(TextIOWrapper(stdout, encoding="utf-8", write_through=True))
+    ended = "the client closed the connection"
+    async with stdio_server(reader, writer) as (read_stream, write_stream):
+        async with anyio.create_task_group() as group:
+            async def run() -> None:
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                group.cancel_scope.cancel()
+
+            async def guard() -> None:
+                nonlocal ended
+                while True:
+                    await anyio.sleep(0.2)
+                    why = watch.why_stop()
+                    if why:
+                        ended = why
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(run)
+            group.start_soon(guard)
+    return ended
+
+
+class BearerAuth:
+    """ASGI middleware: requests without `Authorization: Bearer <token>` are answered 401 and reach nothing."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await plain(send, 401, "a bearer token is required\n", ((b"www-authenticate", b"Bearer"),))
+                return
+        await self.app(scope, receive, send)
+
+
+def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int) -> Routes:
+    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from ..green.server import BodyCap
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=[f"http://{host}" for host in hosts])
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security, session_idle_timeout=idle_s,
+                                           max_request_body_size=limit, max_sessions=MAX_SESSIONS)
+
+    async def endpoint(scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        await manager.handle_request(scope, receive, send)
+
+    return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token)}, lifespans=(manager.run,))
+
+
+def stdio_streams() -> tuple[BinaryIO, BinaryIO]:
+    """(stdin, a private copy of stdout) for the protocol; fd 1 then points at stderr, so nothing else the
+    process or its children print can corrupt the protocol stream."""
+    import os
+
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    return sys.stdin.buffer, protocol
