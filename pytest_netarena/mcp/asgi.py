@@ -87,7 +87,9 @@ class Relay:
     real credentials in place of the box's, streaming the answer back. Connection failures are recorded:
     a CLI that failed while its endpoint was unreachable is an infrastructure error, not the agent's."""
 
-    def __init__(self, prefix: str, upstream: str, credentials: Mapping[str, str], timeout_s: float) -> None:
+    def __init__(self, prefix: str, upstream: str, credentials: Mapping[str, str], timeout_s: float,
+                 activity: Any = None) -> None:
+        self.activity = activity  #: told when a request starts and ends (a CLI waiting on its model is not idle)
         self.prefix = prefix.rstrip("/")
         self.upstream = upstream.rstrip("/")
         self.credentials = dict(credentials)
@@ -120,8 +122,20 @@ class Relay:
                    if k.decode("latin-1").lower() not in _DROPPED]
         headers += list(self.credentials.items())
         self.requests += 1
+        if self.activity is not None:
+            self.activity.begin(call=False)
         try:
-            request = self._client.build_request(scope["method"], target, headers=headers, content=b"".join(body))
+            await self._forward(scope, send, target, headers, b"".join(body))
+        finally:
+            if self.activity is not None:
+                self.activity.end()
+
+    async def _forward(self, scope: dict[str, Any], send: Callable[[Any], Any], target: str,
+                       headers: list[tuple[str, str]], body: bytes) -> None:
+        import httpx
+
+        try:
+            request = self._client.build_request(scope["method"], target, headers=headers, content=body)
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as error:
             self.failures.append(f"{type(error).__name__}: {error}")
@@ -148,7 +162,7 @@ class Served:
     def __init__(self, app: Any, sockets: list[socket.socket], name: str = "netarena-asgi") -> None:
         import uvicorn
 
-        config = uvicorn.Config(app, log_level="error", lifespan="on", timeout_graceful_shutdown=1,
+        config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=1,
                                 access_log=False, proxy_headers=False, server_header=False, date_header=False)
         self.server = uvicorn.Server(config)
         self.sockets = sockets

@@ -29,13 +29,14 @@ def task_text(session: EpisodeSession) -> str:
 
 
 class Activity:
-    """When the client last asked something, and whether a call is running (for idle deadlines)."""
+    """When the client last asked something, and whether a request is in flight (for idle deadlines)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.last = time.monotonic()
         self.running = 0
-        self.calls = 0
+        self.calls = 0  #: tool calls received
+        self.first_call_at: float | None = None  #: time.monotonic() of the first tool call
         self.client = ""  #: the client's name, from its initialize request
 
     def touch(self) -> None:
@@ -47,11 +48,14 @@ class Activity:
         with self._lock:
             return 0.0 if self.running else time.monotonic() - self.last
 
-    def begin(self) -> None:
+    def begin(self, call: bool = True) -> None:
+        """A request starts: a tool call, or (call=False) anything else worth waiting for, e.g. a model request."""
         with self._lock:
             self.running += 1
-            self.calls += 1
             self.last = time.monotonic()
+            if call:
+                self.calls += 1
+                self.first_call_at = self.first_call_at or self.last
 
     def end(self) -> None:
         with self._lock:
@@ -74,11 +78,21 @@ def build_server(session: EpisodeSession, activity: Activity | None = None) -> A
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
+        note_client()
         activity.touch()
         return tools
 
+    def note_client() -> None:
+        if not activity.client:
+            try:
+                info = server.request_context.session.client_params.clientInfo
+                activity.client = f"{info.name}"[:80]
+            except (AttributeError, LookupError):
+                pass
+
     @server.call_tool(validate_input=False)
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        note_client()
         activity.begin()
         try:
             call = _call_of(name, arguments)

@@ -121,8 +121,10 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int) -> Routes:
-    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped."""
+def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int,
+                extra: dict[str, Any] | None = None) -> Routes:
+    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
+    routes (a CLI box's model relay)."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -136,7 +138,7 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
     async def endpoint(scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
         await manager.handle_request(scope, receive, send)
 
-    return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token)}, lifespans=(manager.run,))
+    return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token), **(extra or {})}, lifespans=(manager.run,))
 
 
 def stdio_streams() -> tuple[BinaryIO, BinaryIO]:
