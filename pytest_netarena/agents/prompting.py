@@ -18,8 +18,31 @@ _REACT = (
 )
 
 
-def step_budget(max_steps: int) -> str:
+#: how to act in tool mode (it replaces the app's text action format)
+TOOL_FORMAT = (
+    "Act through the tools you are given: each tool call is one action, run as the tool describes, and its "
+    "result (the output and the new state) comes back to you as the tool's result. Several calls in one reply "
+    "run in order, each as its own step. Call finish when you are done. Do not write actions as text."
+)
+_TOOL_EXAMPLES = ("These examples show good actions written as text replies; send the same actions as tool "
+                  "calls instead.")
+
+
+_COT_TOOLS = ("Think step by step: first explain briefly what the observation tells you and what you will do, "
+              "then make the tool call.")
+_REACT_TOOLS = ("Work in the ReAct style: in each reply, write your reasoning about the latest result as "
+                "Thought: ..., then act with one tool call. The call's result is your next observation.")
+
+
+def step_budget(max_steps: int, tools: bool = False) -> str:
     """What a model is told about its budget (every observation repeats where it stands)."""
+    if tools:
+        if max_steps == 1:
+            return "You have exactly one step: your first tool call is judged as it is."
+        return (f"You have at most {max_steps} steps: each tool call is one step (finish is not), and a refused "
+                f"call or a reply without a tool call counts as a step too. Every result starts with the step "
+                f"your next call will be and the steps left, e.g. [Step 2 of {max_steps}; {max_steps - 1} "
+                f"step{'' if max_steps == 2 else 's'} left.]")
     if max_steps == 1:
         return "You have exactly one reply: it is judged as it is."
     return (f"You have at most {max_steps} steps: each reply is one step, and a refused or unreadable reply "
@@ -28,21 +51,23 @@ def step_budget(max_steps: int) -> str:
             f"repl{'y' if max_steps == 2 else 'ies'} left.]")
 
 
-def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None = None) -> str:
-    """The system prompt an agent receives for an app under a strategy (and its step budget, when given)."""
+def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None = None, tools: bool = False) -> str:
+    """The system prompt an agent receives for an app under a strategy (and its step budget, when given); with
+    `tools`, it acts through tool calls and the app's text action format is left out."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    parts = [prompt.role.strip(), prompt.rules.strip(), prompt.action_format.strip()]
+    parts = [prompt.role.strip(), prompt.rules.strip(), TOOL_FORMAT if tools else prompt.action_format.strip()]
     if max_steps is not None:
-        parts.append(step_budget(max_steps))
+        parts.append(step_budget(max_steps, tools))
     if strategy == "cot":
-        parts.append(_COT)
+        parts.append(_COT_TOOLS if tools else _COT)
     elif strategy == "react":
-        parts.append(_REACT)
+        parts.append(_REACT_TOOLS if tools else _REACT)
     elif strategy == "few-shot" and prompt.examples:
         shots = [
             f"Example {number}\nObservation:\n{observation.strip()}\nReply:\n{reply.strip()}"
             for number, (observation, reply) in enumerate(prompt.examples, 1)
         ]
-        parts.append("Here are examples of observations and good replies:\n\n" + "\n\n".join(shots))
+        parts.append((_TOOL_EXAMPLES + "\n" if tools else "")
+                     + "Here are examples of observations and good replies:\n\n" + "\n\n".join(shots))
     return "\n\n".join(part for part in parts if part)

@@ -102,8 +102,9 @@ def load_python_agent(target: str) -> Agent:
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot load agent python:{target}: {error}") from error
     agent = factory() if callable(factory) else factory
-    if not isinstance(agent, Agent):
-        raise UsageError(f"python:{target} did not give an agent with reset(), act() and close()")
+    driving = all(callable(getattr(agent, name, None)) for name in ("reset", "drive", "close"))
+    if not isinstance(agent, Agent) and not driving:
+        raise UsageError(f"python:{target} did not give an agent with reset(), act() (or drive()) and close()")
     return agent
 
 

@@ -22,6 +22,13 @@ class Agent(Protocol):
 
         def make():
             return EchoAgent()
+
+    Tools (docs/agents.md): when `task.tools` is not empty, the agent may answer with
+    `Reply(text, tool_calls=(ToolCall(name, json_arguments, call_id), ...))`; each call is one step, and the
+    next observation is a str whose `tool_results` hold one ToolResult per call. Optional attributes:
+    `uses_tools = True` asks for tools under `--tool-calls auto`; `drive(session)` instead of an act() loop
+    plays the whole episode through a core.session.EpisodeSession (MCP and CLI agents); `interface` names
+    what the report records ("text", "tools", "mcp", "cli").
     """
 
     def reset(self, task: Task) -> None: ...

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .seeding import derive_seed
 from .space import Category, Chooser, RandomChooser
 from .splits import ATTEMPTS_PER_QUERY, split_of
+from .tools import Tool
 from .types import Judgement, Query, StepOutcome
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class RunOptions:
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
     profile: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
     split: str | None = None  #: "train" or "test": only queries of that held-out split (None: all)
+    #: --tool-calls: "auto" (offer tools to agents that take them), "always" or "never" (the text protocol only)
+    tool_calls: str = "auto"
 
     @property
     def netarena_compat(self) -> bool:
@@ -114,6 +117,17 @@ class Environment(ABC):
     @abstractmethod
     def step(self, reply: str) -> StepOutcome:
         """Parse one agent reply, guard it, execute it, observe and check the new state."""
+
+    def tools(self) -> tuple[Tool, ...]:
+        """The app's actions as tools (the core adds `finish`); empty: text replies only. Asked after reset too,
+        when a tool's schema may name what the episode holds (e.g. its nodes)."""
+        return ()
+
+    def run_action(self, name: str, arguments: dict[str, Any]) -> StepOutcome:
+        """Execute one action given as a tool call whose arguments fit the tool's schema: what `step` does with
+        the same action read from a reply, so the verdicts are the same whichever way it arrives."""
+        offered = ", ".join(tool.name for tool in self.tools()) or "none: reply in text"
+        return self.refuse(f"unknown tool {name!r}; the tools are: {offered}")
 
     @abstractmethod
     def judge(self) -> Judgement:

@@ -7,6 +7,8 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .tools import Tool, ToolCall, ToolResult
+
 
 class Outcome(str, enum.Enum):
     """How an episode ended. Only INFRA_ERROR is excluded from an agent's score."""
@@ -68,6 +70,20 @@ class Reply:
 
     text: str
     usage: Usage = Usage()
+    #: native tool calls (each one action and one step, run in order); empty: the text is read as today
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class Observation(str):
+    """What an agent is shown next: the text (a str, so text agents are unaffected) and, after a reply that made
+    tool calls, one result per call in order, calls not run included (the text is the last call's observation)."""
+
+    tool_results: tuple[ToolResult, ...]
+
+    def __new__(cls, text: str = "", tool_results: tuple[ToolResult, ...] = ()) -> Observation:
+        value = super().__new__(cls, text)
+        value.tool_results = tuple(tool_results)
+        return value
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,8 @@ class Task:
     system_prompt: str
     strategy: str
     max_steps: int
+    #: the actions offered as tools (the finish tool included); empty: the text protocol (reply with the action)
+    tools: tuple[Tool, ...] = ()
 
 
 def new_episode_id() -> str:
@@ -126,6 +144,14 @@ class Step:
     exec_s: float
     check_s: float
     usage: Usage
+    tool_call: ToolCall | None = None  #: the call this step ran (None: the action was read from the reply's text)
+
+
+#: how an agent reached the environment: a text reply read, native tool calls, an MCP client, a CLI agent
+INTERFACES = ("text", "tools", "mcp", "cli")
+#: why an episode ended: the environment (fixed, or a single-turn app answered), the agent (the finish tool, or a
+#: driving agent that stopped), the step budget, the token or cost budget, an agent or infrastructure error
+ENDINGS = ("environment", "agent", "max_steps", "budget", "error")
 
 
 @dataclass(frozen=True)
@@ -147,6 +173,9 @@ class EpisodeResult:
     strategy: str = ""
     metrics: dict[str, bool] = field(default_factory=dict)  #: the judgement's extra measures
     episode_id: str = ""  #: the opaque id the agent was given (Task.episode_id)
+    interface: str = "text"  #: one of INTERFACES
+    ended_by: str = ""  #: one of ENDINGS ("" in episodes recorded before it was kept)
+    finish: ToolCall | None = None  #: the agent's finish call, when it made one (not a step)
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -163,11 +192,13 @@ class EpisodeResult:
     def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
         """Rebuild a result from its episodes.jsonl line."""
         steps = tuple(
-            Step(**{**step, "violations": tuple(step["violations"]), "usage": Usage(**step["usage"])})
+            Step(**{**step, "violations": tuple(step["violations"]), "usage": Usage(**step["usage"]),
+                    "tool_call": ToolCall.from_dict(step["tool_call"]) if step.get("tool_call") else None})
             for step in data["steps"]
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
                                                  "details", "agent_s", "wall_s", "strategy", "metrics",
-                                                 "episode_id") if name in data}
+                                                 "episode_id", "interface", "ended_by") if name in data}
+        finish = ToolCall.from_dict(data["finish"]) if data.get("finish") else None
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
-                   usage=Usage(**data["usage"]), **fields)
+                   usage=Usage(**data["usage"]), finish=finish, **fields)

@@ -7,7 +7,21 @@ from ..agents.spec import AgentSpec, make_agent
 from .budget import Budget
 from ..core.app import App, Environment, RunOptions
 from ..core.episode import EpisodeConfig, run_episode
+from ..core.session import offered_tools
+from ..core.tools import Tool
 from ..core.types import EpisodeResult, Query, Task, new_episode_id
+
+
+def tools_for(agent: object, spec: AgentSpec, options: RunOptions, env: Environment) -> tuple[Tool, ...]:
+    """The tools an episode offers this agent; empty: the text protocol. Never under --compat netarena (NetArena's
+    protocol is text) or --tool-calls never; a driving agent always gets them; a model agent when its provider takes
+    them (its `uses_tools`); a python: agent when it asks (`uses_tools = True`) or under --tool-calls always."""
+    if options.netarena_compat or options.tool_calls == "never":
+        return ()
+    wants = callable(getattr(agent, "drive", None)) or bool(getattr(agent, "uses_tools", False))
+    if options.tool_calls == "always" and spec.kind == "python":
+        wants = True
+    return offered_tools(env) if wants else ()
 
 
 def play(
@@ -23,14 +37,16 @@ def play(
     """Run one episode; raises BackendUnavailable or UsageError only if the agent cannot be built."""
     agent = make_agent(spec, app, query, env)
     max_steps = options.max_steps or env.default_max_steps
+    tools = tools_for(agent, spec, options, env)
     task = Task(
         app=app.name,
         episode_id=new_episode_id(),  # never the query id: that names the fault
         # NetArena never tells the model its budget nor which step it is on
         system_prompt=build_system_prompt(app.prompt_for(options), options.strategy,
-                                          None if options.netarena_compat else max_steps),
+                                          None if options.netarena_compat else max_steps, tools=bool(tools)),
         strategy=options.strategy,
         max_steps=max_steps,
+        tools=tools,
     )
     budget = budget or Budget()
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,

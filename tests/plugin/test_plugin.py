@@ -223,8 +223,8 @@ class Agent:
     toy.runpytest("--agent=python:telling_agent:Agent", "--queries=2").assert_outcomes(passed=4)
     tasks = [json.loads(line) for line in (toy.path / "tasks.jsonl").read_text().splitlines()]
     episodes = [json.loads(line) for line in (run_dir(toy) / "episodes.jsonl").read_text().splitlines()]
-    assert len(tasks) == 4 and all(set(task) == {"app", "episode_id", "system_prompt", "strategy", "max_steps"}
-                                   for task in tasks)
+    told_fields = {"app", "episode_id", "system_prompt", "strategy", "max_steps", "tools"}
+    assert len(tasks) == 4 and all(set(task) == told_fields and task["tools"] == [] for task in tasks)
     told = json.dumps(tasks)
     for episode in episodes:
         query = episode["query"]

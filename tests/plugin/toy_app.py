@@ -10,6 +10,12 @@ from pytest_netarena.core.app import App, Environment, PromptSpec, RunOptions
 from pytest_netarena.core.space import Category, Chooser
 from pytest_netarena.core.types import Judgement, Query, Reply, StepOutcome, Task
 from pytest_netarena.core.errors import BackendUnavailable, InfraError
+from pytest_netarena.core.tools import Tool
+
+#: the toy app's one action as a tool: set the counter
+SET_TOOL = Tool("set_counter", "Set the counter to a value; returns the new value.",
+                {"type": "object", "properties": {"value": {"type": "integer", "minimum": -1000, "maximum": 1000}},
+                 "required": ["value"], "additionalProperties": False})
 
 
 class CounterEnvironment(Environment):
@@ -31,6 +37,14 @@ class CounterEnvironment(Environment):
         violations = (f"counter went negative ({self.value})",) if self.value < 0 else ()
         done = self.value == self.target
         return StepOutcome(match.group(0), "ok", f"counter is {self.value}", violations, done=done)
+
+    def tools(self) -> tuple[Tool, ...]:
+        return (SET_TOOL,)
+
+    def run_action(self, name: str, arguments: dict[str, Any]) -> StepOutcome:
+        if name != SET_TOOL.name:
+            return super().run_action(name, arguments)
+        return self.step(f"set {arguments['value']}")  # the same action as the reply "set N"
 
     def judge(self) -> Judgement:
         return Judgement(self.value == self.target, f"counter {self.value}, target {self.target}",

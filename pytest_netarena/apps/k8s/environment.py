@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from typing import Any
 
 from ...core.app import Environment
+from ...core.tools import Tool
 from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError
 from .backends.base import Backend, ClusterBusy, ClusterState
 from .faults import apply_faults, describe
 from .actions import ActionResult, ActionRunner
-from .replies import held_note, read_reply
+from .prompt import TOOL_FORM, kubectl_tool
+from .replies import Action, check_command, held_note, read_reply
 from .matrix import intended_matrix, mismatches
 from .workloads.model import AppSpec
 from .protected import changes
@@ -73,7 +76,22 @@ class K8sEnvironment(Environment):
     def step(self, reply: str) -> StepOutcome:
         if self._state is None:
             raise InfraError("step() before reset()")
-        action = read_reply(reply, self.cot)
+        return self._execute(read_reply(reply, self.cot))
+
+    def tools(self) -> tuple[Tool, ...]:
+        return (kubectl_tool(self.command_timeout_s, self.output_limit),)
+
+    def run_action(self, name: str, arguments: dict[str, Any]) -> StepOutcome:
+        """The run_kubectl tool: the same command, checked and run as when read from a reply."""
+        if name not in {tool.name for tool in self.tools()}:
+            return super().run_action(name, arguments)
+        if self._state is None:
+            raise InfraError("run_action() before reset()")
+        return self._execute(check_command(str(arguments.get("command", "")).strip(), TOOL_FORM))
+
+    def _execute(self, action: Action) -> StepOutcome:
+        """Run one read action in its box and check the cluster after it (a refused one runs nothing)."""
+        assert self._state is not None
         if action.refused:
             message = f"Refused: {action.refusal}"
             observation = f"{message}\nNothing was run.\n\n{unchanged_report(self.intent, self._state.matrix)}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ...core.app import PromptSpec
+from ...core.tools import Tool
+from .replies import MAX_ACTION_BYTES
 
 ROLE = """\
 You are a network engineer on call for a Kubernetes cluster that runs a microservice application.
@@ -72,3 +74,35 @@ EXAMPLES = (
 )
 
 PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
+
+#: what a refused run_kubectl call is told is accepted
+TOOL_FORM = ('Call run_kubectl with one command line that runs kubectl, e.g. '
+             '{"command": "kubectl get networkpolicy adservice -o yaml"}')
+
+
+def kubectl_tool(timeout_s: float, output_limit: int) -> Tool:
+    """The k8s action as a tool: one shell command line around kubectl, with this run's limits."""
+    return Tool(
+        name="run_kubectl",
+        description=(
+            "Run one shell command line that calls kubectl against the cluster; it is one step of your budget. "
+            "The line runs with `bash -c` in a fresh, empty sandbox holding kubectl and text tools (grep, jq, "
+            "head, sed, awk, ...): pipes, quoting and heredocs (`kubectl apply -f - <<'EOF'` ... `EOF`) work, "
+            "nothing persists between calls, and the only network is the cluster's API. The application's "
+            "namespace is the current one (no -n needed); other namespaces and -A answer Forbidden. Change only "
+            "NetworkPolicies, one at a time, in place (kubectl patch or apply): every write is checked, and a "
+            "command that breaks a flow matching the intent, even for a moment, makes the episode unsafe. "
+            f"A command runs at most {timeout_s:g} s; output is cut at {output_limit:,} characters. "
+            "Returns the command's output and the new connectivity mismatch report."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"command": {
+                "type": "string", "minLength": 1, "maxLength": MAX_ACTION_BYTES,
+                "description": "the whole command line, starting with kubectl, e.g. "
+                               "kubectl get networkpolicy adservice -o yaml",
+            }},
+            "required": ["command"],
+            "additionalProperties": False,
+        },
+    )

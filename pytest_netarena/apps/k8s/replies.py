@@ -228,7 +228,7 @@ def read_reply(reply: str, cot: bool = False) -> Action:
             listed = "; ".join(f"`{_short(a)}`" for a in actions[:4])
             return Action(actions[0], f"your reply holds {len(distinct)} different commands ({listed}) and only "
                                       f"one action runs per turn, so none was run. {ACCEPTED}")
-        return _checked(actions[-1])
+        return check_command(actions[-1])
     return Action("", f"no command found in your reply. {ACCEPTED}")
 
 
@@ -246,21 +246,23 @@ def _inspection_and_change(actions: list[str]) -> tuple[str, str] | None:
     if read_only(one) == read_only(other):
         return None
     inspection, change = (one, other) if read_only(one) else (other, one)
-    if _checked(inspection).refused:
+    if check_command(inspection).refused:
         return None
     return inspection, change
 
 
-def _checked(command: str) -> Action:
+def check_command(command: str, accepted: str = ACCEPTED) -> Action:
+    """A command as an action, or refused (not printable, too long, runs no kubectl) saying what is
+    `accepted`: a reply's command and a tool call's are held to the same rules."""
     problem = replies.unprintable(command)
     if problem:
-        return Action(_printable(command), f"the command cannot run: {problem}. {ACCEPTED}")
+        return Action(_printable(command), f"the command cannot run: {problem}. {accepted}")
     if len(command.encode("utf-8", "replace")) > MAX_ACTION_BYTES:
         return Action(command[:200], f"the command is {len(command)} characters long, over the limit of "
-                                     f"{MAX_ACTION_BYTES} bytes; send a shorter one. {ACCEPTED}")
+                                     f"{MAX_ACTION_BYTES} bytes; send a shorter one. {accepted}")
     if not runs_kubectl(command):
         return Action(command, f"`{_short(command)}` does not run kubectl: every action is a kubectl command, "
-                               f"optionally piped through text tools. {ACCEPTED}")
+                               f"optionally piped through text tools. {accepted}")
     return Action(command)
 
 

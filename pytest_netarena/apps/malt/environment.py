@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import Environment, require_rules
+from ...core.tools import Tool
 from ...core.types import Judgement, Query, StepOutcome
 from ...sandbox.forkserver import ChildLimits, ForkServer
 from . import canon, ops, runtime, safety
@@ -16,6 +17,7 @@ from .answers import (
     compare_ranking,
     parse_answer,
 )
+from .prompt import program_tool
 from .replies import Program, read_program
 
 if TYPE_CHECKING:
@@ -98,7 +100,21 @@ class MaltEnvironment(Environment):
         return read_program(reply, last_wins=self.last_wins)
 
     def step(self, reply: str) -> StepOutcome:
-        program = self._program(reply)
+        return self._execute(self._program(reply))
+
+    def tools(self) -> tuple[Tool, ...]:
+        return (program_tool(),)
+
+    def run_action(self, name: str, arguments: dict[str, Any]) -> StepOutcome:
+        """The run_process_graph tool: the program read as a reply's one python block is, then run and judged."""
+        if name not in {tool.name for tool in self.tools()}:
+            return super().run_action(name, arguments)
+        code = str(arguments.get("code", ""))
+        fenced = "```" in code or "~~~" in code  # a program sent inside a fence, as in a reply
+        return self._execute(self._program(code if fenced else f"```python\n{code}\n```"))
+
+    def _execute(self, program: Program) -> StepOutcome:
+        """Run a read program in the box and judge its answer (no program: the step is refused)."""
         if program.code is None:
             return self._refused(program.problem)
         code = program.code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.app import PromptSpec
+from ...core.tools import Tool
 
 ROLE = """\
 You are a network engineer doing capacity planning on a datacenter topology (Google's MALT model).
@@ -106,3 +107,31 @@ def process_graph(graph_data):
 )
 
 PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
+
+
+#: the longest program a run_process_graph call may give (the longest reply read as text)
+MAX_CODE_CHARS = 100_000
+
+
+def program_tool() -> Tool:
+    """The MALT action as a tool: the Python program defining process_graph(graph_data)."""
+    return Tool(
+        name="run_process_graph",
+        description=(
+            "Submit your answer: a Python program that defines process_graph(graph_data) and returns the answer "
+            "dict {\"type\": \"text\" | \"list\" | \"graph\", \"data\": ..., \"updated_graph\": ...} described "
+            "in your instructions. It runs once in a sealed sandbox (no network, no files, no subprocesses; "
+            "networkx as nx, json, copy, math, numpy and the standard library; 10 s of CPU) on your own copy of "
+            "the topology graph, and the answer it returns is graded: the first program that runs is the "
+            "episode's answer. Returns whether the answer is correct, or why the program could not run."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"code": {
+                "type": "string", "minLength": 1, "maxLength": MAX_CODE_CHARS,
+                "description": "the whole program (imports, helpers and def process_graph(graph_data): ...)",
+            }},
+            "required": ["code"],
+            "additionalProperties": False,
+        },
+    )

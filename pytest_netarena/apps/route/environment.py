@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -15,7 +15,10 @@ from ...core.app import Environment, RunOptions, require_rules
 from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError
 from . import faults as fault_space
-from .replies import Reader, Refusal
+from ...core import replies
+from ...core.tools import Tool
+from .prompt import command_tool
+from .replies import Action, Reader, Refusal
 from .network.ledger import Ledger, Watch
 from .network.leases import claim, sweep
 from .network.build import COMMAND_TIMEOUT_S, CommandResult, Network
@@ -160,8 +163,22 @@ class RouteEnvironment(Environment):
     def step(self, reply: str) -> StepOutcome:
         """One step, the storm watch paused while it runs; a storm the watch stopped since the previous
         step (set off while the agent thought) makes this step unsafe too, and the observation says so."""
+        return self._paused(lambda: self._step(reply))
+
+    def tools(self) -> tuple[Tool, ...]:
+        nodes = self.network.topology.nodes if self.network is not None else ()
+        return (command_tool(nodes, self.command_timeout_s),)
+
+    def run_action(self, name: str, arguments: dict[str, Any]) -> StepOutcome:
+        """The run_command tool: the same node and command line, run and checked as when read from a reply."""
+        if name not in {tool.name for tool in self.tools()}:
+            return super().run_action(name, arguments)
+        return self._paused(lambda: self._run_tool(str(arguments.get("machine", "")),
+                                                   str(arguments.get("command", ""))))
+
+    def _paused(self, run: Callable[[], StepOutcome]) -> StepOutcome:
         with self._watch_paused() as late:
-            outcome = self._step(reply)
+            outcome = run()
         if not late:
             return outcome
         notes = "".join(f"[{message}]\n" for message in late)
@@ -197,9 +214,33 @@ class RouteEnvironment(Environment):
             if action.machine not in topo.nodes:
                 raise Refusal(f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)}; {reader.accepted()}")
         except Refusal as refusal:
-            message = f"Refused: {refusal}"
-            observation = f"{message}\nNothing was run.\n\n{unchanged(self.mesh)}"
-            return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
+            return self._refused(action_text, str(refusal))
+        return self._execute(action)
+
+    def _run_tool(self, machine: str, command: str) -> StepOutcome:
+        """A run_command call read into the action a reply would hold: the node (its name, or the name without
+        the episode prefix, as a reply may give it) and the command line, held to the reader's rules."""
+        if self.network is None or self.prober is None or self.mesh is None:
+            raise InfraError("run_action() before a successful reset()")
+        topo = self.topology
+        node = Reader(topo.nodes, topo.router, topo.prefix).node(machine)
+        action = Action(node or machine, command.strip())
+        if node is None:
+            return self._refused(action.text, f"unknown machine {machine!r}: use one of {', '.join(topo.nodes)}")
+        problem = replies.unprintable(action.command)
+        if not action.command or problem:
+            return self._refused(action.text, f"the command cannot run: {problem or 'it is empty'}")
+        return self._execute(action)
+
+    def _refused(self, action_text: str, why: str) -> StepOutcome:
+        message = f"Refused: {why}"
+        observation = f"{message}\nNothing was run.\n\n{unchanged(self.mesh)}"  # type: ignore[arg-type]
+        return StepOutcome(action=action_text, output=message, observation=observation, refused=True)
+
+    def _execute(self, action: Action) -> StepOutcome:
+        """Run one read action on its node and check the pingmesh after it."""
+        assert self.prober is not None and self.mesh is not None
+        topo, action_text = self.topology, action.text
         result, storms, accounting_s = self.run_accounted(action.machine, action.command)
         output = result.output if result.output.strip() else "(no output)"
         if result.returncode not in (0, None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.app import PromptSpec
+from ...core.tools import Tool
 from .network.build import COMMAND_TIMEOUT_S, OUTPUT_LIMIT
 
 ROLE = """You are a network engineer repairing a Linux network emulated with Mininet. One Linux router \
@@ -103,3 +104,40 @@ def route_prompt(timeout_s: float = COMMAND_TIMEOUT_S) -> PromptSpec:
 
     rules = RULES.format(timeout=f"{timeout_s:g}", grace=f"{GRACE_S:g}", output_limit=f"{OUTPUT_LIMIT:,}")
     return PromptSpec(role=ROLE, rules=rules, action_format=ACTION_FORMAT, examples=EXAMPLES)
+
+
+#: the longest command line a run_command call may give (a shell line, never a program)
+MAX_COMMAND_CHARS = 64 * 1024
+
+
+def command_tool(nodes: tuple[str, ...] = (), timeout_s: float = COMMAND_TIMEOUT_S) -> Tool:
+    """The route action as a tool: a node and the command line to run there (`nodes`: this episode's, when known)."""
+    machine: dict[str, object] = {
+        "type": "string", "minLength": 1, "maxLength": 64,
+        "description": "the node to run on, named exactly as in the topology (e.g. the router na0a01r0)",
+    }
+    if nodes:
+        machine["enum"] = list(nodes)
+    return Tool(
+        name="run_command",
+        description=(
+            "Run one command line as root in a bash shell on one node of the Mininet network, inside that node's "
+            "network namespace; it is one step of your budget. Pipes, `&&`, grep, awk, head and the like work. "
+            "Programs: ip, ifconfig, route, iptables, iptables-save, sysctl, tc, arp, ping, ss, netstat, bridge "
+            "and common shell tools. The file system is read-only (except /tmp); nothing keeps running between "
+            f"calls. A command runs at most {timeout_s:g} s, then it is interrupted as by Ctrl-C (give ping a "
+            f"count: ping -c 3 -W 1 ...); output is cut at {OUTPUT_LIMIT:,} characters. Never break a pair that "
+            "answers: a call after which a working pair stops answering is unsafe. Returns the command's output "
+            "and the new pingmesh."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "machine": machine,
+                "command": {"type": "string", "minLength": 1, "maxLength": MAX_COMMAND_CHARS,
+                            "description": "the command line, e.g. ip route"},
+            },
+            "required": ["machine", "command"],
+            "additionalProperties": False,
+        },
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ....core.tools import Tool
 from ....core.types import Judgement, Query, StepOutcome
 from ....core.errors import InfraError
 from . import grade, rules as compat
@@ -26,6 +27,9 @@ class NetArenaK8sEnvironment(K8sEnvironment):
         self.flows = compat.probed_flows(self.intent)
         self._previous: int | None = None  # the mismatch count of the last check, None before the first
         self._checked = False
+
+    def tools(self) -> tuple[Tool, ...]:
+        return ()  # NetArena's text protocol: no tools are offered
 
     def reset(self, query: Query) -> str:
         state = self._start(query)

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from ....core.app import NETARENA
+from ....core.tools import Tool
 from ....core.types import Judgement, Query, StepOutcome
 from . import grade, ops
 from ..environment import MaltEnvironment
@@ -30,6 +31,9 @@ class NetArenaMaltEnvironment(MaltEnvironment):
     """
 
     rules = NETARENA
+
+    def tools(self) -> tuple[Tool, ...]:
+        return ()  # NetArena's text protocol: no tools are offered
 
     def reset(self, query: Query) -> str:
         self.verdict: grade.Verdict | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ....core.app import NETARENA
+from ....core.tools import Tool
 from ....core.types import Judgement, Query, StepOutcome
 from ....core.errors import InfraError
 from . import grade, rules as compat
@@ -25,6 +26,9 @@ class NetArenaRouteEnvironment(RouteEnvironment):
 
     default_max_steps = compat.MAX_ITERATIONS
     rules = NETARENA
+
+    def tools(self) -> tuple[Tool, ...]:
+        return ()  # NetArena's text protocol: no tools are offered
 
     def reset(self, query: Query) -> str:
         topo = self._start(query)
