@@ -95,7 +95,7 @@ def build_server(session: EpisodeSession, activity: Activity | None = None) -> A
         note_client()
         activity.begin()
         try:
-            call = _call_of(name, arguments)
+            call = _call_of(name, arguments, _request_id(server))
             result: ToolResult = await anyio.to_thread.run_sync(session.call, call)
         finally:
             activity.end()
@@ -119,7 +119,14 @@ def build_server(session: EpisodeSession, activity: Activity | None = None) -> A
     return server
 
 
-def _call_of(name: Any, arguments: Any) -> ToolCall:
+def _request_id(server: Any) -> str:
+    try:
+        return f"mcp-{server.request_context.request_id}"
+    except (AttributeError, LookupError):
+        return ""
+
+
+def _call_of(name: Any, arguments: Any, call_id: str = "") -> ToolCall:
     """The session's ToolCall for what the client sent (arguments re-encoded as JSON text; never raises)."""
     import json
 
@@ -127,7 +134,7 @@ def _call_of(name: Any, arguments: Any) -> ToolCall:
         text = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
     except (TypeError, ValueError):
         text = "\ufffd not JSON"
-    return ToolCall(name if isinstance(name, str) else str(name), text)
+    return ToolCall(name if isinstance(name, str) else str(name), text, call_id)
 
 
 def _plain(value: Any) -> Any:
