@@ -35,6 +35,7 @@ class Activity:
         self._lock = threading.Lock()
         self.last = time.monotonic()
         self.running = 0
+        self.peak = 0  #: the most requests in flight at once
         self.calls = 0  #: tool calls received
         self.first_call_at: float | None = None  #: time.monotonic() of the first tool call
         self.client = ""  #: the client's name, from its initialize request
@@ -52,6 +53,7 @@ class Activity:
         """A request starts: a tool call, or (call=False) anything else worth waiting for, e.g. a model request."""
         with self._lock:
             self.running += 1
+            self.peak = max(self.peak, self.running)
             self.last = time.monotonic()
             if call:
                 self.calls += 1

@@ -11,11 +11,12 @@ shortly after the episode is over; `Watch` says which.
 from __future__ import annotations
 
 import hmac
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 from .asgi import Routes, plain
 from .server import Activity
@@ -58,51 +59,110 @@ class Watch:
         return ""
 
 
+#: what an over-long line is read as (the SDK answers it as a parse error)
+OVERSIZED = '{"error": "line over the limit"}\n'
+
+
 class BoundedLines:
-    """A binary stream read line by line, at most `limit` bytes a line (the rest of a longer line is skipped)."""
+    """The lines of a pipe, read without blocking (so a silent client cannot hold the server's shutdown), at most
+    `limit` bytes a line: the rest of a longer line is skipped unread and the line reads as OVERSIZED."""
 
-    def __init__(self, stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> None:
-        self.stream, self.limit = stream, limit
+    def __init__(self, fd: int, limit: int = MAX_LINE_BYTES) -> None:
+        os.set_blocking(fd, False)
+        self.fd, self.limit = fd, limit
+        self.buffer = bytearray()
+        self.skipping = False  #: inside a line that went over the limit
+        self.eof = False
 
-    def readline(self) -> str:
-        line = self.stream.readline(self.limit + 1)
-        if len(line) > self.limit and not line.endswith(b"\n"):
-            while True:  # skip the rest of the line without holding it
-                rest = self.stream.readline(self.limit)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            return '{"error": "line over the limit"}\n'
-        return line.decode("utf-8", "replace")
+    def __aiter__(self) -> BoundedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        while True:
+            newline = self.buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self.buffer[: newline + 1])
+                del self.buffer[: newline + 1]
+                if self.skipping:
+                    self.skipping = False
+                    return OVERSIZED
+                return line.decode("utf-8", "replace")
+            if len(self.buffer) > self.limit or (self.skipping and self.buffer):
+                self.buffer.clear()
+                self.skipping = True
+            if self.eof:
+                if self.buffer:
+                    line, self.buffer = bytes(self.buffer), bytearray()
+                    return line.decode("utf-8", "replace")
+                raise StopAsyncIteration
+            await anyio.wait_readable(self.fd)
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if chunk:
+                self.buffer += chunk
+            else:
+                self.eof = True
 
 
-async def serve_stdio(server: Any, watch: Watch, stdin: BinaryIO, stdout: BinaryIO) -> str:
-    """Serve the MCP server on these pipes until the client closes them or `watch` says stop; returns why it ended."""
+class PipeWriter:
+    """Text written to a pipe without blocking: a client that stops reading cannot hold the server's shutdown."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                data = data[os.write(self.fd, data):]
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+
+    async def flush(self) -> None:
+        pass
+
+
+async def serve_stdio(server: Any, watch: Watch, stdin: int, stdout: int) -> str:
+    """Serve the MCP server on these pipes (file descriptors) until the client closes them or `watch` says stop;
+    returns why it ended."""
     import anyio
-    from io import TextIOWrapper
     from mcp.server.stdio import stdio_server
 
-    reader = anyio.wrap_file(BoundedLines(stdin))
-    writer = anyio.wrap_file(TextIOWrapper(stdout, encoding="utf-8", write_through=True))
-    ended = "the client closed the connection"
-    async with stdio_server(reader, writer) as (read_stream, write_stream):
-        async with anyio.create_task_group() as group:
-            async def run() -> None:
-                await server.run(read_stream, write_stream, server.create_initialization_options())
-                group.cancel_scope.cancel()
+    ended, ended_by = "the client closed the connection", []
+    with anyio.CancelScope() as transport:  # cancelled at the end: the pipe reader may wait on a silent client
+        async with stdio_server(BoundedLines(stdin), PipeWriter(stdout)) as (read_stream, write_stream):
+            await _serve_streams(server, watch, read_stream, write_stream, lambda why: ended_by.append(why))
+            transport.cancel()
+    return ended_by[0] if ended_by else ended
 
-            async def guard() -> None:
-                nonlocal ended
-                while True:
-                    await anyio.sleep(0.2)
-                    why = watch.why_stop()
-                    if why:
-                        ended = why
-                        group.cancel_scope.cancel()
-                        return
 
-            group.start_soon(run)
-            group.start_soon(guard)
-    return ended
+async def _serve_streams(server: Any, watch: Watch, read_stream: Any, write_stream: Any, stopped) -> None:
+    """Run the server on the transport's streams until it ends or `watch` says stop (stopped(why) is then told)."""
+    import anyio
+
+    async with anyio.create_task_group() as group:
+        async def run() -> None:
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+        async def guard() -> None:
+            while True:
+                await anyio.sleep(0.2)
+                why = watch.why_stop()
+                if why:
+                    stopped(why)
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(run)
+        group.start_soon(guard)
 
 
 class BearerAuth:
@@ -141,12 +201,10 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
     return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token), **(extra or {})}, lifespans=(manager.run,))
 
 
-def stdio_streams() -> tuple[BinaryIO, BinaryIO]:
-    """(stdin, a private copy of stdout) for the protocol; fd 1 then points at stderr, so nothing else the
-    process or its children print can corrupt the protocol stream."""
-    import os
-
+def stdio_streams() -> tuple[int, int]:
+    """(stdin, a private copy of stdout) as file descriptors for the protocol; fd 1 then points at stderr, so
+    nothing else the process or its children print can corrupt the protocol stream."""
     sys.stdout.flush()
-    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    protocol = os.dup(1)
     os.dup2(2, 1)
-    return sys.stdin.buffer, protocol
+    return sys.stdin.fileno(), protocol
