@@ -131,3 +131,21 @@ def start_http_server(*args: str, out: Path) -> tuple[subprocess.Popen, str, str
         elif "bearer token " in line:
             token = line.split("bearer token ", 1)[1].strip()
     return process, url, token
+
+
+def installed_cli(name: str):
+    """The profile of CLI agent `name`, installed from npm at its pinned version (cached outside the repository);
+    skips, saying why, when boxes, npm or the registry are missing here."""
+    from pytest_netarena.core.errors import UsageError
+    from pytest_netarena.mcp.clis import PROFILES
+    from pytest_netarena.mcp.install import install
+    from pytest_netarena.sandbox import support
+
+    if not support().root:
+        pytest.skip(f"CLI agents run in root-made boxes with a private network namespace: {support().reason or 'not root'}")
+    profile = PROFILES[name]()
+    try:
+        install(profile.package, profile.version)
+    except UsageError as error:
+        pytest.skip(f"cannot install cli:{name} here: {error}")
+    return profile
