@@ -185,8 +185,13 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
                 extra: dict[str, Any] | None = None) -> Routes:
     """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
     routes (a CLI box's model relay)."""
+    import logging
+
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
+
+    # a client's open event stream is cut when the episode's server stops: the SDK logs that as an error with a trace
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
 
     from ..green.server import BodyCap
 
