@@ -95,8 +95,11 @@ class CliAgent:
 
             with Served(routes, [sock]):
                 spawned = time.monotonic()
-                ended = run_cli(cli_box(str(folder), namespace, launch.env, launch.files, mount=self.profile.mount),
-                                launch.argv, should_stop)
+                try:
+                    ended = run_cli(cli_box(str(folder), namespace, launch.env, launch.files,
+                                            mount=self.profile.mount), launch.argv, should_stop)
+                except OSError as error:  # the box itself could not be made: ours, not the agent's
+                    raise InfraError(f"the box of {self.profile.name} could not start: {error}") from error
         finally:
             namespace.close()
         self.last_run = {"start_to_first_call_s": (activity.first_call_at - spawned) if activity.first_call_at else None,
