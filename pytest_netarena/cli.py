@@ -17,6 +17,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.run.cli",
     "pytest_netarena.training.cli",
     "pytest_netarena.audit.cli",
+    "pytest_netarena.mcp.cli",
 )
 
 

@@ -24,6 +24,7 @@ ACCEPTED_FORMS = (
     "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5)",
     "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
     "a2a:URL (an agent speaking A2A, e.g. an AgentBeats purple agent: a2a:http://127.0.0.1:9019)",
+    "cli:NAME[:MODEL] (a CLI agent in a box through the episode's MCP server: cli:codex, cli:claude-code:MODEL)",
 )
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -33,8 +34,8 @@ class AgentSpec:
     """A parsed --agent value."""
 
     raw: str
-    kind: str  #: "builtin", "python", "a2a" or "litellm"
-    target: str  #: builtin name, "module:attr" or litellm model "provider/model"
+    kind: str  #: "builtin", "python", "a2a", "cli" or "litellm"
+    target: str  #: builtin name, "module:attr", URL, "cli[:model]" or litellm model "provider/model"
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -68,6 +69,14 @@ def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec
         if not re.match(r"^https?://[^/\s]+", rest):
             raise UsageError(usage_message(f"malformed A2A agent {raw!r}: expected a2a:http://HOST:PORT"))
         return AgentSpec(text, "a2a", rest)
+    if kind == "cli":
+        from ..mcp.clis import PROFILES  # lazy: the CLI agents live with the MCP server they play through
+
+        name, sep, model = rest.partition(":")
+        if name not in PROFILES or (sep and not model.strip()):
+            raise UsageError(usage_message(f"unknown CLI agent {raw!r}; CLI agents: "
+                                           f"{', '.join(f'cli:{known}' for known in PROFILES)} (optionally :MODEL)"))
+        return AgentSpec(text, "cli", rest)
     if not _NAME.match(kind) or not rest.strip():
         raise UsageError(usage_message(f"malformed model spec {raw!r}"))
     return AgentSpec(text, "litellm", f"{kind}/{rest}")
@@ -163,6 +172,10 @@ def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Age
         from .a2a_agent import A2AAgent  # lazy: a2a-sdk is an optional dependency
 
         return A2AAgent(spec.target, **spec.settings)
+    if spec.kind == "cli":
+        from ..mcp.cli_agent import make_cli_agent  # lazy: the MCP SDK and the box are needed only here
+
+        return make_cli_agent(spec.target, spec.settings)
     from .model_agent import ModelAgent, ModelSettings  # lazy: httpx and litellm import only when used
 
     return ModelAgent(spec.target, ModelSettings.from_options(spec.settings, spec.target))

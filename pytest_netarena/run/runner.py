@@ -38,6 +38,12 @@ def play(
     agent = make_agent(spec, app, query, env)
     max_steps = options.max_steps or env.default_max_steps
     tools = tools_for(agent, spec, options, env)
+    if spec.kind == "cli" and not tools:
+        from ..core.errors import UsageError
+
+        agent.close()
+        raise UsageError(f"--agent {spec.raw}: a CLI agent acts only through the episode's tools, which are not "
+                         "offered under --compat netarena or --tool-calls never")
     task = Task(
         app=app.name,
         episode_id=new_episode_id(),  # never the query id: that names the fault

@@ -312,10 +312,9 @@ def build_settings(
         "replay_dir": option("llm-replay"),
     }
     a2a_settings = {"timeout_s": max(1.0, timeout - 5.0), "streaming": _flag(option("a2a-streaming"))}
-    specs = [
-        replace(a, settings=llm_settings) if a.kind == "litellm" else replace(a, settings=a2a_settings) if a.kind == "a2a" else a
-        for a in specs
-    ]
+    cli_settings = {"timeout_s": timeout, "api_base": option("llm-api-base")}
+    by_kind = {"litellm": llm_settings, "a2a": a2a_settings, "cli": cli_settings}
+    specs = [replace(a, settings=by_kind[a.kind]) if a.kind in by_kind else a for a in specs]
     reports_dir = Path(option("reports-dir"))
     if not reports_dir.is_absolute():
         # `pytest --pyargs pytest_netarena.suites` roots the run in the installed package: write beside the user

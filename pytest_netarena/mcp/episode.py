@@ -1,0 +1,120 @@
+"""One episode for `netarena mcp`: its query (drawn from the seed), environment and session, and its run folder.
+
+The query comes from the app's query space exactly as in a benchmark run with the same seed, options and
+levels (one query per category; the seed picks the category), so a served episode can be replayed.
+The client learns none of it. When the serving ends, the episode is judged by the session like any
+other and written as a run folder: run.json, episodes.jsonl, summary.json and report.html.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.prompting import build_system_prompt
+from ..apps import get_app
+from ..core.app import App, Environment, RunOptions
+from ..core.episode import EpisodeConfig
+from ..core.errors import InfraError
+from ..core.session import EpisodeSession, offered_tools
+from ..core.types import EpisodeResult, Query, Task, new_episode_id
+from ..reporting import artifacts
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What `netarena mcp` serves."""
+
+    app: str
+    seed: int = 0
+    levels: tuple[int, ...] = (1, 2, 3)
+    extra: dict[str, Any] = field(default_factory=dict)
+    max_steps: int | None = None
+    strategy: str = "zero-shot"
+    agent_timeout_s: float = 300.0
+
+    def run_options(self) -> RunOptions:
+        return RunOptions(seed=self.seed, queries=1, levels=self.levels, max_steps=self.max_steps,
+                          strategy=self.strategy, extra=dict(self.extra))
+
+
+def pick_query(app: App, options: RunOptions) -> Query:
+    """The run's first query of the category the seed picks (the order of categories is the app's own)."""
+    queries = app.generate(options)
+    if not queries:
+        from ..core.errors import UsageError
+
+        raise UsageError(f"the {app.name} app has no query at levels {', '.join(map(str, options.levels))}")
+    return queries[random.Random(options.seed).randrange(len(queries))]
+
+
+@dataclass
+class Served:
+    """An opened episode and where it will be written."""
+
+    app: App
+    env: Environment
+    query: Query
+    session: EpisodeSession
+    run_dir: Path
+    info: dict[str, Any]
+
+
+def open_episode(config: ServeConfig, out: Path) -> Served:
+    """Build the environment, open the episode's session (reset: the faults are in) and name its run folder.
+
+    Raises BackendUnavailable when the app cannot run here; an episode that cannot start is over at once (its
+    result an infrastructure error)."""
+    app = get_app(config.app)
+    options = config.run_options()
+    query = pick_query(app, options)
+    env = app.make_environment(options)
+    max_steps = options.max_steps or env.default_max_steps
+    try:
+        tools = offered_tools(env)
+        task = Task(app=app.name, episode_id=new_episode_id(),
+                    system_prompt=build_system_prompt(app.prompt_for(options), options.strategy, max_steps, tools=True),
+                    strategy=options.strategy, max_steps=max_steps, tools=tools)
+        episode_config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=config.agent_timeout_s,
+                                       strategy=options.strategy)
+        session = EpisodeSession(env, query, task, episode_config, "mcp:client", 0, "mcp")
+        try:
+            session.open()
+        except InfraError:
+            pass  # the session keeps it: its result is an infrastructure error, recorded like any episode
+    except BaseException:
+        env.close()
+        raise
+    run_id = artifacts.new_run_id(config.seed)
+    info = {"run_id": run_id, "seed": config.seed, "sandboxed": True, "generator": "netarena mcp",
+            "options": {"queries": 1, "levels": list(config.levels), "max_steps": config.max_steps,
+                        "strategy": config.strategy, "trials": 1, "interface": "mcp",
+                        **{key: value for key, value in config.extra.items() if value is not None}}}
+    return Served(app, env, query, session, Path(out) / run_id, info)
+
+
+def record(served: Served, client: str) -> EpisodeResult:
+    """Judge the episode (once) and write its run folder; the environment is closed after."""
+    served.session.agent_name = f"mcp:{client or 'client'}"
+    try:
+        result = served.session.result()
+    finally:
+        served.env.close()
+    artifacts.write_run_info(served.run_dir, {**served.info, "agents": [result.agent]})
+    artifacts.append_episode(served.run_dir, result)
+    from ..reporting.rebuild import build_report
+
+    build_report(served.run_dir, plots=False)
+    return result
+
+
+def verdict(result: EpisodeResult, run_dir: Path) -> str:
+    """One line for the user: the outcome, steps, tokens and the run folder (no query id: it names the fault)."""
+    flags = f"correct={'yes' if result.correct else 'no'}, safe={'yes' if result.safe else 'no'}"
+    line = f"netarena mcp: {result.query.app} episode {result.episode_id}: {result.outcome.value} ({flags}) in " \
+           f"{len(result.steps)} step{'' if len(result.steps) == 1 else 's'}"
+    if result.outcome.value in ("agent_error", "infra_error"):
+        line += f": {result.details.splitlines()[0][:300] if result.details else ''}"
+    return f"{line}; run folder {run_dir}"
