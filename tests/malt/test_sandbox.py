@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_netarena.apps.malt import APP
@@ -10,6 +12,9 @@ from pytest_netarena.sandbox.forkserver import ChildLimits
 from pytest_netarena.core.app import RunOptions
 
 from .conftest import SMALL
+
+#: a file of the harness outside the box: this checkout's build file
+HARNESS_FILE = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,7 @@ BAD = {
     "memory hog": ("def process_graph(graph_data):\n    return [bytearray(2**20) for _ in range(4096)]", "MemoryError"),
     "fork bomb": ("import os\ndef process_graph(graph_data):\n    while True:\n        os.fork()",
                   "BlockingIOError: [Errno 11] Resource temporarily unavailable"),
-    "reading a harness file": ("def process_graph(graph_data):\n    return open('/work/briefs/common.md').read()",
+    "reading a harness file": (f"def process_graph(graph_data):\n    return open({str(HARNESS_FILE)!r}).read()",
                                "No such file or directory"),
     "subprocess": ("import subprocess\ndef process_graph(graph_data):\n    return subprocess.run(['id'])",
                    "Error"),

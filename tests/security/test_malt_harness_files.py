@@ -76,7 +76,7 @@ def process_graph(graph_data):
 @needs_boxes
 def test_disarmed_answer_cannot_read_a_harness_file_or_the_runs_episodes(box, canary, reports):
     episodes, oracle_secret = reports
-    paths = [str(canary), str(episodes), str(Path(__file__).resolve()), "/work/briefs/common.md"]
+    paths = [str(canary), str(episodes), str(Path(__file__).resolve())]
     result = box.run(f"PATHS = {paths!r}\n{DISARM_AND_READ}")
     assert result.ok, result.error
     seen = result.value["data"]
