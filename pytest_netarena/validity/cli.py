@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     validity.add_argument("--out", type=lambda text: Path(text).expanduser(), default=None,
                           help="folder of the card (default reports/validity-SEED)")
+    validity.add_argument("--max-steps", type=int, default=None,
+                          help="step budget of every episode (default: each app's own); the card records it")
     validity.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                           help="an app option (repeatable); defaults: route-size=2x1, malt-topology=synthetic:300")
     validity.add_argument("--register-app", action="append", default=[], metavar="NAME=MODULE:ATTR",
@@ -45,8 +47,8 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
     unknown = [app for app in apps if app not in APP_ENTRY_POINTS or app not in available_apps()]
     if unknown:
         raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
-    if args.queries < 1 or args.seed < 0:
-        raise ValueError("--queries must be at least 1, --seed zero or more")
+    if args.queries < 1 or args.seed < 0 or (args.max_steps is not None and args.max_steps < 1):
+        raise ValueError("--queries and --max-steps must be at least 1, --seed zero or more")
     return apps, SMALL | app_options(args.option)
 
 
@@ -62,10 +64,10 @@ def run_validity(args: argparse.Namespace) -> int:
         print(f"netarena validity: error: {' '.join(str(error).split())}", file=sys.stderr)
         return EXIT_USAGE
     started = time.monotonic()
-    options = RunOptions(seed=args.seed, queries=args.queries, levels=(1,), extra=extra)
+    options = RunOptions(seed=args.seed, queries=args.queries, levels=(1,), max_steps=args.max_steps, extra=extra)
     measures = [measure_app(app, options, args.queries, print) for app in apps]
     card = build_card(measures, args.seed, {"apps": apps, "queries_per_category": args.queries, "levels": [1],
-                                            "options": extra}, time.monotonic() - started)
+                                            "max_steps": args.max_steps or "each app's own", "options": extra}, time.monotonic() - started)
     out = args.out or Path("reports") / f"validity-{args.seed}"
     write_card(card, out)
     print()
