@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toy_app import CounterApp, OracleAgent
+from toy_app import CounterApp, CounterEnvironment, OracleAgent
 
 
 class UnsolvableApp(CounterApp):
@@ -17,3 +17,23 @@ class UnsolvableApp(CounterApp):
 
 
 UNSOLVABLE = UnsolvableApp()
+
+
+class LeakyEnvironment(CounterEnvironment):
+    """Keeps the counter of the last episode: a reset leaves residual state behind."""
+
+    def reset(self, query):
+        kept = getattr(self, "value", 0)
+        observation = super().reset(query)
+        self.value = kept
+        return f"counter is {self.value}; make it {self.target}"
+
+
+class LeakyApp(CounterApp):
+    name = "leaky"
+
+    def make_environment(self, options):
+        return LeakyEnvironment()
+
+
+LEAKY = LeakyApp()

@@ -72,3 +72,37 @@ def test_an_unknown_app_is_one_line_usage_error(tmp_path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "unknown app nosuch" in done.stderr
     assert not (tmp_path / "validity.json").exists()
+
+
+def test_an_environment_that_keeps_state_across_resets_fails_the_residual_item(tmp_path) -> None:
+    done = _validity(tmp_path, "toy", "leaky", "--queries", "2", "--register-app", "toy=toy_app:APP",
+                     "--register-app", "leaky=broken_apps:LEAKY")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    items = _items(json.loads((tmp_path / "validity.json").read_text()))
+    assert items[("leaky", "residual-state-cleared")]["status"] == "FAIL"
+    figure = items[("leaky", "residual-state-cleared")]["figure"]
+    assert "different first observation" in figure and "vs 'counter is 0; make it" in figure  # a counter stayed
+    assert items[("toy", "residual-state-cleared")]["status"] == "pass"
+
+
+@pytest.mark.parametrize("app_name", ["k8s", "route", "malt"])
+def test_the_random_agent_knows_no_hidden_parameter(app_name) -> None:
+    """Two queries with the same seed and different hidden parameters get the same random replies."""
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.core.types import Query, Task
+
+    app = get_app(app_name)
+    first, second = app.generate(RunOptions(seed=3, queries=2, levels=(1,), extra={"route_size": "2x1"}))[:2]
+    assert first.params != second.params
+    observation = ("Router r0 (IP forwarding router)\nSubnet 192.168.1.0/24: switch s1, router interface r0-eth1 "
+                   "(gateway 192.168.1.1), hosts h1\nh1 -> X r0\nr0 -> h1\n")
+    replies = []
+    for params in (first.params, second.params):
+        agent = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed, params), None)
+        agent.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+        replies.append([str(agent.act(observation)) for _ in range(5)])
+    assert replies[0] == replies[1]
+    other = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed + 1, first.params), None)
+    other.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+    assert [str(other.act(observation)) for _ in range(5)] != replies[0]  # it is random: another seed, other replies
