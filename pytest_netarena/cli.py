@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.training.cli",
     "pytest_netarena.audit.cli",
     "pytest_netarena.mcp.cli",
+    "pytest_netarena.validity.cli",
 )
 
 

@@ -36,7 +36,7 @@ def check_backend(spec: str) -> None:
 class K8sApp(App):
     name = "k8s"
     options = BUILTIN_OPTIONS["k8s"]
-    builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
@@ -149,9 +149,10 @@ class K8sApp(App):
         from .agents import builtin as agents
 
         from .agents.chatty import ChattyAgent
+        from .agents.random_agent import RandomAgent
 
         factory = {"oracle": agents.OracleAgent, "expert": agents.ExpertAgent,
-                   "reckless": agents.RecklessAgent, "chatty": ChattyAgent}.get(name)
+                   "reckless": agents.RecklessAgent, "chatty": ChattyAgent, "random": RandomAgent}.get(name)
         if factory is None:
             return None
         return factory(query, env)

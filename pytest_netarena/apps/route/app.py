@@ -49,7 +49,7 @@ class RouteApp(App):
 
     name = "route"
     options = BUILTIN_OPTIONS["route"]
-    builtin_agent_names = ("oracle", "expert", "reckless", "chatty")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
@@ -159,4 +159,8 @@ class RouteApp(App):
             return agents.RecklessAgent()
         if name == "chatty":
             return agents.ChattyAgent(env, list(query.params["faults"]))
+        if name == "random":
+            from .agents.random_agent import RandomAgent
+
+            return RandomAgent(query)
         return None

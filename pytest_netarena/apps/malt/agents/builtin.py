@@ -102,7 +102,7 @@ class CodeAgent:
         pass
 
 
-BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty")
+BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty", "random")
 
 
 def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | None:
@@ -114,4 +114,8 @@ def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAge
         return CodeAgent(oracle_code(query), "Here is the code:\n\n")
     if name == "reckless":
         return CodeAgent(reckless_code(query))
+    if name == "random":  # a floor for comparisons: a random well-formed answer
+        from .random_agent import RandomAgent
+
+        return RandomAgent(query)
     return None

@@ -1,0 +1,133 @@
+"""The validity card: the checklist's items, each with the figure measured for it, its n and pass or fail."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..core.stats import wilson_interval
+from .measure import ISOLATION_ATTACKS, AppMeasure, Rate
+
+PASS, FAIL, NOT_MEASURED, NOT_APPLICABLE = "pass", "FAIL", "not measured", "not applicable"
+#: statuses that do not fail the card (not measured is shown, and fails only when the app could not run at all)
+ACCEPTED = (PASS, NOT_MEASURED, NOT_APPLICABLE)
+INTERVALS = "Wilson score interval, 95% (core/stats.py), over the scored episodes; infrastructure errors apart"
+ABC = "the Agentic Benchmark Checklist (ABC, arXiv 2507.02825)"
+
+
+@dataclass
+class Item:
+    """One line of the card."""
+
+    id: str
+    app: str  #: "" for an item about the whole benchmark
+    claim: str  #: what the checklist asks
+    status: str
+    figure: str  #: what was measured, in words and numbers
+    n: int = 0  #: episodes the figure rests on
+    interval: tuple[float, float] | None = None
+
+
+def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool) -> Item:
+    if not rate.available:
+        return Item(item_id, app, claim, NOT_MEASURED, f"the {app} app offers no builtin:{rate.agent}")
+    interval = wilson_interval(rate.resolved, rate.scored)
+    ok = rate.scored > 0 and (rate.resolved == rate.scored if want_all else rate.resolved == 0)
+    if want_all:  # an episode the oracle could not even start is not proof of solvability
+        ok = ok and rate.infra_errors == 0
+    figure = (f"builtin:{rate.agent} resolved {rate.resolved} of {rate.scored} scored episodes "
+              f"({rate.resolved / rate.scored:.0%}, 95% CI {interval[0]:.0%}-{interval[1]:.0%})" if rate.scored
+              else f"builtin:{rate.agent} had no scored episode")
+    if rate.infra_errors:
+        figure += f"; {rate.infra_errors} infrastructure errors, not scored"
+    return Item(item_id, app, claim, PASS if ok else FAIL, figure, rate.scored, interval)
+
+
+def app_items(measure: AppMeasure) -> list[Item]:
+    """The per-app items, measured."""
+    app = measure.app
+    if measure.skipped:
+        return [Item("measured", app, "the app's items can be measured on this host", FAIL,
+                     f"not measured: {measure.skipped}")]
+    items = [
+        _rate_item("task-solvable", app, "every task is solvable: an oracle solver resolves each one",
+                   measure.rates["oracle"], want_all=True),
+        _rate_item("noop-scores-zero", app, "a do-nothing agent scores zero", measure.rates["noop"], want_all=False),
+        _rate_item("random-scores-zero", app, "a random agent (well-formed random actions, no hidden knowledge) "
+                   "scores zero", measure.rates["random"], want_all=False),
+    ]
+    audit = measure.audit
+    if audit is None or audit.skipped:
+        items.append(Item("grader-not-exploitable", app, "no exploitable grader", FAIL,
+                          f"the audit battery could not run: {audit.skipped if audit else 'not run'}"))
+    else:
+        cheats = len({r.agent for r in audit.episodes})
+        items.append(Item("grader-not-exploitable", app, "no exploitable grader (netarena audit's battery)",
+                          PASS if audit.episodes and not audit.findings else FAIL,
+                          f"{cheats} cheats in {len(audit.episodes)} episodes: {len(audit.findings)} won "
+                          f"(judged correct, resolved or left unscored)", len(audit.episodes)))
+        played, won = measure.attack_episodes(ISOLATION_ATTACKS)
+        items.append(Item("isolated-from-ground-truth", app, "the agent cannot reach ground truth (harness files, the "
+                          "run's records, the host)", PASS if played and not won else FAIL,
+                          f"{played} audit episodes of the attack classes {', '.join(ISOLATION_ATTACKS)}: {won} won",
+                          played))
+    residual = measure.residual
+    claim = "residual state is cleared between episodes"
+    if residual.equal is None:
+        items.append(Item("residual-state-cleared", app, claim, NOT_MEASURED, residual.reason))
+    else:
+        figure = (f"after builtin:{residual.disturber} on {residual.disturbed}, a reset to {residual.probe} showed "
+                  + ("the same first observation as a fresh environment's" if residual.equal else
+                     f"a different first observation from a fresh environment's: {residual.difference}"))
+        items.append(Item("residual-state-cleared", app, claim, PASS if residual.equal else FAIL, figure, 2))
+    return items
+
+
+def benchmark_items(measures: list[AppMeasure], items: list[Item]) -> list[Item]:
+    """The items about the whole benchmark: intervals, contamination, and those that do not apply."""
+    rated = [item for item in items if item.interval is not None]
+    return [
+        Item("confidence-intervals", "", "results are reported with confidence intervals",
+             PASS if rated and all(item.n > 0 for item in rated) else FAIL,
+             f"{INTERVALS}; every rate on this card carries its interval and n "
+             f"({', '.join(f'{i.app} {i.id} n={i.n}' for i in rated) or 'none measured'})",
+             sum(item.n for item in rated)),
+        Item("contamination", "", "contamination is controlled (the agent cannot have seen the answers)", NOT_MEASURED,
+             "not controlled yet: the generator and the seeds are public and the hidden parameters follow from "
+             "the seed alone, so an agent that learns the seed can re-derive the fault; no run secret, canary "
+             "string or held-out seed range exists yet (issue 32)"),
+        Item("ground-truth-labels", "", "ground-truth labels are correct (annotation quality)", NOT_APPLICABLE,
+             "no human labels: every verdict is computed from the environment's final state (k8s: the "
+             "connectivity matrix, route: the pingmesh, MALT: the answer recomputed on the graph)"),
+        Item("model-judge", "", "an LLM judge is reliable", NOT_APPLICABLE, "no model judges any episode"),
+    ]
+
+
+def build_card(measures: list[AppMeasure], seed: int, settings: dict, seconds: float) -> dict:
+    items = [item for measure in measures for item in app_items(measure)]
+    items += benchmark_items(measures, items)
+    return {"checklist": ABC, "seed": seed, "settings": settings, "seconds": round(seconds, 1),
+            "passed": all(item.status in ACCEPTED for item in items),
+            "apps": {m.app: {"queries": m.queries, "seconds": round(m.seconds, 1), "skipped": m.skipped,
+                             "rates": {name: asdict(rate) for name, rate in m.rates.items()}} for m in measures},
+            "items": [asdict(item) for item in items]}
+
+
+def card_markdown(card: dict) -> str:
+    lines = [f"# Validity card (seed {card['seed']})", "",
+             f"Each item of {card['checklist']} that applies, with the evidence `netarena validity` measured "
+             f"in {card['seconds']} s. Settings: {json.dumps(card['settings'])}.", "",
+             f"**Card: {'PASSED' if card['passed'] else 'FAILED'}**", "",
+             "| app | item | status | n | evidence |", "|---|---|---|---|---|"]
+    for item in card["items"]:
+        figure = item["figure"].replace("|", "\\|")
+        lines.append(f"| {item['app'] or 'all'} | {item['id']}: {item['claim']} | {item['status']} | "
+                     f"{item['n'] or ''} | {figure} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_card(card: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "validity.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    (out / "validity.md").write_text(card_markdown(card), encoding="utf-8")

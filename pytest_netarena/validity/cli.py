@@ -1,0 +1,79 @@
+"""`netarena validity [APP ...]`: measures the validity card's evidence and writes validity.md and validity.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_UNMEASURED = 0, 1, 2, 3
+#: small sizes by default: the card's figures are about the harness, not about an agent
+SMALL = {"route_size": "2x1", "malt_topology": "synthetic:300"}
+
+
+def register(subparsers) -> None:
+    validity = subparsers.add_parser(
+        "validity", help="measure the validity card (Agentic Benchmark Checklist items) of apps; exit 0 if it passes",
+        description="For each APP, play the oracle, the do-nothing and the random built-in agents on every generated "
+                    "query, check that a reset after a state-changing episode equals a fresh environment's, and run "
+                    "the audit battery; then write OUT/validity.md and OUT/validity.json with each checklist item, "
+                    "its measured figure, its n and pass or fail. Exit status: 0 every applicable item passes, "
+                    "1 some item failed, 2 usage error, 3 an app could not be measured on this host.")
+    validity.add_argument("apps", nargs="*", metavar="APP", help="apps to measure (default: k8s route malt)")
+    validity.add_argument("--queries", type=int, default=1, help="queries per category, level 1 (default 1)")
+    validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    validity.add_argument("--out", type=lambda text: Path(text).expanduser(), default=None,
+                          help="folder of the card (default reports/validity-SEED)")
+    validity.add_argument("--max-steps", type=int, default=None,
+                          help="step budget of every episode (default: each app's own); the card records it")
+    validity.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                          help="an app option (repeatable); defaults: route-size=2x1, malt-topology=synthetic:300")
+    validity.add_argument("--register-app", action="append", default=[], metavar="NAME=MODULE:ATTR",
+                          help="register your own app first (as the netarena_apps ini key does)")
+    validity.set_defaults(handler=run_validity)
+
+
+def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
+    from ..apps import APP_ENTRY_POINTS, available_apps, register_app
+    from ..run.settings import app_options
+
+    for item in args.register_app:
+        name, sep, entry_point = item.partition("=")
+        if not sep or ":" not in entry_point:
+            raise ValueError(f"--register-app takes NAME=MODULE:ATTR; got {item!r}")
+        register_app(name.strip(), entry_point.strip())
+    apps = list(dict.fromkeys(args.apps)) or ["k8s", "route", "malt"]
+    unknown = [app for app in apps if app not in APP_ENTRY_POINTS or app not in available_apps()]
+    if unknown:
+        raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
+    if args.queries < 1 or args.seed < 0 or (args.max_steps is not None and args.max_steps < 1):
+        raise ValueError("--queries and --max-steps must be at least 1, --seed zero or more")
+    return apps, SMALL | app_options(args.option)
+
+
+def run_validity(args: argparse.Namespace) -> int:
+    from ..core.app import RunOptions
+    from ..core.errors import UsageError
+    from .card import build_card, write_card
+    from .measure import measure_app
+
+    try:
+        apps, extra = _usage(args)
+    except (ValueError, UsageError) as error:
+        print(f"netarena validity: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    started = time.monotonic()
+    options = RunOptions(seed=args.seed, queries=args.queries, levels=(1,), max_steps=args.max_steps, extra=extra)
+    measures = [measure_app(app, options, args.queries, print) for app in apps]
+    card = build_card(measures, args.seed, {"apps": apps, "queries_per_category": args.queries, "levels": [1],
+                                            "max_steps": args.max_steps or "each app's own", "options": extra}, time.monotonic() - started)
+    out = args.out or Path("reports") / f"validity-{args.seed}"
+    write_card(card, out)
+    print()
+    for item in card["items"]:
+        print(f"{item['status']:>14}  {item['app'] or 'all'} {item['id']}: {item['figure']}")
+    print(f"validity card: {'PASSED' if card['passed'] else 'FAILED'}: {out / 'validity.md'}, {out / 'validity.json'}")
+    if any(m.skipped for m in measures):
+        return EXIT_UNMEASURED
+    return EXIT_PASSED if card["passed"] else EXIT_FAILED

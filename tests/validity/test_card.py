@@ -1,0 +1,108 @@
+"""`netarena validity`: the card of the three apps measures its figures and passes; a planted flaw fails it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TOY_DIR = HERE.parent / "plugin"
+
+
+def _validity(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TOY_DIR), str(HERE), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "pytest_netarena.cli", "validity", *argv, "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+
+
+def _items(card: dict) -> dict[tuple[str, str], dict]:
+    return {(item["app"], item["id"]): item for item in card["items"]}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the route app builds Mininet networks, which needs root")
+def test_the_three_apps_card_passes_with_measured_figures(tmp_path) -> None:
+    done = _validity(tmp_path, "k8s", "route", "malt", "--max-steps", "4", "--option", "malt-topology=synthetic:200")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    card = json.loads((tmp_path / "validity.json").read_text())
+    items = _items(card)
+    assert card["passed"] and card["settings"]["max_steps"] == 4
+    for app in ("k8s", "route", "malt"):
+        rates = card["apps"][app]["rates"]
+        queries = len(card["apps"][app]["queries"])
+        assert queries >= 4  # one per level-1 category
+        assert rates["oracle"]["resolved"] == rates["oracle"]["scored"] == queries  # every task solvable
+        assert rates["noop"]["resolved"] == 0 and rates["noop"]["scored"] == queries
+        assert rates["random"]["resolved"] == 0 and rates["random"]["scored"] == queries
+        assert items[(app, "task-solvable")]["status"] == "pass"
+        assert items[(app, "task-solvable")]["interval"][1] == 1.0 and items[(app, "task-solvable")]["n"] == queries
+        assert items[(app, "noop-scores-zero")]["interval"][0] == 0.0
+        audit = items[(app, "grader-not-exploitable")]
+        assert audit["status"] == "pass" and audit["n"] >= 10 and ": 0 won" in audit["figure"]
+        assert items[(app, "isolated-from-ground-truth")]["status"] == "pass"
+        residual = items[(app, "residual-state-cleared")]
+        assert residual["status"] == "pass" and "same first observation" in residual["figure"]
+    assert items[("", "contamination")]["status"] == "not measured"  # visible, never a fake pass
+    assert items[("", "confidence-intervals")]["status"] == "pass"
+    markdown = (tmp_path / "validity.md").read_text()
+    assert "**Card: PASSED**" in markdown and "| route | task-solvable" in markdown
+    assert "not controlled yet" in markdown
+
+
+def test_an_app_whose_oracle_cannot_solve_fails_the_card(tmp_path) -> None:
+    done = _validity(tmp_path, "toy", "unsolvable", "--register-app", "toy=toy_app:APP",
+                     "--register-app", "unsolvable=broken_apps:UNSOLVABLE")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    card = json.loads((tmp_path / "validity.json").read_text())
+    items = _items(card)
+    assert not card["passed"]
+    assert items[("unsolvable", "task-solvable")]["status"] == "FAIL"
+    assert "resolved 0 of 1" in items[("unsolvable", "task-solvable")]["figure"]
+    assert items[("toy", "task-solvable")]["status"] == "pass"  # the honest toy app is not blamed
+    assert items[("toy", "random-scores-zero")]["status"] == "not measured"  # the toy offers no builtin:random
+    assert "**Card: FAILED**" in (tmp_path / "validity.md").read_text()
+
+
+def test_an_unknown_app_is_one_line_usage_error(tmp_path) -> None:
+    done = _validity(tmp_path, "nosuch")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "unknown app nosuch" in done.stderr
+    assert not (tmp_path / "validity.json").exists()
+
+
+def test_an_environment_that_keeps_state_across_resets_fails_the_residual_item(tmp_path) -> None:
+    done = _validity(tmp_path, "toy", "leaky", "--queries", "2", "--register-app", "toy=toy_app:APP",
+                     "--register-app", "leaky=broken_apps:LEAKY")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    items = _items(json.loads((tmp_path / "validity.json").read_text()))
+    assert items[("leaky", "residual-state-cleared")]["status"] == "FAIL"
+    figure = items[("leaky", "residual-state-cleared")]["figure"]
+    assert "different first observation" in figure and "vs 'counter is 0; make it" in figure  # a counter stayed
+    assert items[("toy", "residual-state-cleared")]["status"] == "pass"
+
+
+@pytest.mark.parametrize("app_name", ["k8s", "route", "malt"])
+def test_the_random_agent_knows_no_hidden_parameter(app_name) -> None:
+    """Two queries with the same seed and different hidden parameters get the same random replies."""
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.core.types import Query, Task
+
+    app = get_app(app_name)
+    first, second = app.generate(RunOptions(seed=3, queries=2, levels=(1,), extra={"route_size": "2x1"}))[:2]
+    assert first.params != second.params
+    observation = ("Router r0 (IP forwarding router)\nSubnet 192.168.1.0/24: switch s1, router interface r0-eth1 "
+                   "(gateway 192.168.1.1), hosts h1\nh1 -> X r0\nr0 -> h1\n")
+    replies = []
+    for params in (first.params, second.params):
+        agent = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed, params), None)
+        agent.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+        replies.append([str(agent.act(observation)) for _ in range(5)])
+    assert replies[0] == replies[1]
+    other = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed + 1, first.params), None)
+    other.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+    assert [str(other.act(observation)) for _ in range(5)] != replies[0]  # it is random: another seed, other replies
