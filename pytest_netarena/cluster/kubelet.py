@@ -29,6 +29,8 @@ from .processes import ContainerProcess, ExecSession
 from .standins import Identity, PodContext, StandIn
 
 PROBE_KINDS = (("startup", "startupProbe"), ("liveness", "livenessProbe"), ("readiness", "readinessProbe"))
+#: how soon after its start a container process is seen running (the kubelet's relist, PLEG, is 1 s)
+RELIST_S = 0.5
 
 
 class Kubelet:
@@ -163,12 +165,24 @@ class Kubelet:
             self.post(lambda: self._ended(run, container, generation, 128, started=False))
             return
         container.running()
+        self.events.pod(pod, "Started", f"Started container {name}", container=name)
+        if container.image.runs_process:  # seen running at the next relist: a process that dies at once never is
+            self.loop.loop.call_soon_threadsafe(self.loop.loop.call_later, RELIST_S, lambda: self.post(
+                lambda: self._observed(run, container, generation)))
+        else:
+            self._observed(run, container, generation, write=False)
+
+    def _observed(self, run: PodRun, container: ContainerRun, generation: int, write: bool = True) -> None:
+        """The container is seen running: its probes start, and without them it is started and ready."""
+        if run.stopping or generation != container.generation or container.state != "running":
+            return
         container.started = not container.spec.get("startupProbe")
         container.ready = container.started and not container.spec.get("readinessProbe")
-        self.events.pod(pod, "Started", f"Started container {name}", container=name)
         for kind, field in PROBE_KINDS:
             if container.spec.get(field):
                 self.loop.submit(self._probe_loop(run, container, generation, kind, container.spec[field]))
+        if write:
+            self._write_status(run)
 
     def _runner(self, run: PodRun, container: ContainerRun, generation: int):
         image = container.image

@@ -92,3 +92,12 @@ async def connect(namespace: NetNamespace, address: str, port: int, timeout: flo
         sock.close()
         raise
     return sock
+
+
+def reason(error: OSError) -> str:
+    """An OSError as Go words it after `connect:` ("connection refused", "no route to host")."""
+    import os
+
+    if error.errno:
+        return os.strerror(error.errno).lower()
+    return (error.strerror or str(error)).lower()

@@ -12,7 +12,7 @@ import ssl
 
 from ..sandbox import NetNamespace
 from . import grpc
-from .loop import connect
+from .loop import connect, reason
 
 USER_AGENT = "kube-probe/1.37"
 
@@ -60,7 +60,7 @@ async def network(node: NetNamespace, address: str, container: dict, probe: dict
         except asyncio.TimeoutError:
             return False, f"dial tcp {address}:{port}: i/o timeout"
         except OSError as error:
-            return False, f"dial tcp {address}:{port}: connect: {(error.strerror or str(error)).lower()}"
+            return False, f"dial tcp {address}:{port}: connect: {reason(error)}"
         sock.close()
         return True, ""
     spec = probe.get("grpc") or {}
@@ -72,7 +72,7 @@ async def network(node: NetNamespace, address: str, container: dict, probe: dict
     except asyncio.TimeoutError:
         return False, f'timeout: failed to connect service "{address}:{port}" within {timeout:g}s'
     except OSError as error:
-        return False, f'failed to connect service "{address}:{port}": {(error.strerror or str(error)).lower()}'
+        return False, f'failed to connect service "{address}:{port}": {reason(error)}'
     try:
         status = await asyncio.wait_for(grpc.check(reader, writer, f"{address}:{port}", spec.get("service") or ""),
                                         timeout)
@@ -98,7 +98,7 @@ async def _http(node: NetNamespace, address: str, port: int | None, spec: dict, 
     except asyncio.TimeoutError:
         return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
     except (OSError, ssl.SSLError) as error:
-        return False, f'Get "{url}": dial tcp {address}:{port}: connect: {(getattr(error, "strerror", None) or str(error)).lower()}'
+        return False, f'Get "{url}": dial tcp {address}:{port}: connect: {reason(error)}'
     headers = "".join(f"{h.get('name')}: {h.get('value')}\r\n" for h in spec.get("httpHeaders") or ()
                       if isinstance(h, dict))
     request = (f"GET {path} HTTP/1.1\r\nHost: {address}:{port}\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n"

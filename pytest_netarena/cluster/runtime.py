@@ -193,11 +193,21 @@ class LiveCluster:
     # -- probing through the data plane --------------------------------------------------------------
     def probe(self, source: str, address: str, port: int, protocol: str = "TCP", timeout: float = 1.0) -> Reach:
         """Connect from pod `source` (namespace/name) to address:port and ask who answers (settles first)."""
+        return self.probe_many([(source, address, port, protocol)], timeout)[0]
+
+    def probe_many(self, probes: list[tuple[str, str, int, str]], timeout: float = 1.0) -> list[Reach]:
+        """Many probes (source, address, port, protocol) at once: the whole costs one timeout, not one each."""
         self.settle()
-        run = next((r for r in self.kubelet.runs.values() if r.key == source), None)
-        if run is None:
-            raise KeyError(f"pod {source} does not run here")
-        return self.loop.run(self._probe(run.network.namespace, address, port, protocol, timeout), timeout + 5)
+        runs = {run.key: run for run in self.kubelet.runs.values()}
+        missing = sorted({source for source, *_ in probes if source not in runs})
+        if missing:
+            raise KeyError(f"pods do not run here: {', '.join(missing)}")
+
+        async def all_of() -> list[Reach]:
+            return list(await asyncio.gather(*(self._probe(runs[source].network.namespace, address, port, protocol,
+                                                           timeout) for source, address, port, protocol in probes)))
+
+        return self.loop.run(all_of(), timeout * 2 + 10)
 
     async def _probe(self, namespace, address: str, port: int, protocol: str, timeout: float) -> Reach:
         nonce = os.urandom(16).hex().encode()

@@ -25,7 +25,7 @@ from ..sandbox import NetNamespace
 from . import dns, grpc, pages
 from .images import BOUTIQUE_LANGUAGE, Image
 from .logs import ContainerLog, rfc3339
-from .loop import Loop, connect, listener, udp_socket
+from .loop import Loop, connect, listener, reason, udp_socket
 
 PROBE = b"NETARENA-PROBE "
 #: connections one stand-in serves at once, bytes read before the first answer, seconds a client may idle
@@ -227,7 +227,7 @@ class StandIn:
         except asyncio.TimeoutError:
             return f"dial tcp {address}:{port}: i/o timeout"
         except OSError as error:
-            return f"dial tcp {address}:{port}: connect: {(error.strerror or str(error)).lower()}"
+            return f"dial tcp {address}:{port}: connect: {reason(error)}"
         sock.close()
         return ""
 
