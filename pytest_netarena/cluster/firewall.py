@@ -12,8 +12,8 @@ the kernel, packet by packet, from rules written per rule of each policy:
 
 Services follow kube-proxy's iptables mode: a ClusterIP port jumps to a chain picking one ready
 endpoint at random (`statistic`), DNAT to the endpoint's port (named target ports come resolved in
-the EndpointSlices, as kube-proxy reads them); a Service port without endpoints is REJECTed, and a
-pod reaching itself through its Service is masqueraded (hairpin).
+the EndpointSlices, as kube-proxy reads them); a ClusterIP port without endpoints is refused (REJECT),
+and a pod reaching itself through its Service is masqueraded (hairpin).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from ..netpol.ports import PortRule
 EGRESS_MARK = "0x10000/0x10000"
 INGRESS_MARK = "0x20000/0x20000"
 MASQ_MARK = "0x4000/0x4000"
+#: the ClusterIP range (network.SERVICE_RANGE): the node takes it as its own, so what no DNAT rule took ends in INPUT
+SERVICE_RANGE = "10.96.0.0/12"
 
 
 @dataclass(frozen=True)
@@ -178,17 +180,14 @@ def filter_table(view: ClusterView) -> str:
         # the node itself: its own traffic and replies to it; nothing of a pod may open a connection to it
         "-A INPUT -i lo -j ACCEPT",
         "-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+        # a ClusterIP port no DNAT rule took (no ready endpoints, no such Service) is refused, as kube-proxy does
+        f"-A INPUT -d {SERVICE_RANGE} -j REJECT --reject-with icmp-port-unreachable",
         "-A INPUT -j DROP",
         "-A FORWARD -m conntrack --ctstate INVALID -j DROP",
         "-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
     ]
     for pod in rules.pods:  # a pod sends only from its own address (rp_filter says so too)
         body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {pod.ip}/32 -j DROP")
-    for service in view.services:
-        if not service.endpoints:
-            proto = _protocol(service.protocol)
-            body.append(f"-A FORWARD -d {service.cluster_ip}/32 -p {proto} -m {proto} --dport {service.port} "
-                        "-j REJECT --reject-with icmp-port-unreachable")
     declarations = []
     for direction in (EGRESS, INGRESS):
         chains, chain_lines = _policy_chains(rules, direction)
