@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 import traceback
 
 from ..netpol import Namespace, NetpolError, compile_policy
@@ -19,6 +20,8 @@ from ..kube.controllers import NODE_NAME
 from . import dns, firewall, images
 from .network import ClusterNetwork, veth_name
 
+#: a rewrite waits until no relevant write came for COALESCE_QUIET_S, at most COALESCE_MAX_S
+COALESCE_QUIET_S, COALESCE_MAX_S = 0.01, 0.05
 #: what the rules and records are written from
 WATCHED = frozenset({"pods", "services", "endpointslices", "networkpolicies", "namespaces"})
 
@@ -57,6 +60,14 @@ class DataPlane:
         while True:
             with self._changed:
                 self._changed.wait_for(lambda: self._wanted > self._applied or self._stopping)
+                # a burst of writes (pods starting one after the other) makes one rewrite, not one each
+                deadline = time.monotonic() + COALESCE_MAX_S
+                seen = self._wanted
+                while not self._stopping and time.monotonic() < deadline:
+                    self._changed.wait(COALESCE_QUIET_S)
+                    if self._wanted == seen:
+                        break
+                    seen = self._wanted
                 if self._stopping:
                     return
                 version = self.server.store.resource_version

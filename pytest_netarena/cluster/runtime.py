@@ -110,7 +110,7 @@ class LiveCluster:
         if event_type == "RESET":
             self.kubelet.events.forget()
         if plural == "pods" or event_type == "RESET":
-            self.kubelet.request_sync()
+            self.kubelet.request_sync(reset=event_type == "RESET")
 
     def stop(self) -> None:
         """Stop every pod and remove everything the cluster made (namespaces, rules, cgroups, files)."""

@@ -139,8 +139,6 @@ class EmbeddedBackend(Backend):
             for name in healthy:
                 if name not in policies:
                     self.server.delete_object("NetworkPolicy", self.namespace, name)
-        if self.live is not None:  # the episode starts once the pods and the rules follow the reset store
-            self.live.settle()
 
     def observe(self) -> ClusterState:
         with self._lock:
