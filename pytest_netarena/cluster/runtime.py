@@ -33,6 +33,8 @@ from .support import LiveUnavailable, Scratch, live_support
 
 KUBE_DNS_IP = "10.96.0.10"
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
+#: how long a connected probe waits for the identity answer (the connection itself proves reachability)
+ANSWER_S = 2.0
 
 
 def system_objects() -> list[dict]:
@@ -236,7 +238,7 @@ class LiveCluster:
         try:
             reader, writer = await asyncio.open_connection(sock=sock)
             writer.write(PROBE + nonce + b"\n")
-            reply = await asyncio.wait_for(reader.readline(), timeout)
+            reply = await asyncio.wait_for(reader.readline(), max(timeout, ANSWER_S))
             writer.close()
         except (asyncio.TimeoutError, OSError, ValueError):
             return Reach(True, None, "no answer to the identity challenge")

@@ -133,9 +133,15 @@ def test_packets_through_the_kernel_equal_the_engines_matrix(cluster, data):
     objects = [*server.list_objects("Namespace"), *server.list_objects("Pod"), *server.list_objects("NetworkPolicy")]
     model = cluster_from_objects(objects).model(listening_ports=True)
     wanted = list(flows(addresses))
-    reached = live.cluster.probe_many([(s, addresses[d], port, proto) for s, d, port, proto in wanted], timeout=0.4)
     expected = {flow: model.allowed(Probe.to_pod(flow[0], flow[1], flow[2], flow[3])) for flow in wanted}
-    actual = {flow: reach.pod == flow[1] for flow, reach in zip(wanted, reached)}
+    actual = probe(live, addresses, wanted, 0.4)
+    # a busy machine may answer a UDP probe (or the identity challenge) late: what differs is asked again, slowly
+    actual.update(probe(live, addresses, [flow for flow in wanted if expected[flow] != actual[flow]], 3.0))
     wrong = {flow: (expected[flow], actual[flow]) for flow in wanted if expected[flow] != actual[flow]}
     assert not wrong, f"(engine, packets) differ for {wrong} under {policies}"
-    assert all(reach.pod in (None, flow[1]) for flow, reach in zip(wanted, reached))  # no one else ever answers
+
+
+def probe(live, addresses, flows, timeout: float) -> dict:
+    reached = live.cluster.probe_many([(s, addresses[d], port, proto) for s, d, port, proto in flows], timeout)
+    assert all(reach.pod in (None, flow[1]) for flow, reach in zip(flows, reached))  # no one else ever answers
+    return {flow: reach.pod == flow[1] for flow, reach in zip(flows, reached)}
