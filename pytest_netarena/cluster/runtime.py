@@ -172,6 +172,10 @@ class LiveCluster:
         if code is None:
             why = (f"the command ran longer than {self.exec_wall_s:g} s" if session.timed_out
                    else f"the command wrote more than {boxes.EXEC_OUTPUT_BYTES} bytes")
+            try:  # kubectl prints only the exit code of a Status: the reason goes to the session's stderr
+                channel.send(2, f"exec session stopped: {why} (this cluster's exec limit)\n".encode())
+            except Exception:
+                pass
             return _exit_failure(request.command, 137, f" ({why}, this cluster's exec limit)")
         if code == 0:
             return {"metadata": {}, "status": "Success"}

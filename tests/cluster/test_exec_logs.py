@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import busybox_pod, deployment, needs_live, web_command
 
 pytestmark = needs_live
@@ -35,10 +37,12 @@ def test_exec_chooses_the_container_with_c(live):
     ns = live.namespace()
     pod = busybox_pod("two", "echo a > /whoami && sleep 3600")
     pod["spec"]["containers"].append({"name": "side", "image": "busybox", "command": ["sh", "-c",
-                                                                                      "echo b > /whoami; sleep 3600"]})
+                                                                                      "echo b > /whoami; echo side says hi; sleep 3600"]})
     live.apply(ns, pod)
     live.ready(ns)
     assert live.kubectl("-n", ns, "exec", "two", "-c", "side", "--", "cat", "/whoami").stdout == "b\n"
+    assert live.kubectl("-n", ns, "logs", "two", "-c", "side").stdout == "side says hi\n"
+    assert live.kubectl("-n", ns, "logs", "two", "-c", "main").stdout == ""
     assert live.kubectl("-n", ns, "exec", "two", "-c", "main", "--", "cat", "/whoami").stdout == "a\n"
     wrong = live.kubectl("-n", ns, "exec", "two", "-c", "nope", "--", "true", check=False)
     assert wrong.returncode != 0 and "container nope is not valid for pod two" in wrong.stderr
@@ -175,3 +179,26 @@ def test_a_server_without_a_runtime_still_says_it_runs_no_pods(tmp_path):
 def test_mode_is_live_while_attached(live):
     assert live.server.mode == "live"
     assert live.server.runtime is live.cluster
+
+
+def test_without_pods_running_the_backend_says_so(monkeypatch):
+    """Where pods cannot run, `auto` keeps the API server alone (mode "api-only") and `live` says why not."""
+    import pytest_netarena.cluster as cluster
+    from pytest_netarena.apps.k8s.backends.embedded import EmbeddedBackend
+    from pytest_netarena.apps.k8s.workloads.model import online_boutique
+    from pytest_netarena.cluster.support import LiveSupport
+    from pytest_netarena.core.errors import BackendUnavailable
+
+    monkeypatch.setattr(cluster, "live_support", lambda: LiveSupport(False, "a test says no"))
+    backend = EmbeddedBackend(online_boutique(), sandboxed=False, pods="auto")
+    try:
+        backend.prepare()
+        assert (backend.mode, backend.server.mode, backend.live) == ("api-only", "api-only", None)
+    finally:
+        backend.close()
+    refused = EmbeddedBackend(online_boutique(), sandboxed=False, pods="live")
+    try:
+        with pytest.raises(BackendUnavailable, match="pods cannot run here: a test says no"):
+            refused.prepare()
+    finally:
+        refused.close()

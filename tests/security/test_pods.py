@@ -252,3 +252,29 @@ def test_no_pod_passes_for_another(cluster):
     assert reach.pod is None and not reach.connected  # refused by the victim itself, never the attacker's httpd
     fake = cluster.live.probe("default/third", cluster.address("attacker"), 9000, timeout=1)
     assert fake.connected and fake.pod is None  # an answer, but no proof: it is nobody's
+
+
+def test_exec_sessions_end_at_their_bounds(tmp_path):
+    """A session that never ends, or floods its output, is stopped (exit 137 with the reason), as is everything it
+    started."""
+    from pytest_netarena.cluster import LiveCluster
+
+    server = EmbeddedAPIServer().start()
+    live = LiveCluster(server, exec_wall_s=2).start()
+    made = Cluster.__new__(Cluster)
+    made.server, made.live, made.env = server, live, kubectl_env(server, tmp_path)
+    try:
+        made.run(pod("box", "sleep 3600"))
+        uid = made.box_uid("box")
+        started = time.monotonic()
+        endless = made.exec("box", "sleep 1000 & sleep 1001")
+        assert endless.returncode == 137 and "ran longer than 2 s" in endless.stderr
+        assert time.monotonic() - started < 30
+        flood = made.exec("box", "yes")
+        assert flood.returncode == 137 and "wrote more than" in flood.stderr
+        assert len(flood.stdout) <= 4 << 20
+        time.sleep(0.5)
+        assert len(uid_processes(uid)) == 1  # only the container's own `sleep 3600`
+    finally:
+        live.stop()
+        server.stop()
