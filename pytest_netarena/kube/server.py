@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import baseline, bodies, errors, handlers, limits, registry
+from . import baseline, bodies, errors, handlers, limits, podio, registry, sessions
 from .ops import Cluster
 from .store import Store
 from .watch import CONTENT_TYPES, stream
@@ -143,6 +143,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if isinstance(result, handlers.WatchRequest):
                 self._watch(app, result)
+            elif isinstance(result, podio.ExecRequest):
+                self.close_connection = True
+                sessions.serve_exec(self, app, result)
+            elif isinstance(result, podio.LogRequest):
+                sessions.serve_logs(self, app, result)
             else:
                 self._respond(result)
             if getattr(self, "refused_unread", False):
@@ -259,6 +264,9 @@ class EmbeddedAPIServer:
         #: when set, every HTTP write request (POST, PUT, PATCH, DELETE) is served inside write_gate(): the k8s
         #: app admits one at a time while it judges each write (an ApiError raised there is the answer)
         self.write_gate = None
+        #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
+        #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
+        self.runtime = None
         baseline.load(self.cluster)
         self.store.snapshot()
 
@@ -307,6 +315,11 @@ class EmbeddedAPIServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    @property
+    def mode(self) -> str:
+        """"live" when a runtime runs the pods (processes, a data plane, exec and logs), else "api-only"."""
+        return "live" if self.runtime is not None else "api-only"
 
     @property
     def url(self) -> str:
