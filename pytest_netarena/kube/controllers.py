@@ -7,7 +7,7 @@ import hashlib
 import ipaddress
 import json
 
-from . import defaults, limits
+from . import accounts, defaults, limits
 from .selectors import selector_matches
 from .tables import timestamp
 from .uids import stable_uid
@@ -91,6 +91,7 @@ def process(store, queue) -> None:
                     controller(writer, obj)
         for ns, name in queue.drain("services"):  # a deleted service's endpoints go too
             _service_endpoints(writer, ns, name)
+        accounts.process(writer, queue)
     queue.clear()  # a controller that never settles must not spin forever
 
 

@@ -85,10 +85,18 @@ MESSAGES: dict[str, dict[int, tuple]] = {
     "ResourceAttributes": {1: _f("namespace", S), 2: _f("verb", S), 3: _f("group", S), 4: _f("version", S),
                            5: _f("resource", S), 6: _f("subresource", S), 7: _f("name", S)},
     "NonResourceAttributes": {1: _f("path", S), 2: _f("verb", S)},
+    "SelfSubjectRulesReview": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: _f("namespace", S)},
+    "SelfSubjectReview": {1: _f("metadata", "ObjectMeta")},
+    "TokenRequest": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "TokenRequestSpec")},
+    "TokenRequestSpec": {1: _f("audiences", S, True), 3: _f("boundObjectRef", "BoundObjectReference"),
+                         4: _f("expirationSeconds", I, pointer=True)},
+    "BoundObjectReference": {1: _f("kind", S), 2: _f("apiVersion", S), 3: _f("name", S), 4: _f("uid", S)},
     "Empty": {},
 }
 
-TOP_LEVEL = {"Namespace", "ConfigMap", "Secret", "Service", "Deployment", "SelfSubjectAccessReview"}
+TOP_LEVEL = {"Namespace", "ConfigMap", "Secret", "Service", "Deployment", "SelfSubjectAccessReview",
+             "SelfSubjectRulesReview", "SelfSubjectReview", "TokenRequest"}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

@@ -35,6 +35,8 @@ class Store:
         # Told of every write inside the lock: changed(plural, old, new) (None for a missing side), and
         # reset(); the cluster's controller work queue.
         self.tracker = None
+        #: the server's pki.Authority (CA, token signing key) the identity controllers use; None: no credentials
+        self.authority = None
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
