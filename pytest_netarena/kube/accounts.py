@@ -91,10 +91,12 @@ def _aggregate(writer) -> None:
         everything = store.list("clusterroles")
         for role in everything:
             rules = roles.aggregated_rules(role, everything)
-            if rules is None or role.get("rules") == rules:
+            if rules is None or (role.get("rules") or []) == rules:
                 continue
             updated = copy.deepcopy(role)
             updated["rules"] = rules
+            if not rules:  # as the server stores an empty list: not at all
+                del updated["rules"]
             writer.put("clusterroles", updated, role)
             changed = True
         if not changed:

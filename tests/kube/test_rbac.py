@@ -354,3 +354,18 @@ def test_roles_and_bindings_are_validated_and_tabled(kube):
                for line in lines)
     code, out = kube("get", "role", "operator")
     assert out.splitlines()[0].split() == ["NAME", "CREATED", "AT"]
+
+
+def test_kubectl_create_serviceaccount_role_and_rolebinding_grant_what_they_say(tls, kube):
+    """kubectl create sends these as protobuf: the fields must survive the trip."""
+    assert kube("create", "serviceaccount", "bot")[0] == 0
+    assert kube("create", "role", "pod-reader", "--verb=get,list", "--resource=pods,deployments.apps")[0] == 0
+    assert kube("create", "rolebinding", "bot", "--role=pod-reader", "--serviceaccount=shop:bot")[0] == 0
+    assert kube("create", "clusterrole", "logs", "--verb=get", "--non-resource-url=/logs/*")[0] == 0
+    assert kube("create", "clusterrolebinding", "bot-logs", "--clusterrole=logs", "--serviceaccount=shop:bot")[0] == 0
+    rules = json.loads(kube("get", "role", "pod-reader", "-o", "json")[1])["rules"]
+    assert {"verbs": ["get", "list"], "apiGroups": ["apps"], "resources": ["deployments"]} in rules
+    bot = token_env(tls, "bot", kube("create", "token", "bot")[1])
+    assert kube("get", "pods,deployments", env=bot)[0] == 0
+    assert kube("auth", "can-i", "get", "services", env=bot) == (1, "no")
+    assert kube("auth", "can-i", "get", "/logs/kube.log", env=bot) == (0, "yes")
