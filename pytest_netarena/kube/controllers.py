@@ -7,7 +7,7 @@ import hashlib
 import ipaddress
 import json
 
-from . import accounts, defaults, limits
+from . import accounts, defaults, limits, rollout
 from .selectors import selector_matches
 from .tables import timestamp
 from .uids import stable_uid
@@ -43,8 +43,9 @@ def _owned_by(obj: dict, owner: dict) -> bool:
 
 
 class _Writer:
-    def __init__(self, store):
+    def __init__(self, store, live: bool = False):
         self.store = store
+        self.live = live  #: a runtime runs the pods (rollout.py): pods wait for it, rollouts keep availability
 
     def put(self, plural: str, obj: dict, old: dict | None) -> dict:
         if old is not None:
@@ -71,12 +72,12 @@ def reconcile(cluster, namespace: str = "") -> None:
     store = cluster.store
     namespaces = [namespace] if namespace else sorted(n["metadata"]["name"] for n in store.list("namespaces"))
     cluster.queue.mark_all(namespaces)
-    process(store, cluster.queue)
+    process(store, cluster.queue, cluster.live_pods)
 
 
-def process(store, queue) -> None:
+def process(store, queue, live: bool = False) -> None:
     """Run the controllers over the queued keys until nothing is left (their own writes queue more)."""
-    writer = _Writer(store)
+    writer = _Writer(store, live)
     for _ in range(MAX_ROUNDS):
         if not queue:
             return
@@ -128,12 +129,18 @@ def _deployment(writer: _Writer, deploy: dict) -> None:
     template.setdefault("metadata", {})["labels"] = labels
     selector = copy.deepcopy(spec.get("selector") or {})
     selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
+    old_sets = [rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest]
+    desired = replicas
+    if writer.live:
+        old_total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in old_sets)
+        current_count = (current.get("spec") or {}).get("replicas", 0) if current is not None else 0
+        replicas = rollout.new_replicas(spec, spec.get("replicas", 1), current_count, old_total)
     if current is None:
         revision = top + 1
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
               "metadata": {"name": f"{name}-{digest}", "namespace": ns, "labels": labels,
-                           "annotations": {"deployment.kubernetes.io/desired-replicas": str(replicas),
-                                           "deployment.kubernetes.io/max-replicas": str(replicas + 1),
+                           "annotations": {"deployment.kubernetes.io/desired-replicas": str(desired),
+                                           "deployment.kubernetes.io/max-replicas": str(desired + 1),
                                            REVISION: str(revision)},
                            "ownerReferences": [_owner(deploy)], "generation": 1},
               "spec": {"replicas": replicas, "selector": selector, "template": template,
@@ -147,16 +154,20 @@ def _deployment(writer: _Writer, deploy: dict) -> None:
             revision = top + 1
         rs = copy.deepcopy(current)
         rs["metadata"].setdefault("annotations", {}).update({
-            "deployment.kubernetes.io/desired-replicas": str(replicas),
-            "deployment.kubernetes.io/max-replicas": str(replicas + 1), REVISION: str(revision)})
+            "deployment.kubernetes.io/desired-replicas": str(desired),
+            "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)})
         if rs["spec"].get("replicas") != replicas:
             rs["spec"]["replicas"] = replicas
             rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
         writer.put("replicasets", rs, current)
-    for old in owned:
-        if (old["metadata"].get("labels") or {}).get(HASH_LABEL) != digest and old["spec"].get("replicas"):
+    kept = {}
+    if writer.live and old_sets:
+        ready = (rs.get("status") or {}).get("readyReplicas", 0)  # the new ReplicaSet's
+        kept = rollout.old_scale_down(spec, desired, replicas, ready, old_sets)
+    for old in old_sets:
+        if old["spec"].get("replicas") != kept.get(old["metadata"]["name"], 0):
             scaled = copy.deepcopy(old)
-            scaled["spec"]["replicas"] = 0
+            scaled["spec"]["replicas"] = kept.get(old["metadata"]["name"], 0)
             scaled["metadata"]["generation"] = scaled["metadata"].get("generation", 1) + 1
             writer.put("replicasets", scaled, old)
     history = sorted((rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)
@@ -231,6 +242,10 @@ def _kubelet(writer: _Writer, pod: dict) -> None:
     ip = _allocate_ip(writer.store)
     updated = copy.deepcopy(pod)
     updated["spec"]["nodeName"] = NODE_NAME
+    if writer.live:  # scheduled; the runtime starts it and reports what happens
+        updated["status"] = rollout.scheduled_status(pod, NODE_NAME, NODE_IP, ip, now)
+        writer.put("pods", updated, pod)
+        return
     conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
                   for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
     containers = []
@@ -301,6 +316,11 @@ def _deployment_status(writer: _Writer, deploy: dict) -> None:
     _set(status, "availableReplicas", ready)
     conditions = [_condition(old_conditions, "Available", "MinimumReplicasAvailable",
                              "Deployment has minimum availability.")]
+    if writer.live:
+        desired = (deploy.get("spec") or {}).get("replicas", 1)
+        _set(status, "unavailableReplicas", max(0, desired - ready))
+        if not rollout.available(deploy.get("spec") or {}, desired, ready):
+            conditions = [rollout.unavailable_condition(old_conditions, timestamp())]
     if new_rs is not None:
         conditions.append(_condition(old_conditions, "Progressing", "NewReplicaSetAvailable",
                                      f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))

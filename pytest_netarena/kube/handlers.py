@@ -167,6 +167,8 @@ class Router:
             sub, name or "", namespace or ""))
         if sub and sub not in res.subresources:
             raise errors.no_route()
+        if sub in ("exec", "log") and self.app.runtime is not None:
+            return self._pod_io(req, namespace or "", name, sub)
         if sub in UNSUPPORTED_SUBRESOURCES:
             raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
         if res.plural in registry.REVIEWS or sub == "token":
@@ -231,6 +233,22 @@ class Router:
             dry_run = req.dry_run or "All" in ((options or {}).get("dryRun") or [])
             return Response(body=self.cluster.delete(res, namespace, name, dry_run))
         raise errors.method_not_allowed()
+
+    def _pod_io(self, req: Request, namespace: str, name: str, sub: str):
+        """`kubectl exec` (GET with a WebSocket upgrade; kubectl's SPDY fallback is a POST) and `kubectl logs`,
+        checked here and served by the runtime that runs the pods (podio.py)."""
+        from . import podio
+
+        if req.method not in (("GET", "POST") if sub == "exec" else ("GET",)):
+            raise errors.method_not_allowed()
+        pod = self.cluster.get(registry.BY_PLURAL["pods"], namespace, name)
+        if sub == "log":
+            return podio.log_request(req, pod)
+        request = podio.exec_request(req, pod)
+        if not request.websocket_key:
+            raise errors.bad_request("exec is served over WebSockets (v5.channel.k8s.io, kubectl's default since "
+                                     "1.30); this embedded API server does not speak SPDY")
+        return request
 
     def _patch_type(self, req: Request) -> str:
         media = req.content_type

@@ -32,6 +32,9 @@ class Cluster:
     def __init__(self, store: Store, controllers: bool = True):
         self.store = store
         self.controllers_enabled = controllers
+        #: a runtime runs the pods (kube/rollout.py): new pods wait for it, rollouts keep old pods until new ones
+        #: are ready; False: pods are Running and Ready as soon as they are made
+        self.live_pods = False
         self.queue = WorkQueue(store)
         store.tracker = self.queue
         self._batch_depth = 0
@@ -299,7 +302,7 @@ class Cluster:
 
             with self.store.transaction():
                 try:
-                    controllers.process(self.store, self.queue)
+                    controllers.process(self.store, self.queue, self.live_pods)
                 except errors.ApiError as error:
                     if error.code != 504:
                         raise

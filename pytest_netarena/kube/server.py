@@ -12,7 +12,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, rbac
+from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
 from .ops import Cluster
 from .storeapi import StoreAPI
 from .store import Store
@@ -164,6 +164,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if isinstance(result, handlers.WatchRequest):
                 self._watch(app, result)
+            elif isinstance(result, podio.ExecRequest):
+                self.close_connection = True
+                sessions.serve_exec(self, app, result)
+            elif isinstance(result, podio.LogRequest):
+                sessions.serve_logs(self, app, result)
             else:
                 self._respond(result)
             if getattr(self, "refused_unread", False):
@@ -300,6 +305,9 @@ class EmbeddedAPIServer(StoreAPI):
         self.stopping = False
         self.last_error: str | None = None
         self.request_log: list | None = [] if request_log else None
+        #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
+        #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
+        self.runtime = None
         baseline.load(self.cluster)
         self.store.snapshot()
 
@@ -353,6 +361,11 @@ class EmbeddedAPIServer(StoreAPI):
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    @property
+    def mode(self) -> str:
+        """"live" when a runtime runs the pods (processes, a data plane, exec and logs), else "api-only"."""
+        return "live" if self.runtime is not None else "api-only"
 
     @property
     def url(self) -> str:

@@ -60,6 +60,12 @@ class BoxSpec:
     #: root-made boxes only: the command is trusted harness code that stays uid 0 with just `caps`
     #: and drops its own children to a private uid (the fork server's zygote); agent text never runs as it
     trusted_root: bool = False
+    #: root-made boxes only: the uid to run as (None: a fresh private one); boxes sharing it share its process limit
+    uid: int | None = None
+    #: a host folder bound writable as the box's / (a pod's file system, shared by its containers and exec
+    #: sessions): it already holds the mount points (`usr`, `etc`, `proc`, `dev`, `tmp`, ... and the `bin`,
+    #: `lib` links) as root-owned entries of a sticky folder, so its owner may add files but never swap them
+    root: str | None = None
 
 
 def private_uid() -> int:
@@ -88,7 +94,7 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     """(full argv, file descriptors to pass) that run argv in a fresh box; the caller closes the fds."""
     where = where or support()
     root = where.root
-    uid = private_uid() if root else os.getuid()
+    uid = (spec.uid or private_uid()) if root else os.getuid()
     fds: list[int] = []
     box = [where.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--hostname", spec.hostname]
@@ -96,8 +102,11 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
         box.append("--unshare-net")
     if not root:
         box.append("--unshare-user")
-    for directory in ("/usr", "/usr/bin", "/usr/share", "/etc", "/home"):  # implicit parents would be 0700
-        box += ["--perms", "0755", "--dir", directory]
+    if spec.root is not None:
+        box += ["--bind", spec.root, "/"]
+    else:
+        for directory in ("/usr", "/usr/bin", "/usr/share", "/etc", "/home"):  # implicit parents would be 0700
+            box += ["--perms", "0755", "--dir", directory]
     for directory in views.LIBRARY_DIRS:
         if os.path.isdir(directory):
             box += ["--ro-bind", directory, directory]
@@ -105,10 +114,11 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     if root:
         programs["setpriv"] = views.find_program("setpriv") or "/usr/bin/setpriv"
     box += ["--ro-bind", views.view_dir(programs), "/usr/bin"]
-    box += ["--symlink", "usr/bin", "/bin", "--symlink", "usr/bin", "/sbin", "--symlink", "bin", "/usr/sbin",
-            "--symlink", "usr/lib", "/lib"]
-    if os.path.isdir("/usr/lib64"):
-        box += ["--symlink", "usr/lib64", "/lib64"]
+    if spec.root is None:
+        box += ["--symlink", "usr/bin", "/bin", "--symlink", "usr/bin", "/sbin", "--symlink", "bin", "/usr/sbin",
+                "--symlink", "usr/lib", "/lib"]
+        if os.path.isdir("/usr/lib64"):
+            box += ["--symlink", "usr/lib64", "/lib64"]
     for path in views.ETC_FILES:
         box += ["--ro-bind-try", path, path]
     for path in views.ETC_DIRS:
@@ -122,7 +132,7 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     else:
         box += ["--ro-bind", "/proc/sys", "/proc/sys"]
     size = str(spec.limits.tmp_bytes)
-    for folder in ("/tmp", HOME, "/run"):
+    for folder in ("/tmp", HOME, "/run") if spec.root is None else ("/run",):  # a root keeps its own /tmp
         box += ["--size", size, "--perms", "01777", "--tmpfs", folder]
     # files last, so that one placed under /tmp or the home folder is not hidden by its tmpfs
     files = {"/etc/passwd": views.passwd(uid), "/etc/group": views.group(uid), "/etc/hosts": views.HOSTS,
@@ -131,7 +141,7 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
         fd = _memfd(os.path.basename(path), content)
         fds.append(fd)
         box += ["--perms", "0444", "--ro-bind-data", str(fd), path]
-    box += ["--clearenv", "--chdir", HOME]
+    box += ["--clearenv", "--chdir", HOME if spec.root is None else "/"]
     env = {"PATH": "/usr/bin:/bin", "HOME": HOME, "USER": "agent", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
            "TERM": "dumb", **spec.env}
     for key, value in env.items():

@@ -78,8 +78,13 @@ def view_dir(table: dict[str, str]) -> str:
     key = hashlib.sha256("\n".join(entries).encode()).hexdigest()[:20]
 
     def fill(staging: Path) -> None:
+        placed: dict[str, Path] = {}  # a multi-call binary (busybox) under many names is one file, linked
         for name, path in table.items():
-            _link_or_copy(path, staging / name)
+            if path in placed:
+                os.link(placed[path], staging / name)
+            else:
+                _link_or_copy(path, staging / name)
+                placed[path] = staging / name
 
     return _made_once(cache_root() / "views" / key, fill)
 

@@ -1,0 +1,157 @@
+"""Control groups bounding the pods together and one by one: CPU time per period, memory, number of processes.
+
+Boxes already cap each process (address space, CPU seconds) and each pod's uid (processes); a cgroup
+adds what per-process limits cannot: the pods' share of the machine's CPU and their total memory.
+Both cgroup versions are handled; where none can be made (no delegation), `Groups.reason` says why
+and only the per-process bounds apply. A box is put into its group before it starts (the launch shim
+writes its own pid, then execs the box), so nothing it forks is ever outside.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import time
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+#: what all pods of one cluster may use together
+CLUSTER_CPU = 1.0  #: CPUs
+CLUSTER_MEMORY = 2 << 30
+CLUSTER_PIDS = 2048
+#: what one pod may use unless its containers' limits say less
+POD_CPU = 0.5
+POD_MEMORY = 512 << 20
+POD_PIDS = 128
+PERIOD_US = 100_000
+_names = itertools.count()
+
+#: the shim a box is started through: it joins its groups, then becomes the box (same pid)
+SHIM = 'for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
+
+
+def _own_path(controller: str) -> str:
+    """This process's cgroup path in a v1 controller's hierarchy ("" for v2's unified one)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controller in controllers.split(",") or (controller == "" and controllers == ""):
+            return path
+    return "/"
+
+
+def _write(path: Path, value: str) -> None:
+    path.write_text(value)
+
+
+class Groups:
+    """One cluster's cgroups: a parent bounding every pod, a child per pod."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.reason = ""
+        self.parents: list[Path] = []
+        tag = f"netarena-pods-{os.getpid()}-{next(_names)}"
+        try:
+            if (ROOT / "cgroup.controllers").exists():
+                self._make_v2(tag)
+            else:
+                self._make_v1(tag)
+        except OSError as error:
+            self.remove()
+            self.parents, self.version = [], 0
+            self.reason = f"cannot make control groups: {error}"
+
+    def _make_v1(self, tag: str) -> None:
+        for controller in ("cpu", "memory", "pids"):
+            if not (ROOT / controller).is_dir():
+                raise OSError(f"no cgroup v1 {controller} hierarchy at {ROOT / controller}")
+        for controller in ("cpu", "memory", "pids"):
+            parent = ROOT / controller / _own_path(controller).lstrip("/") / tag
+            parent.mkdir()
+            self.parents.append(parent)
+        cpu, memory, pids = self.parents
+        _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
+        _write(cpu / "cpu.cfs_quota_us", str(int(CLUSTER_CPU * PERIOD_US)))
+        _write(memory / "memory.limit_in_bytes", str(CLUSTER_MEMORY))
+        _write(pids / "pids.max", str(CLUSTER_PIDS))
+        self.version = 1
+
+    def _make_v2(self, tag: str) -> None:
+        parent = ROOT / _own_path("").lstrip("/") / tag
+        parent.mkdir()
+        self.parents.append(parent)
+        _write(parent / "cgroup.subtree_control", "+cpu +memory +pids")
+        _write(parent / "cpu.max", f"{int(CLUSTER_CPU * PERIOD_US)} {PERIOD_US}")
+        _write(parent / "memory.max", str(CLUSTER_MEMORY))
+        _write(parent / "pids.max", str(CLUSTER_PIDS))
+        self.version = 2
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.version)
+
+    def pod(self, name: str, cpu: float = POD_CPU, memory: int = POD_MEMORY, pids: int = POD_PIDS) -> list[str]:
+        """Make the pod's groups; returns the folders a box joins (empty without cgroups)."""
+        if not self.ok:
+            return []
+        folders = [parent / name for parent in self.parents]
+        for folder in folders:
+            folder.mkdir(exist_ok=True)
+        if self.version == 1:
+            cpu_dir, memory_dir, pids_dir = folders
+            _write(cpu_dir / "cpu.cfs_period_us", str(PERIOD_US))
+            _write(cpu_dir / "cpu.cfs_quota_us", str(max(1000, int(cpu * PERIOD_US))))
+            _write(memory_dir / "memory.limit_in_bytes", str(memory))
+            _write(pids_dir / "pids.max", str(pids))
+        else:
+            folder = folders[0]
+            _write(folder / "cpu.max", f"{max(1000, int(cpu * PERIOD_US))} {PERIOD_US}")
+            _write(folder / "memory.max", str(memory))
+            _write(folder / "pids.max", str(pids))
+        return [str(folder) for folder in folders]
+
+    def kill(self, folders: list[str]) -> None:
+        """SIGKILL every process in the groups (again until none is left: a dying shell may still fork)."""
+        for _ in range(50):
+            pids = set()
+            for folder in folders:
+                try:
+                    pids.update(int(p) for p in Path(folder, "cgroup.procs").read_text().split())
+                except OSError:
+                    continue
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def remove_pod(self, folders: list[str]) -> None:
+        self.kill(folders)
+        for folder in folders:
+            _rmdir(Path(folder))
+
+    def remove(self) -> None:
+        """Kill what is left in every pod's group and remove them all."""
+        for parent in self.parents:
+            if not parent.is_dir():
+                continue
+            children = [child for child in parent.iterdir() if child.is_dir()]
+            self.kill([str(child) for child in children] + [str(parent)])
+            for child in children:
+                _rmdir(child)
+            _rmdir(parent)
+
+
+def _rmdir(folder: Path) -> None:
+    for _ in range(20):  # a group whose last process is still being reaped cannot go yet
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)

@@ -1,0 +1,181 @@
+"""Cluster DNS: the records Kubernetes' DNS spec gives Services and pods, answered over UDP and TCP.
+
+It runs as the stand-in of the `coredns` image, in the kube-dns pods of kube-system, so a pod reaches
+it through the kube-dns Service's ClusterIP like any Service, and NetworkPolicies decide whether it
+may (a policy that isolates a pod's egress must admit UDP and TCP 53 to kube-dns). Records:
+`SERVICE.NAMESPACE.svc.cluster.local` (the ClusterIP, or the ready pods' addresses of a headless
+Service), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domain get SERVFAIL
+(there is no upstream resolver); AAAA and other types of known names answer with no records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import time
+from collections.abc import Iterable, Mapping
+
+DOMAIN = "cluster.local"
+TTL = 5
+A, AAAA = 1, 28
+NOERROR, SERVFAIL, NXDOMAIN, NOTIMP, FORMERR = 0, 2, 3, 4, 1
+#: queries answered per second at most (beyond: dropped unread, so a flood costs the harness nothing)
+RATE = 2000
+MAX_QUERY = 512
+
+
+def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterable[Mapping]) -> dict[str, tuple[str, ...]]:
+    """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods."""
+    ready: dict[tuple[str, str], set[str]] = {}
+    for item in slices:
+        meta = item.get("metadata") or {}
+        name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if not name:
+            continue
+        for endpoint in item.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready") is not False:
+                ready.setdefault((meta.get("namespace", ""), name), set()).update(endpoint.get("addresses") or ())
+    table: dict[str, tuple[str, ...]] = {}
+    for svc in services:
+        meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        name = f"{key[1]}.{key[0]}.svc.{DOMAIN}"
+        cluster_ip = spec.get("clusterIP")
+        if cluster_ip and cluster_ip != "None":
+            table[name] = (cluster_ip,)
+        elif cluster_ip == "None":
+            table[name] = tuple(sorted(ready.get(key, ())))
+    for pod in pods:
+        address = (pod.get("status") or {}).get("podIP")
+        if address:
+            table[f"{address.replace('.', '-')}.{pod['metadata'].get('namespace', '')}.pod.{DOMAIN}"] = (address,)
+    return table
+
+
+def _question(query: bytes) -> tuple[str, int, int]:
+    """(name, type, end offset of the question) of a query; ValueError when it is not one."""
+    offset, labels = 12, []
+    while True:
+        if offset >= len(query):
+            raise ValueError("truncated name")
+        length = query[offset]
+        offset += 1
+        if length == 0:
+            break
+        if length > 63 or offset + length > len(query):
+            raise ValueError("bad label")
+        labels.append(query[offset:offset + length].decode("ascii", "replace"))
+        offset += length
+    if offset + 4 > len(query):
+        raise ValueError("truncated question")
+    kind, _ = struct.unpack_from("!HH", query, offset)
+    return ".".join(labels).lower(), kind, offset + 4
+
+
+def answer(query: bytes, table: Mapping[str, tuple[str, ...]]) -> bytes | None:
+    """The response to one query message (None: not worth answering)."""
+    if len(query) < 12 or len(query) > MAX_QUERY:
+        return None
+    ident, flags, questions = struct.unpack_from("!HHH", query)
+    if flags & 0x8000:  # a response, not a query
+        return None
+    recursion = flags & 0x0100
+    if questions != 1 or (flags >> 11) & 0xF:
+        return struct.pack("!HHHHHH", ident, 0x8000 | recursion | 0x0080 | NOTIMP, 0, 0, 0, 0)
+    try:
+        name, kind, end = _question(query)
+    except ValueError:
+        return struct.pack("!HHHHHH", ident, 0x8000 | recursion | FORMERR, 0, 0, 0, 0)
+    question = query[12:end]
+    inside = name == DOMAIN or name.endswith("." + DOMAIN)
+    known = name in table or any(key.endswith("." + name) for key in table) if inside else False
+    if not inside:
+        code, found = SERVFAIL, ()
+    elif not known:
+        code, found = NXDOMAIN, ()
+    else:
+        code, found = NOERROR, table.get(name, ()) if kind == A else ()
+    header = struct.pack("!HHHHHH", ident, 0x8000 | 0x0400 * inside | recursion | 0x0080 | code, 1, len(found), 0, 0)
+    body = b"".join(struct.pack("!HHHIH", 0xC00C, A, 1, TTL, 4) + bytes(int(part) for part in address.split("."))
+                    for address in found)
+    return header + question + body
+
+
+class Responder:
+    """The DNS server of one kube-dns pod: records come from `table()`, a call made per query."""
+
+    def __init__(self, table) -> None:
+        self.table = table
+        self._window = (0.0, 0)
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        start, count = self._window
+        if now - start >= 1.0:
+            self._window = (now, 1)
+            return True
+        if count >= RATE:
+            return False
+        self._window = (start, count + 1)
+        return True
+
+    def datagram_protocol(self):
+        responder = self
+
+        class Protocol(asyncio.DatagramProtocol):
+            def connection_made(self, transport) -> None:
+                self.transport = transport
+
+            def datagram_received(self, data: bytes, address) -> None:
+                if not responder.allow():
+                    return
+                reply = answer(data, responder.table())
+                if reply is not None:
+                    self.transport.sendto(reply, address)
+
+        return Protocol()
+
+    async def serve_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            for _ in range(16):  # queries on one connection
+                size = int.from_bytes(await asyncio.wait_for(reader.readexactly(2), 5), "big")
+                query = await asyncio.wait_for(reader.readexactly(size), 5)
+                if not self.allow():
+                    return
+                reply = answer(query, self.table())
+                if reply is None:
+                    return
+                writer.write(len(reply).to_bytes(2, "big") + reply)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
+            pass
+        finally:
+            writer.close()
+
+
+def query(name: str, ident: int) -> bytes:
+    """An A query for name, recursion desired (what a stub resolver sends)."""
+    labels = b"".join(bytes([len(part)]) + part.encode() for part in name.strip(".").split(".") if part)
+    return struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + labels + b"\x00" + struct.pack("!HH", A, 1)
+
+
+def addresses(reply: bytes) -> tuple[int, list[str]]:
+    """(response code, IPv4 addresses of the A records) of a reply to query()."""
+    if len(reply) < 12:
+        raise ValueError("a truncated reply")
+    _, flags, questions, count, _, _ = struct.unpack_from("!HHHHHH", reply)
+    offset = _question(reply)[2] if questions == 1 else 12
+    found = []
+    for _ in range(count):
+        if reply[offset] & 0xC0 == 0xC0:
+            offset += 2
+        else:
+            while reply[offset]:
+                offset += reply[offset] + 1
+            offset += 1
+        kind, _, _, length = struct.unpack_from("!HHIH", reply, offset)
+        offset += 10
+        if kind == A and length == 4:
+            found.append(".".join(str(b) for b in reply[offset:offset + 4]))
+        offset += length
+    return flags & 0xF, found

@@ -1,0 +1,258 @@
+"""The node namespace's iptables rules: Services as kube-proxy's DNAT, NetworkPolicies as filter chains.
+
+A second implementation of NetworkPolicy beside the engine's bitsets (`netpol/engine.py`): policies
+are read with the engine's parser (`compile_policy`, its selectors), but what they admit is decided by
+the kernel, packet by packet, from rules written per rule of each policy:
+
+- a pod isolated for egress has a chain its outgoing packets jump to; each rule of each policy
+  selecting it marks what it admits (destinations: pod addresses, ipBlocks with their excepts; ports:
+  numbers, ranges, names resolved on each destination pod), and an unmarked packet is dropped;
+- the same for ingress on the packets going out to the pod's veth, with names resolved on the pod;
+- replies pass as conntrack's ESTABLISHED, so only the first packet of a flow is judged, as on a CNI.
+
+Services follow kube-proxy's iptables mode: a ClusterIP port jumps to a chain picking one ready
+endpoint at random (`statistic`), DNAT to the endpoint's port (named target ports come resolved in
+the EndpointSlices, as kube-proxy reads them); a ClusterIP port without endpoints is refused (REJECT),
+and a pod reaching itself through its Service is masqueraded (hairpin).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..netpol import CompiledPolicy, Namespace, Pod
+from ..netpol.policy import EGRESS, INGRESS, IPBlockPeer, PodPeer
+from ..netpol.ports import PortRule
+
+EGRESS_MARK = "0x10000/0x10000"
+INGRESS_MARK = "0x20000/0x20000"
+MASQ_MARK = "0x4000/0x4000"
+#: the ClusterIP range (network.SERVICE_RANGE): the node takes it as its own, so what no DNAT rule took ends in INPUT
+SERVICE_RANGE = "10.96.0.0/12"
+
+
+@dataclass(frozen=True)
+class ServicePort:
+    """One port of one ClusterIP Service and the endpoints kube-proxy would send it to."""
+
+    key: str  #: namespace/name:port/protocol
+    cluster_ip: str
+    port: int
+    protocol: str
+    endpoints: tuple[tuple[str, int], ...]  #: (pod address, port) of the ready endpoints
+
+
+@dataclass
+class ClusterView:
+    """What the rules are written from: pods with addresses, namespaces, policies, service ports."""
+
+    pods: list[Pod] = field(default_factory=list)
+    veths: dict[str, str] = field(default_factory=dict)  #: pod key -> its veth in the node namespace
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    policies: list[CompiledPolicy] = field(default_factory=list)
+    services: list[ServicePort] = field(default_factory=list)
+
+
+def _chain(prefix: str, *parts: str) -> str:
+    return prefix + hashlib.sha256("/".join(parts).encode()).hexdigest()[:16].upper()
+
+
+def _protocol(protocol: str) -> str:
+    return protocol.lower()
+
+
+class _Rules:
+    """Pods, namespaces and peers resolved once, for writing every policy's rules."""
+
+    def __init__(self, view: ClusterView) -> None:
+        self.view = view
+        self.pods = [pod for pod in view.pods if pod.ip and pod.key in view.veths]
+        self.namespace_labels = {name: ns.labels for name, ns in view.namespaces.items()}
+
+    def _namespace_labels(self, name: str) -> Mapping[str, str]:
+        return self.namespace_labels.get(name) or Namespace(name).labels
+
+    def peer_pods(self, peer: PodPeer) -> list[Pod]:
+        found = []
+        for pod in self.pods:
+            if peer.namespace_selector is None:
+                if pod.namespace != peer.policy_namespace:
+                    continue
+            elif not peer.namespace_selector.matches(self._namespace_labels(pod.namespace)):
+                continue
+            if peer.pod_selector is None or peer.pod_selector.matches(pod.labels):
+                found.append(pod)
+        return found
+
+    def selected(self, policy: CompiledPolicy) -> list[Pod]:
+        return [pod for pod in self.pods if pod.namespace == policy.namespace and policy.pod_selector.matches(pod.labels)]
+
+
+def _port_matches(entry: PortRule, destination: Pod | None) -> list[str]:
+    """iptables matches for one ports entry at a destination (None: an address that is no pod)."""
+    proto = _protocol(entry.protocol)
+    if entry.port is None:
+        return [f"-p {proto}"]
+    if isinstance(entry.port, str):  # a named port: resolved on the destination pod, nothing elsewhere
+        number = destination.named_port(entry.port, entry.protocol) if destination is not None else None
+        return [] if number is None else [f"-p {proto} -m {proto} --dport {number}"]
+    end = f":{entry.end_port}" if entry.end_port is not None else ""
+    return [f"-p {proto} -m {proto} --dport {entry.port}{end}"]
+
+
+def _policy_chains(rules: _Rules, direction: str) -> tuple[list[str], list[str]]:
+    """(chain declarations, rule lines) for every pod isolated in `direction`, and its FORWARD jumps."""
+    declarations: list[str] = []
+    lines: list[str] = []
+    jumps: list[str] = []
+    isolating: dict[str, list[CompiledPolicy]] = {}
+    for policy in sorted(rules.view.policies, key=lambda p: p.key):
+        if policy.rules(direction) is None:
+            continue
+        for pod in rules.selected(policy):
+            isolating.setdefault(pod.key, []).append(policy)
+    by_key = {pod.key: pod for pod in rules.pods}
+    mark, peer_flag, own_flag = (EGRESS_MARK, "-d", "-i") if direction == EGRESS else (INGRESS_MARK, "-s", "-o")
+    for pod_key in sorted(isolating):
+        pod = by_key[pod_key]
+        chain = _chain("NP-E-" if direction == EGRESS else "NP-I-", pod_key)
+        declarations.append(f":{chain} - [0:0]")
+        for policy in isolating[pod_key]:
+            for index, rule in enumerate(policy.rules(direction)):
+                lines += _rule_lines(rules, chain, rule, pod, direction, peer_flag, mark, f"{policy.key}#{index}",
+                                     declarations)
+        veth = rules.view.veths[pod_key]
+        jumps.append(f"-A FORWARD {own_flag} {veth} -j {chain}")
+        jumps.append(f"-A FORWARD {own_flag} {veth} -m mark ! --mark {mark} -j DROP")
+    return declarations, lines + jumps
+
+
+def _rule_lines(rules: _Rules, chain: str, rule, pod: Pod, direction: str, peer_flag: str, mark: str,
+                label: str, declarations: list[str]) -> list[str]:
+    """The lines of one policy rule: mark the packet when a peer and a port of the rule match it."""
+    lines = []
+    admit = f"-j MARK --set-xmark {mark}"
+    # ingress ports are the pod's own (names resolve on it); egress ports are the destination's
+    def port_sets(destination: Pod | None) -> list[str]:
+        if rule.ports is None:
+            return [""]
+        target = pod if direction == INGRESS else destination
+        return [match for entry in rule.ports for match in _port_matches(entry, target)]
+
+    if rule.peers is None:
+        if direction == INGRESS or rule.ports is None or not any(isinstance(e.port, str) for e in rule.ports):
+            for ports in port_sets(None if direction == EGRESS else pod):
+                lines.append(f"-A {chain} {ports} {admit}".replace("  ", " "))
+            return lines
+        # egress to anywhere on a named port: only pods have port names
+        for other in rules.pods:
+            for ports in port_sets(other):
+                lines.append(f"-A {chain} {peer_flag} {other.ip}/32 {ports} {admit}".replace("  ", " "))
+        for ports in port_sets(None):
+            lines.append(f"-A {chain} {ports} {admit}".replace("  ", " "))
+        return lines
+    for number, peer in enumerate(rule.peers):
+        if isinstance(peer, PodPeer):
+            for other in rules.peer_pods(peer):
+                for ports in port_sets(other):
+                    lines.append(f"-A {chain} {peer_flag} {other.ip}/32 {ports} {admit}".replace("  ", " "))
+            continue
+        assert isinstance(peer, IPBlockPeer)
+        block = _chain("NP-B-", label, str(number), pod.key)
+        declarations.append(f":{block} - [0:0]")
+        lines.append(f"-A {chain} {peer_flag} {peer.cidr} -j {block}")
+        for excluded in peer.excepts:
+            lines.append(f"-A {block} {peer_flag} {excluded} -j RETURN")
+        destinations = [None] if direction == INGRESS else [None, *(p for p in rules.pods if peer.contains(p.ip))]
+        for destination in destinations:
+            target = f"{peer_flag} {destination.ip}/32 " if destination is not None else ""
+            for ports in port_sets(destination):
+                lines.append(f"-A {block} {target}{ports} {admit}".replace("  ", " "))
+    return lines
+
+
+def filter_table(view: ClusterView) -> str:
+    rules = _Rules(view)
+    lines = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]"]
+    body = [
+        # the node itself: its own traffic and replies to it; nothing of a pod may open a connection to it
+        "-A INPUT -i lo -j ACCEPT",
+        "-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+        # a ClusterIP port no DNAT rule took (no ready endpoints, no such Service) is refused, as kube-proxy does
+        f"-A INPUT -d {SERVICE_RANGE} -j REJECT --reject-with icmp-port-unreachable",
+        "-A INPUT -j DROP",
+        "-A FORWARD -m conntrack --ctstate INVALID -j DROP",
+        "-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+    ]
+    for pod in rules.pods:  # a pod sends only from its own address (rp_filter says so too)
+        body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {pod.ip}/32 -j DROP")
+    declarations = []
+    for direction in (EGRESS, INGRESS):
+        chains, chain_lines = _policy_chains(rules, direction)
+        declarations += chains
+        body += chain_lines
+    body.append("-A FORWARD -j ACCEPT")
+    return "\n".join([*lines, *declarations, *body, "COMMIT", ""])
+
+
+def nat_table(view: ClusterView) -> str:
+    lines = ["*nat", ":PREROUTING ACCEPT [0:0]", ":INPUT ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]",
+             ":POSTROUTING ACCEPT [0:0]", ":KUBE-SERVICES - [0:0]", ":KUBE-POSTROUTING - [0:0]"]
+    body = ["-A PREROUTING -j KUBE-SERVICES", "-A OUTPUT -j KUBE-SERVICES", "-A POSTROUTING -j KUBE-POSTROUTING",
+            f"-A KUBE-POSTROUTING -m mark --mark {MASQ_MARK} -j MASQUERADE"]
+    for service in view.services:
+        if not service.endpoints:
+            continue
+        proto = _protocol(service.protocol)
+        chain = _chain("KUBE-SVC-", service.key)
+        lines.append(f":{chain} - [0:0]")
+        body.append(f"-A KUBE-SERVICES -d {service.cluster_ip}/32 -p {proto} -m {proto} --dport {service.port} "
+                    f"-j {chain}")
+        count = len(service.endpoints)
+        for index, (address, port) in enumerate(service.endpoints):
+            endpoint = _chain("KUBE-SEP-", service.key, address, str(port))
+            lines.append(f":{endpoint} - [0:0]")
+            left = count - index
+            pick = "" if left == 1 else f"-m statistic --mode random --probability {1 / left:.11f} "
+            body.append(f"-A {chain} {pick}-j {endpoint}")
+            body.append(f"-A {endpoint} -s {address}/32 -j MARK --set-xmark {MASQ_MARK}")
+            body.append(f"-A {endpoint} -p {proto} -m {proto} -j DNAT --to-destination {address}:{port}")
+    return "\n".join([*lines, *body, "COMMIT", ""])
+
+
+def ruleset(view: ClusterView) -> str:
+    """The whole iptables-restore input for the node namespace (it replaces every table it names)."""
+    return filter_table(view) + nat_table(view)
+
+
+def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ServicePort]:
+    """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does."""
+    by_service: dict[tuple[str, str], list[Mapping]] = {}
+    for item in slices:
+        meta = item.get("metadata") or {}
+        name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if name:
+            by_service.setdefault((meta.get("namespace", ""), name), []).append(item)
+    found = []
+    for svc in services:
+        meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+        cluster_ip = spec.get("clusterIP")
+        if not cluster_ip or cluster_ip == "None" or spec.get("type") == "ExternalName":
+            continue
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        for port in spec.get("ports") or []:
+            protocol = port.get("protocol") or "TCP"
+            endpoints = set()
+            for item in by_service.get((namespace, name), []):
+                numbers = [p.get("port") for p in item.get("ports") or []
+                           if (p.get("name") or "") == (port.get("name") or "") and (p.get("protocol") or "TCP") == protocol]
+                for endpoint in item.get("endpoints") or []:
+                    if (endpoint.get("conditions") or {}).get("ready") is False:
+                        continue
+                    for address in endpoint.get("addresses") or []:
+                        endpoints.update((address, number) for number in numbers if number)
+            found.append(ServicePort(f"{namespace}/{name}:{port.get('port')}/{protocol}", cluster_ip, port.get("port"),
+                                     protocol, tuple(sorted(endpoints))))
+    return found

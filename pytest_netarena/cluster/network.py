@@ -1,0 +1,108 @@
+"""The cluster's network: a node namespace that routes between pods, and one namespace per pod joined to it by a veth.
+
+Routed like Calico, not bridged: each pod holds its address as a /32 on `eth0` and reaches everything
+through 169.254.1.1, an address of the node namespace; the node holds a /32 route to each pod over the
+pod's veth. So every packet between pods crosses the node namespace's IP layer, where the Services'
+DNAT and the NetworkPolicies' filter rules see it (iptables, `firewall.py`), and a pod can only ever send
+from the veth that is its own. Nothing is made in the host's namespace: closing the namespaces (and
+ending the processes in them) takes every interface with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..sandbox import NetNamespace
+from .netlink import Netlink
+
+#: the node's address pods are routed through (their default gateway, answered by the node's ARP)
+GATEWAY = "169.254.1.1"
+#: the node's own address in the pod network: kubelet probes come from here
+NODE_ADDRESS = "10.244.0.1"
+#: the Service ClusterIP range; delivered to the node itself, where an address no DNAT rule took is refused
+SERVICE_RANGE = ("10.96.0.0", 12)
+
+
+def _write_sysctl(namespace: NetNamespace, values: dict[str, str]) -> None:
+    """Write /proc/sys/net keys as seen from inside the namespace (the thread's own, not the host's)."""
+    def write() -> None:
+        for key, value in values.items():
+            with open(f"/proc/sys/{key.replace('.', '/')}", "w") as handle:
+                handle.write(value)
+
+    namespace.call(write)
+
+
+@dataclass
+class PodNetwork:
+    """One pod's network namespace and the node side of its veth."""
+
+    namespace: NetNamespace
+    address: str
+    veth: str  #: the interface's name in the node namespace
+
+    def close(self) -> None:
+        self.namespace.close()
+
+
+def veth_name(uid: str) -> str:
+    """A stable interface name for a pod (Calico's cali + hash pattern, 15 characters at most)."""
+    return "cali" + hashlib.sha256(uid.encode()).hexdigest()[:11]
+
+
+class ClusterNetwork:
+    """The node namespace; pods are added and removed as they start and stop."""
+
+    def __init__(self) -> None:
+        self.node = NetNamespace.create()
+        try:
+            with Netlink(self.node) as link:
+                index = link.index("lo")  # Linux answers ARP for any local address (no dummy module needed)
+                link.add_address(index, GATEWAY)
+                link.add_address(index, NODE_ADDRESS)
+                link.add_route(*SERVICE_RANGE, index, local=True)
+            _write_sysctl(self.node, {"net.ipv4.ip_forward": "1",
+                                      # every packet from a pod must come from its own address on its own veth
+                                      "net.ipv4.conf.all.rp_filter": "1", "net.ipv4.conf.default.rp_filter": "1",
+                                      "net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"})
+        except BaseException:
+            self.node.close()
+            raise
+        self._link = Netlink(self.node)
+
+    def add_pod(self, uid: str, address: str) -> PodNetwork:
+        """A new namespace for the pod, with eth0 holding `address`, routed by the node."""
+        namespace = NetNamespace.create()
+        veth = veth_name(uid)
+        try:
+            self._link.add_veth(veth, "eth0", namespace)
+            index = self._link.index(veth)
+            self._link.set_up(index)
+            self._link.add_route(address, 32, index)
+            with Netlink(namespace) as inside:
+                eth0 = inside.index("eth0")
+                inside.add_address(eth0, address)
+                inside.set_up(eth0)
+                inside.add_route(GATEWAY, 32, eth0)
+                inside.add_route("0.0.0.0", 0, eth0, gateway=GATEWAY)
+            _write_sysctl(namespace, {
+                # a container's user is not root: let it bind :80 and ping, as a container's root could
+                "net.ipv4.ip_unprivileged_port_start": "0", "net.ipv4.ping_group_range": "0 2147483647",
+                "net.ipv6.conf.all.disable_ipv6": "1"})
+        except BaseException:
+            namespace.close()
+            raise
+        return PodNetwork(namespace, address, veth)
+
+    def remove_pod(self, pod: PodNetwork) -> None:
+        """Delete the pod's veth (whatever still holds its namespace, the pod is cut off) and let the namespace go."""
+        try:
+            self._link.delete_link(self._link.index(pod.veth))
+        except OSError:
+            pass  # gone already
+        pod.close()
+
+    def close(self) -> None:
+        self._link.close()
+        self.node.close()

@@ -1,0 +1,119 @@
+"""One attempt of a container's probe, as the kubelet makes it from the node: httpGet, tcpSocket, grpc or exec.
+
+Network probes are made from the node's namespace (the kubelet's address), which NetworkPolicies do
+not restrict, as on a real node. Each attempt returns (success, why) with the kubelet's wording for
+the event a failure makes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+
+from ..sandbox import NetNamespace
+from . import grpc
+from .loop import connect, reason
+
+USER_AGENT = "kube-probe/1.37"
+
+
+def port_of(container: dict, port) -> int | None:
+    """A probe's port: a number, or the name of one of the container's ports."""
+    if isinstance(port, int):
+        return port
+    if isinstance(port, str) and port.isdigit():
+        return int(port)
+    for declared in container.get("ports") or ():
+        if declared.get("name") == port:
+            return declared.get("containerPort")
+    return None
+
+
+def timeout_of(probe: dict) -> float:
+    return float(probe.get("timeoutSeconds") or 1)
+
+
+async def _open(node: NetNamespace, address: str, port: int, timeout: float, tls: bool = False):
+    sock = await connect(node, address, port, timeout)
+    context = None
+    if tls:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # the kubelet does not verify probe certificates either
+    return await asyncio.wait_for(asyncio.open_connection(sock=sock, ssl=context,
+                                                          server_hostname=address if tls else None), timeout)
+
+
+async def network(node: NetNamespace, address: str, container: dict, probe: dict) -> tuple[bool, str]:
+    """An httpGet, tcpSocket or grpc probe (exec probes are `kubelet`'s, run in a box)."""
+    timeout = timeout_of(probe)
+    if "httpGet" in probe:
+        spec = probe["httpGet"] or {}
+        return await _http(node, spec.get("host") or address, port_of(container, spec.get("port")), spec, timeout)
+    if "tcpSocket" in probe:
+        spec = probe["tcpSocket"] or {}
+        port = port_of(container, spec.get("port"))
+        if port is None:
+            return False, f"unknown port {spec.get('port')!r}"
+        try:
+            sock = await connect(node, spec.get("host") or address, port, timeout)
+        except asyncio.TimeoutError:
+            return False, f"dial tcp {address}:{port}: i/o timeout"
+        except OSError as error:
+            return False, f"dial tcp {address}:{port}: connect: {reason(error)}"
+        sock.close()
+        return True, ""
+    spec = probe.get("grpc") or {}
+    port = spec.get("port")
+    if not isinstance(port, int):
+        return False, f"invalid grpc port {port!r}"
+    try:
+        reader, writer = await _open(node, address, port, timeout)
+    except asyncio.TimeoutError:
+        return False, f'timeout: failed to connect service "{address}:{port}" within {timeout:g}s'
+    except OSError as error:
+        return False, f'failed to connect service "{address}:{port}": {reason(error)}'
+    try:
+        status = await asyncio.wait_for(grpc.check(reader, writer, f"{address}:{port}", spec.get("service") or ""),
+                                        timeout)
+    except (asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, OSError):
+        status = None
+    finally:
+        writer.close()
+    if status == grpc.SERVING:
+        return True, ""
+    if status is None:
+        return False, f'timeout: health rpc did not complete within {timeout:g}s'
+    return False, f"service unhealthy (responded with {'NOT_SERVING' if status == 2 else status})"
+
+
+async def _http(node: NetNamespace, address: str, port: int | None, spec: dict, timeout: float) -> tuple[bool, str]:
+    scheme = (spec.get("scheme") or "HTTP").lower()
+    path = spec.get("path") or "/"
+    url = f"{scheme}://{address}:{port}{path}"
+    if port is None:
+        return False, f"unknown port {spec.get('port')!r}"
+    try:
+        reader, writer = await _open(node, address, port, timeout, tls=scheme == "https")
+    except asyncio.TimeoutError:
+        return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+    except (OSError, ssl.SSLError) as error:
+        return False, f'Get "{url}": dial tcp {address}:{port}: connect: {reason(error)}'
+    headers = "".join(f"{h.get('name')}: {h.get('value')}\r\n" for h in spec.get("httpHeaders") or ()
+                      if isinstance(h, dict))
+    request = (f"GET {path} HTTP/1.1\r\nHost: {address}:{port}\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n"
+               f"Connection: close\r\n{headers}\r\n")
+    try:
+        writer.write(request.encode())
+        line = await asyncio.wait_for(reader.readline(), timeout)
+    except (asyncio.TimeoutError, OSError, ValueError):
+        return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+    finally:
+        writer.close()
+    parts = line.decode("latin-1").split()
+    if len(parts) < 2 or not parts[1].isdigit():
+        return False, f'Get "{url}": EOF' if not line else f'Get "{url}": malformed HTTP response'
+    code = int(parts[1])
+    if 200 <= code < 400:
+        return True, ""
+    return False, f"HTTP probe failed with statuscode: {code}"

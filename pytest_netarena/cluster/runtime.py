@@ -1,0 +1,270 @@
+"""LiveCluster: pods that run for an embedded API server, with a data plane of real packets, exec, logs and events.
+
+    server = EmbeddedAPIServer().start()
+    live = LiveCluster(server).start()      # LiveUnavailable where pods cannot run (server.mode stays "api-only")
+    ...                                     # kubectl apply / exec / logs / get events through server.url
+    live.stop()
+
+Attaching sets `server.runtime` (so `kubectl exec` and `logs` are served) and `server.cluster.live_pods`
+(so new pods wait for the kubelet and rollouts keep availability), and adds the cluster DNS (a
+`coredns` Deployment and the `kube-dns` Service, ClusterIP 10.96.0.10, in kube-system).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..kube import errors
+from ..kube.podio import ExecRequest, LogRequest
+from . import boxes, dns
+from .cgroups import Groups
+from .dataplane import DataPlane
+from .kubelet import Kubelet
+from .loop import Loop, connect, udp_socket
+from .network import ClusterNetwork
+from .pods import BACKOFF_S
+from .standins import PROBE, Identity
+from .support import LiveUnavailable, Scratch, live_support
+
+KUBE_DNS_IP = "10.96.0.10"
+COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
+
+
+def system_objects() -> list[dict]:
+    """The cluster DNS, as kubeadm installs it (one replica here)."""
+    labels = {"k8s-app": "kube-dns"}
+    ports = [{"name": "dns", "containerPort": 53, "protocol": "UDP"},
+             {"name": "dns-tcp", "containerPort": 53, "protocol": "TCP"},
+             {"name": "metrics", "containerPort": 9153, "protocol": "TCP"}]
+    return [
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "coredns", "namespace": "kube-system", "labels": labels},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
+                      "name": "coredns", "image": COREDNS_IMAGE, "args": [], "ports": ports,
+                      "readinessProbe": {"httpGet": {"path": "/ready", "port": 8181}, "periodSeconds": 10}}]}}}},
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": "kube-dns", "namespace": "kube-system",
+                      "labels": {"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
+         "spec": {"clusterIP": KUBE_DNS_IP, "selector": labels, "ports": [
+             {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
+             {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
+             {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]}}]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What one harness probe through the data plane found."""
+
+    connected: bool  #: a connection was made (TCP) or an answer came back (UDP)
+    pod: str | None = None  #: the namespace/name whose stand-in proved it answered (None: no proof)
+    error: str = ""
+
+
+class LiveCluster:
+    """Runs the pods of one EmbeddedAPIServer (see the module's docstring)."""
+
+    mode = "live"
+
+    def __init__(self, server, backoff_s: float = BACKOFF_S, exec_wall_s: float = boxes.EXEC_WALL_S) -> None:
+        self.server = server
+        self.backoff_s = backoff_s
+        self.exec_wall_s = exec_wall_s
+        self.started = False
+
+    # -- life ------------------------------------------------------------------------------------
+    def start(self) -> LiveCluster:
+        found = live_support()
+        if not found.ok:
+            raise LiveUnavailable(found.reason)
+        self.scratch = Scratch()
+        self.network = ClusterNetwork()
+        self.groups = Groups()
+        self.loop = Loop()
+        self.identity = Identity()
+        self.dataplane = DataPlane(self.server, self.network)
+        resolver = dns.Responder(lambda: self.dataplane.records)
+        self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch.path, self.identity,
+                               resolver, KUBE_DNS_IP, self.backoff_s)
+        server = self.server
+        server.cluster.live_pods = True
+        server.runtime = self
+        server.add_listener(self._written)
+        self.started = True
+        if server.get_object("Service", "kube-system", "kube-dns") is None:
+            server.apply_objects(system_objects())
+        self._written("RESET", "", None)
+        return self
+
+    def _written(self, event_type: str, plural: str, obj) -> None:
+        self.dataplane.written(event_type, plural, obj)
+        if event_type == "RESET":
+            self.kubelet.events.forget()
+        if plural == "pods" or event_type == "RESET":
+            self.kubelet.request_sync()
+
+    def stop(self) -> None:
+        """Stop every pod and remove everything the cluster made (namespaces, rules, cgroups, files)."""
+        if not self.started:
+            return
+        self.started = False
+        server = self.server
+        server.remove_listener(self._written)
+        server.runtime = None
+        server.cluster.live_pods = False
+        self.kubelet.stop_all()
+        self.loop.stop()
+        self.dataplane.stop()
+        self.groups.remove()
+        self.network.close()
+        self.scratch.remove()
+
+    def __enter__(self) -> LiveCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def bounds(self) -> dict[str, str]:
+        """Which bounds hold beyond the per-process ones (for reports): cgroups and the scratch tmpfs."""
+        return {"cgroups": f"v{self.groups.version}" if self.groups.ok else self.groups.reason,
+                "scratch": "tmpfs" if self.scratch.mounted else self.scratch.reason}
+
+    # -- waiting ---------------------------------------------------------------------------------
+    def settle(self, timeout: float = 10.0) -> bool:
+        """Wait until the kubelet handled every change so far and the rules follow every object."""
+        deadline = time.monotonic() + timeout
+        return (self.kubelet.wait_idle(timeout)
+                and self.dataplane.settle(max(0.0, deadline - time.monotonic())))
+
+    def wait_ready(self, timeout: float = 30.0, namespace: str | None = None) -> None:
+        """Wait until every pod (of the namespace) is Running and Ready, or finished; TimeoutError names the others."""
+        deadline = time.monotonic() + timeout
+        while True:
+            waiting = [p["metadata"]["name"] for p in self.server.store.list("pods", namespace) if not _settled(p)]
+            if not waiting and self.settle(max(0.1, deadline - time.monotonic())):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"pods not ready after {timeout:g} s: {', '.join(waiting[:10])}")
+            time.sleep(0.01)
+
+    # -- the API server's PodRuntime ---------------------------------------------------------------
+    def exec(self, request: ExecRequest, channel) -> dict:
+        self.dataplane.settle()
+        session = self.kubelet.exec_session(request.pod, request.container, request.command, request.stdin,
+                                            self.exec_wall_s, boxes.EXEC_OUTPUT_BYTES)
+        if not _runnable(request.command[0], session.spec.root):
+            return _failure(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
+                            f'"{request.command[0]}": executable file not found in $PATH: unknown', "InternalError")
+        code = session.run(channel.send, channel.receive if request.stdin else None)
+        if code is None:
+            why = (f"the command ran longer than {self.exec_wall_s:g} s" if session.timed_out
+                   else f"the command wrote more than {boxes.EXEC_OUTPUT_BYTES} bytes")
+            return _exit_failure(request.command, 137, f" ({why}, this cluster's exec limit)")
+        if code == 0:
+            return {"metadata": {}, "status": "Success"}
+        return _exit_failure(request.command, code)
+
+    def logs(self, request: LogRequest) -> Iterator[bytes]:
+        meta = request.pod["metadata"]
+        run = self.kubelet.runs.get(meta.get("uid", ""))
+        container = run.containers.get(request.container) if run is not None else None
+        if container is None or (container.generation == 0 and not request.previous):
+            reason = container.reason if container is not None else "ContainerCreating"
+            raise errors.bad_request(f'container "{request.container}" in pod "{meta["name"]}" is waiting to start: '
+                                     f"{reason}")
+        log = container.previous if request.previous else container.log
+        if request.previous and log is None:
+            raise errors.bad_request(f'previous terminated container "{request.container}" in pod "{meta["name"]}" '
+                                     "not found")
+        if not request.previous and container.state != "running" and container.previous is not None \
+                and not log.written:
+            log = container.previous  # between runs the kubelet shows the last run's log
+        options = (request.tail_lines, request.limit_bytes, request.timestamps, request.since_seconds)
+        if request.follow:
+            return log.follow(*options)
+        return iter([log.text(*options)])
+
+    # -- probing through the data plane --------------------------------------------------------------
+    def probe(self, source: str, address: str, port: int, protocol: str = "TCP", timeout: float = 1.0) -> Reach:
+        """Connect from pod `source` (namespace/name) to address:port and ask who answers (settles first)."""
+        return self.probe_many([(source, address, port, protocol)], timeout)[0]
+
+    def probe_many(self, probes: list[tuple[str, str, int, str]], timeout: float = 1.0) -> list[Reach]:
+        """Many probes (source, address, port, protocol) at once: the whole costs one timeout, not one each."""
+        self.settle()
+        runs = {run.key: run for run in self.kubelet.runs.values()}
+        missing = sorted({source for source, *_ in probes if source not in runs})
+        if missing:
+            raise KeyError(f"pods do not run here: {', '.join(missing)}")
+
+        async def all_of() -> list[Reach]:
+            return list(await asyncio.gather(*(self._probe(runs[source].network.namespace, address, port, protocol,
+                                                           timeout) for source, address, port, protocol in probes)))
+
+        return self.loop.run(all_of(), timeout * 2 + 10)
+
+    async def _probe(self, namespace, address: str, port: int, protocol: str, timeout: float) -> Reach:
+        nonce = os.urandom(16).hex().encode()
+        loop = asyncio.get_running_loop()
+        if protocol == "UDP":
+            sock = udp_socket(namespace)
+            try:
+                await loop.sock_connect(sock, (address, port))
+                await loop.sock_sendall(sock, PROBE + nonce + b"\n")
+                reply = await asyncio.wait_for(loop.sock_recv(sock, 512), timeout)
+            except (asyncio.TimeoutError, OSError) as error:
+                return Reach(False, None, str(error) or "timed out")
+            finally:
+                sock.close()
+            proof = self.identity.verify(nonce, reply)
+            return Reach(True, proof[0] if proof else None)
+        try:
+            sock = await connect(namespace, address, port, timeout)
+        except (asyncio.TimeoutError, OSError) as error:
+            return Reach(False, None, str(error) or "timed out")
+        try:
+            reader, writer = await asyncio.open_connection(sock=sock)
+            writer.write(PROBE + nonce + b"\n")
+            reply = await asyncio.wait_for(reader.readline(), timeout)
+            writer.close()
+        except (asyncio.TimeoutError, OSError, ValueError):
+            return Reach(True, None, "no answer to the identity challenge")
+        proof = self.identity.verify(nonce, reply)
+        return Reach(True, proof[0] if proof else None)
+
+
+def _settled(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    return status.get("phase") == "Running" and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                     for c in status.get("conditions") or [])
+
+
+def _runnable(command: str, root: str | None) -> bool:
+    names = set(boxes.programs())
+    if "/" not in command:
+        return command in names
+    for prefix in ("/usr/bin/", "/bin/", "/sbin/", "/usr/sbin/"):
+        if command.startswith(prefix) and command[len(prefix):] in names:
+            return True
+    return root is not None and command.startswith("/") and os.path.exists(root + command)
+
+
+def _failure(message: str, reason: str, causes: list | None = None) -> dict:
+    status = {"metadata": {}, "status": "Failure", "message": message, "reason": reason}
+    if causes:
+        status["details"] = {"causes": causes}
+    return status
+
+
+def _exit_failure(command, code: int, note: str = "") -> dict:
+    return _failure(f"command terminated with non-zero exit code: error executing command {list(command)}, "
+                    f"exit code {code}{note}", "NonZeroExitCode", [{"reason": "ExitCode", "message": str(code)}])
+

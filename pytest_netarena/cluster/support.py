@@ -1,0 +1,101 @@
+"""Whether pods can run on this machine (root, boxes, namespaces, iptables, busybox), and the cluster's scratch space."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..sandbox import NetNamespace, support as box_support
+
+#: the size of the tmpfs all containers of one cluster write their files to
+SCRATCH_BYTES = 256 << 20
+SCRATCH_PREFIX = "netarena-pods-"
+MNT_DETACH = 2
+
+
+@dataclass(frozen=True)
+class LiveSupport:
+    """Can this machine run pods? `reason` says why not (the API server then runs alone: mode "api-only")."""
+
+    ok: bool
+    reason: str = ""
+
+
+class LiveUnavailable(RuntimeError):
+    """Pods cannot run here; the message says why."""
+
+
+@functools.lru_cache(maxsize=1)
+def live_support() -> LiveSupport:
+    """Probe once per process."""
+    if os.geteuid() != 0:
+        return LiveSupport(False, "running pods needs root (network namespaces, iptables, boxes with a uid per pod)")
+    boxes = box_support()
+    if not boxes.root:
+        return LiveSupport(False, f"sealed boxes cannot be made as root here: {boxes.reason or boxes.mode}")
+    for program in ("busybox", "iptables-restore"):
+        if shutil.which(program, path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") is None:
+            package = "busybox" if program == "busybox" else "iptables"
+            return LiveSupport(False, f"{program} is not installed (apt-get install {package})")
+    try:
+        with NetNamespace.create() as trial:
+            result = trial.call(lambda: subprocess.run(
+                ["iptables-restore"], input=b"*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -m conntrack --ctstate "
+                                            b"ESTABLISHED -j ACCEPT\nCOMMIT\n", capture_output=True, timeout=60))
+    except (OSError, subprocess.SubprocessError) as error:
+        return LiveSupport(False, f"cannot make a network namespace with iptables rules: {error}")
+    if result.returncode != 0:
+        return LiveSupport(False, f"iptables does not work in a network namespace: "
+                                  f"{result.stderr.decode(errors='replace').strip()[:300]}")
+    return LiveSupport(True)
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
+    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    return libc
+
+
+class Scratch:
+    """A size-capped tmpfs the cluster's containers write to (their root folders); gone with the cluster."""
+
+    def __init__(self) -> None:
+        remove_leftovers()
+        self.path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+        os.chmod(self.path, 0o755)
+        options = f"size={SCRATCH_BYTES},mode=0755".encode()
+        self.mounted = _libc().mount(b"tmpfs", str(self.path).encode(), b"tmpfs", 0, options) == 0
+        self.reason = "" if self.mounted else f"no tmpfs for the pods' files: {os.strerror(ctypes.get_errno())}"
+
+    def remove(self) -> None:
+        if self.mounted:
+            _libc().umount2(str(self.path).encode(), MNT_DETACH)
+            self.mounted = False
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def remove_leftovers() -> None:
+    """Unmount the scratch spaces of clusters whose process died without cleaning up."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return
+    for line in mounts:
+        parts = line.split()
+        if len(parts) < 2 or SCRATCH_PREFIX not in parts[1]:
+            continue
+        name = Path(parts[1]).name
+        try:
+            owner = int(name[len(SCRATCH_PREFIX):].split("-", 1)[0])
+        except ValueError:
+            continue
+        if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
+            _libc().umount2(parts[1].encode(), MNT_DETACH)
+            shutil.rmtree(parts[1], ignore_errors=True)
