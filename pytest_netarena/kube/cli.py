@@ -25,6 +25,9 @@ def register(subparsers) -> None:
                             "certificate, ServiceAccount tokens are honoured and RBAC is enforced for them")
     serve.add_argument("--audit-log", metavar="FILE", default=None,
                        help="append refused requests (403 by RBAC, 401) here as audit.k8s.io Events, one JSON a line")
+    serve.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
+                       help="run the pods as processes with a data plane, exec and logs: auto (where this machine "
+                            "can: root, boxes, iptables), on (fail if it cannot), off (store them only)")
     serve.set_defaults(handler=serve_command)
     task = commands.add_parser("task", help="run a Harbor-layout live-cluster task (written for k3s) against a "
                                             "fresh embedded server and print its reward")
@@ -35,6 +38,8 @@ def register(subparsers) -> None:
                       help="run `bash -c COMMAND` as the agent (with the task's KUBECONFIG)")
     task.add_argument("--keep", metavar="DIR", default=None,
                       help="work in DIR and keep it (scripts as rewritten, logs, the audit log)")
+    task.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
+                      help="run the task's pods (as for serve); tasks that probe with kubectl exec need them")
     task.add_argument("-v", "--verbose", action="store_true", help="print each phase's output")
     task.set_defaults(handler=task_command)
 
@@ -69,6 +74,24 @@ def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
     return objects
 
 
+def pods_starter(choice: str):
+    """pods(server) for --pods: a started LiveCluster, or None where pods cannot run (auto); raises for on."""
+    if choice == "off":
+        return None
+
+    def start(server):
+        from ..cluster import LiveCluster, live_support
+
+        support = live_support()
+        if not support.ok:
+            if choice == "on":
+                raise InputError(f"--pods on: pods cannot run here: {support.reason}")
+            return None
+        return LiveCluster(server).start()
+
+    return start
+
+
 def serve_command(args: argparse.Namespace) -> int:
     from . import errors
     from .server import EmbeddedAPIServer
@@ -92,8 +115,15 @@ def serve_command(args: argparse.Namespace) -> int:
         print(f"netarena kube serve: cannot load {args.load}: {getattr(error, 'message', error)}", file=sys.stderr)
         return 2
     server.start()
+    runtime = None
     try:
         server.wait_ready()
+        try:
+            runtime = pods_starter(args.pods)(server) if args.pods != "off" else None
+        except InputError as error:
+            print(f"netarena kube serve: {error}", file=sys.stderr)
+            return 2
+        print(f"mode: {server.mode}", file=sys.stderr, flush=True)
         if args.kubeconfig:
             server.write_kubeconfig(args.kubeconfig)
         print(server.url, flush=True)
@@ -102,6 +132,8 @@ def serve_command(args: argparse.Namespace) -> int:
         while not done.wait(0.5):
             pass
     finally:
+        if runtime is not None:
+            runtime.stop()
         server.stop()
     return 0
 
@@ -126,13 +158,14 @@ def task_command(args: argparse.Namespace) -> int:
         os.makedirs(args.keep, exist_ok=True)
     try:
         result = run_task(args.folder, agent=args.agent, solution=args.solution, keep=bool(args.keep),
-                          work=args.keep, echo=echo)
-    except TaskError as error:
+                          work=args.keep, echo=echo, pods=pods_starter(args.pods))
+    except (TaskError, InputError) as error:
         print(f"netarena kube task: {error}", file=sys.stderr)
         return 2
     if result.phases and result.phases[0].returncode != 0:
         print("reward: none (the bootstrap failed)", flush=True)
         return 3
+    print(f"mode: {result.mode}", flush=True)
     print(f"reward: {'none' if result.reward is None else f'{result.reward:g}'}", flush=True)
     if args.keep:
         print(f"work folder: {result.folder}", flush=True)

@@ -56,6 +56,7 @@ class TaskResult:
     reward: float | None = None  #: what tests/test.sh wrote to /logs/verifier/reward.txt (None: nothing)
     phases: list[Phase] = field(default_factory=list)
     folder: str = ""
+    mode: str = "api-only"  #: "live" when pods ran (exec, logs, a data plane), as EmbeddedAPIServer.mode says
 
     @property
     def passed(self) -> bool:
@@ -121,9 +122,12 @@ def _reveal(work: Path, name: str) -> None:
 
 
 def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool = False,
-             keep: bool = False, work: str | None = None, echo=None) -> TaskResult:
+             keep: bool = False, work: str | None = None, echo=None, pods=None) -> TaskResult:
     """Bootstrap the task on a fresh embedded server, run the agent command or the solution (or nothing: the
-    broken state), then the verifier; the reward is what tests/test.sh wrote."""
+    broken state), then the verifier; the reward is what tests/test.sh wrote.
+
+    pods: pods(server) starts what runs the server's pods and returns it (stopped at the end), or None
+    where pods cannot run (cluster.start_live); without it pods are stored, never run (no exec)."""
     from .kubectl import kubectl_path, save_kubeconfig
     from .server import EmbeddedAPIServer
 
@@ -131,11 +135,13 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
     config = load_task(source)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="netarena-task-"))
     result = TaskResult(str(source), folder=str(root))
-    server = None
+    server = runtime = None
     try:
         prepare(source, root)
         server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl")).start()
         server.wait_ready()
+        runtime = pods(server) if pods is not None else None
+        result.mode = server.mode
         save_kubeconfig(rewrite(ADMIN_KUBECONFIG, root), server.kubeconfig())
         base = {"PATH": os.pathsep.join([str(root / "task/environment/scripts"),
                                          os.path.dirname(kubectl_path()), os.environ.get("PATH", "/usr/bin:/bin")]),
@@ -177,6 +183,8 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
         result.reward = read_reward(verifier)
         return result
     finally:
+        if runtime is not None:
+            runtime.stop()
         if server is not None:
             server.stop()
         if not keep:

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.kube import handlers
+from pytest_netarena.cluster import live_support
+from pytest_netarena.kube.cli import pods_starter
 from pytest_netarena.kube.harbor import TaskError, load_task, rewrite, run_task
 
 TASKS = Path(__file__).resolve().parents[2] / "fixtures" / "harbor"
 #: tasks whose bootstrap and verifier probe with `kubectl exec` (they need pods that run)
-LIVE = {"storefront-api-policy", "checkout-service-port"}
-EXEC = "exec" not in handlers.UNSUPPORTED_SUBRESOURCES
+LIVE = {"storefront-api-policy", "checkout-service-port", "payments-dns-egress"}
+PODS = pods_starter("auto")
 
 
 def tasks() -> list[str]:
@@ -42,13 +43,14 @@ def test_the_fixtures_are_complete_harbor_tasks():
 
 @pytest.mark.parametrize("name", tasks())
 def test_the_broken_state_fails_and_the_solution_passes(name, kubectl_bin):
-    if name in LIVE and not EXEC:
-        pytest.skip("needs pods that run (kubectl exec): the pods branch")
-    broken = run_task(TASKS / name)
+    if name in LIVE and not live_support().ok:
+        pytest.skip(f"needs pods that run (kubectl exec): {live_support().reason}")
+    broken = run_task(TASKS / name, pods=PODS)
     assert [p.name for p in broken.phases] == ["bootstrap", "verifier"], broken.phases[0].log
     assert broken.phases[0].returncode == 0, broken.phases[0].log
     assert broken.reward == 0, broken.phases[-1].log
-    fixed = run_task(TASKS / name, solution=True)
+    assert broken.mode == ("live" if live_support().ok else "api-only")
+    fixed = run_task(TASKS / name, solution=True, pods=PODS)
     assert [p.name for p in fixed.phases] == ["bootstrap", "solution", "verifier"]
     assert fixed.phases[1].returncode == 0, fixed.phases[1].log
     assert fixed.reward == 1, (fixed.phases[1].log, fixed.phases[-1].log)
