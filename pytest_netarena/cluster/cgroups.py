@@ -122,6 +122,9 @@ class Groups:
                     continue
             if not pids:
                 return
+            pids.discard(os.getpid())  # never the harness (nothing of it should be there; if it were, not it)
+            if not pids:
+                return
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)

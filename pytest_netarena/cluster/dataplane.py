@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 import traceback
 
 from ..netpol import Namespace, NetpolError, compile_policy
 from ..netpol.manifests import pod_from_manifest
 from ..kube.controllers import NODE_NAME
-from . import dns, firewall
+from . import dns, firewall, images
 from .network import ClusterNetwork, veth_name
 
+#: a rewrite waits until no relevant write came for COALESCE_QUIET_S, at most COALESCE_MAX_S
+COALESCE_QUIET_S, COALESCE_MAX_S = 0.01, 0.05
 #: what the rules and records are written from
 WATCHED = frozenset({"pods", "services", "endpointslices", "networkpolicies", "namespaces"})
 
@@ -26,8 +29,9 @@ WATCHED = frozenset({"pods", "services", "endpointslices", "networkpolicies", "n
 class DataPlane:
     """The node namespace's iptables rules and the cluster DNS records, following the store."""
 
-    def __init__(self, server, network: ClusterNetwork) -> None:
-        self.server, self.network = server, network
+    def __init__(self, server, network: ClusterNetwork, served_rate: tuple[int, int] = (
+            firewall.SERVED_RATE, firewall.SERVED_BURST)) -> None:
+        self.server, self.network, self.served_rate = server, network, served_rate
         self.records: dict[str, tuple[str, ...]] = {}
         self.rules = ""
         self.errors: list[str] = []
@@ -56,6 +60,14 @@ class DataPlane:
         while True:
             with self._changed:
                 self._changed.wait_for(lambda: self._wanted > self._applied or self._stopping)
+                # a burst of writes (pods starting one after the other) makes one rewrite, not one each
+                deadline = time.monotonic() + COALESCE_MAX_S
+                seen = self._wanted
+                while not self._stopping and time.monotonic() < deadline:
+                    self._changed.wait(COALESCE_QUIET_S)
+                    if self._wanted == seen:
+                        break
+                    seen = self._wanted
                 if self._stopping:
                     return
                 version = self.server.store.resource_version
@@ -75,7 +87,7 @@ class DataPlane:
             slices = list(store.list("endpointslices"))
             policies = list(store.list("networkpolicies"))
             namespaces = list(store.list("namespaces"))
-        view = firewall.ClusterView()
+        view = firewall.ClusterView(served_rate=self.served_rate)
         for obj in namespaces:
             meta = obj["metadata"]
             view.namespaces[meta["name"]] = Namespace(meta["name"], meta.get("labels") or {})
@@ -88,6 +100,8 @@ class DataPlane:
                 continue
             view.pods.append(pod)
             view.veths[pod.key] = veth_name(obj["metadata"]["uid"])
+            if any(not images.resolve(c).runs_process for c in (obj.get("spec") or {}).get("containers") or ()):
+                view.served.add(pod.key)
         for obj in policies:
             try:
                 view.policies.append(compile_policy(obj))

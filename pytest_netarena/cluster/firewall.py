@@ -31,6 +31,9 @@ INGRESS_MARK = "0x20000/0x20000"
 MASQ_MARK = "0x4000/0x4000"
 #: the ClusterIP range (network.SERVICE_RANGE): the node takes it as its own, so what no DNAT rule took ends in INPUT
 SERVICE_RANGE = "10.96.0.0/12"
+#: packets per second (new TCP connections and UDP datagrams, all stand-ins together) the harness's stand-ins
+#: are sent at most; the rest is dropped in the kernel, so a pod flooding one costs the harness nothing more
+SERVED_RATE, SERVED_BURST = 2000, 500
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class ClusterView:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     policies: list[CompiledPolicy] = field(default_factory=list)
     services: list[ServicePort] = field(default_factory=list)
+    #: pods whose servers are the harness's own stand-ins (in its process): what reaches them is rate-limited
+    served: set[str] = field(default_factory=set)
+    served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)  #: packets per second to them, and the burst
 
 
 def _chain(prefix: str, *parts: str) -> str:
@@ -184,11 +190,17 @@ def filter_table(view: ClusterView) -> str:
         f"-A INPUT -d {SERVICE_RANGE} -j REJECT --reject-with icmp-port-unreachable",
         "-A INPUT -j DROP",
         "-A FORWARD -m conntrack --ctstate INVALID -j DROP",
-        "-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+        f"-A STANDIN-LIMIT -m limit --limit {view.served_rate[0]}/sec --limit-burst {view.served_rate[1]} -j RETURN",
+        "-A STANDIN-LIMIT -j DROP",
     ]
-    for pod in rules.pods:  # a pod sends only from its own address (rp_filter says so too)
+    for pod in rules.pods:  # a pod sends only from its own address, whatever conntrack knows (rp_filter agrees)
         body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {pod.ip}/32 -j DROP")
-    declarations = []
+    for key in sorted(view.served):  # every datagram and every new connection to the harness's stand-ins
+        if key in view.veths:
+            body.append(f"-A FORWARD -o {view.veths[key]} -p udp -j STANDIN-LIMIT")
+            body.append(f"-A FORWARD -o {view.veths[key]} -p tcp --syn -j STANDIN-LIMIT")
+    body.append("-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT")
+    declarations = [":STANDIN-LIMIT - [0:0]"]
     for direction in (EGRESS, INGRESS):
         chains, chain_lines = _policy_chains(rules, direction)
         declarations += chains

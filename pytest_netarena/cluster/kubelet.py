@@ -46,6 +46,7 @@ class Kubelet:
         self.errors: list[str] = []  #: what went wrong in the kubelet's thread (for tests and reports)
         self._queue: queue.Queue = queue.Queue()
         self._sync_pending = threading.Event()
+        self._report_all = False
         self._roots = threading.Lock()
         self._idle = threading.Condition()
         self._busy = 0
@@ -58,8 +59,11 @@ class Kubelet:
             self._busy += 1
         self._queue.put(work)
 
-    def request_sync(self) -> None:
-        """Compare the store's pods with the running ones soon (one pending sync covers many writes)."""
+    def request_sync(self, reset: bool = False) -> None:
+        """Compare the store's pods with the running ones soon (one pending sync covers many writes); after a
+        reset of the store, report every running pod's status again (the store's may be an older one)."""
+        if reset:
+            self._report_all = True
         if not self._sync_pending.is_set():
             self._sync_pending.set()
             self.post(self._sync)
@@ -86,6 +90,7 @@ class Kubelet:
     # -- pods come and go ------------------------------------------------------------------------
     def _sync(self) -> None:
         self._sync_pending.clear()
+        report_all, self._report_all = self._report_all, False
         wanted = {}
         for pod in self.server.store.list("pods"):
             status, spec = pod.get("status") or {}, pod.get("spec") or {}
@@ -96,8 +101,8 @@ class Kubelet:
         for uid, pod in wanted.items():
             if uid not in self.runs:
                 self._start_pod(pod)
-            else:
-                self._write_status(self.runs[uid])  # a reset may have brought back an older status
+            elif report_all:
+                self._write_status(self.runs[uid])
 
     def _start_pod(self, pod: dict) -> None:
         meta = pod["metadata"]

@@ -17,7 +17,7 @@ NETLINK_ROUTE = 0
 RTM_NEWLINK, RTM_DELLINK = 16, 17
 RTM_NEWADDR = 20
 RTM_NEWROUTE = 24
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x100, 0x200, 0x400
 NLMSG_ERROR = 2
 IFLA_IFNAME, IFLA_LINKINFO, IFLA_NET_NS_FD = 3, 18, 28
 IFLA_INFO_KIND, IFLA_INFO_DATA = 1, 2
@@ -35,6 +35,13 @@ _IFADDR = struct.Struct("=BBBBI")
 _RTMSG = struct.Struct("=BBBBBBBBI")
 
 
+def open_socket() -> socket.socket:
+    """A bound NETLINK_ROUTE socket in the calling thread's namespace."""
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
+    sock.bind((0, 0))
+    return sock
+
+
 def _attr(kind: int, value: bytes) -> bytes:
     data = struct.pack("=HH", 4 + len(value), kind) + value
     return data + b"\0" * (-len(data) % 4)
@@ -47,9 +54,9 @@ def _name(text: str) -> bytes:
 class Netlink:
     """One NETLINK_ROUTE socket inside a network namespace (created there, it stays there)."""
 
-    def __init__(self, namespace: NetNamespace) -> None:
-        self.sock = namespace.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
-        self.sock.bind((0, 0))
+    def __init__(self, namespace: NetNamespace | None = None, sock: socket.socket | None = None) -> None:
+        """A socket made in namespace, or `sock` (one made by `open_socket` in a thread inside it)."""
+        self.sock = sock if sock is not None else namespace.call(open_socket)
         self._sequence = 0
 
     def close(self) -> None:
@@ -116,7 +123,7 @@ class Netlink:
         body += _attr(RTA_OIF, struct.pack("=i", index))
         if gateway:
             body += _attr(RTA_GATEWAY, ipaddress.IPv4Address(gateway).packed)
-        self._call(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, body)
+        self._call(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, body)  # a pod gone before may have left its route
 
 
 def socket_if_index(link: Netlink, name: str) -> int:

@@ -11,27 +11,47 @@ ending the processes in them) takes every interface with them.
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 from dataclasses import dataclass
 
 from ..sandbox import NetNamespace
-from .netlink import Netlink
+from .netlink import Netlink, open_socket
 
 #: the node's address pods are routed through (their default gateway, answered by the node's ARP)
 GATEWAY = "169.254.1.1"
 #: the node's own address in the pod network: kubelet probes come from here
 NODE_ADDRESS = "10.244.0.1"
+#: pod namespaces kept made ahead
+SPARES = 16
 #: the Service ClusterIP range; delivered to the node itself, where an address no DNAT rule took is refused
 SERVICE_RANGE = ("10.96.0.0", 12)
 
 
-def _write_sysctl(namespace: NetNamespace, values: dict[str, str]) -> None:
-    """Write /proc/sys/net keys as seen from inside the namespace (the thread's own, not the host's)."""
-    def write() -> None:
-        for key, value in values.items():
-            with open(f"/proc/sys/{key.replace('.', '/')}", "w") as handle:
-                handle.write(value)
+def _write_sysctl(values: dict[str, str]) -> None:
+    """Write /proc/sys/net keys as the calling thread sees them (its namespace's, not the host's)."""
+    for key, value in values.items():
+        with open(f"/proc/sys/{key.replace('.', '/')}", "w") as handle:
+            handle.write(value)
 
-    namespace.call(write)
+
+def _node_inside():
+    _write_sysctl(NODE_SYSCTL)
+    return open_socket()
+
+
+def _pod_inside():
+    _write_sysctl(POD_SYSCTL)
+    return open_socket()
+
+
+NODE_SYSCTL = {"net.ipv4.ip_forward": "1",
+               # every packet from a pod must come from its own address on its own veth
+               "net.ipv4.conf.all.rp_filter": "1", "net.ipv4.conf.default.rp_filter": "1",
+               "net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+#: a container's user is not root: let it bind :80 and ping, as a container's root could
+POD_SYSCTL = {"net.ipv4.ip_unprivileged_port_start": "0", "net.ipv4.ping_group_range": "0 2147483647",
+              "net.ipv6.conf.all.disable_ipv6": "1"}
 
 
 @dataclass
@@ -54,42 +74,43 @@ def veth_name(uid: str) -> str:
 class ClusterNetwork:
     """The node namespace; pods are added and removed as they start and stop."""
 
-    def __init__(self) -> None:
-        self.node = NetNamespace.create()
+    def __init__(self, spares: int = SPARES) -> None:
+        self.node, sock = NetNamespace.create_with(_node_inside)
+        self._link = Netlink(sock=sock)
+        self._spares: queue.Queue = queue.Queue()
+        self._wanted = spares
+        self._closed = False
+        self._wake = threading.Event()
+        if spares:
+            threading.Thread(target=self._fill, name="netarena-netns-spares", daemon=True).start()
         try:
-            with Netlink(self.node) as link:
-                index = link.index("lo")  # Linux answers ARP for any local address (no dummy module needed)
-                link.add_address(index, GATEWAY)
-                link.add_address(index, NODE_ADDRESS)
-                link.add_route(*SERVICE_RANGE, index, local=True)
-            _write_sysctl(self.node, {"net.ipv4.ip_forward": "1",
-                                      # every packet from a pod must come from its own address on its own veth
-                                      "net.ipv4.conf.all.rp_filter": "1", "net.ipv4.conf.default.rp_filter": "1",
-                                      "net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"})
+            index = self._link.index("lo")  # Linux answers ARP for any local address (no dummy module needed)
+            self._link.add_address(index, GATEWAY)
+            self._link.add_address(index, NODE_ADDRESS)
+            self._link.add_route(*SERVICE_RANGE, index, local=True)
         except BaseException:
-            self.node.close()
+            self.close()
             raise
-        self._link = Netlink(self.node)
 
     def add_pod(self, uid: str, address: str) -> PodNetwork:
         """A new namespace for the pod, with eth0 holding `address`, routed by the node."""
-        namespace = NetNamespace.create()
+        try:
+            namespace, sock = self._spares.get_nowait()
+        except queue.Empty:
+            namespace, sock = NetNamespace.create_with(_pod_inside)
+        self._wake.set()
         veth = veth_name(uid)
         try:
-            self._link.add_veth(veth, "eth0", namespace)
-            index = self._link.index(veth)
-            self._link.set_up(index)
-            self._link.add_route(address, 32, index)
-            with Netlink(namespace) as inside:
+            with Netlink(sock=sock) as inside:
+                self._link.add_veth(veth, "eth0", namespace)
+                index = self._link.index(veth)
+                self._link.set_up(index)
+                self._link.add_route(address, 32, index)
                 eth0 = inside.index("eth0")
                 inside.add_address(eth0, address)
                 inside.set_up(eth0)
                 inside.add_route(GATEWAY, 32, eth0)
                 inside.add_route("0.0.0.0", 0, eth0, gateway=GATEWAY)
-            _write_sysctl(namespace, {
-                # a container's user is not root: let it bind :80 and ping, as a container's root could
-                "net.ipv4.ip_unprivileged_port_start": "0", "net.ipv4.ping_group_range": "0 2147483647",
-                "net.ipv6.conf.all.disable_ipv6": "1"})
         except BaseException:
             namespace.close()
             raise
@@ -103,6 +124,27 @@ class ClusterNetwork:
             pass  # gone already
         pod.close()
 
+    def _fill(self) -> None:
+        """Keep spare pod namespaces made ahead (making one costs the kernel milliseconds; a pod should not wait)."""
+        while not self._closed:
+            while self._spares.qsize() < self._wanted and not self._closed:
+                self._spares.put(NetNamespace.create_with(_pod_inside))
+            self._wake.wait()
+            self._wake.clear()
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                namespace, sock = self._spares.get_nowait()
+            except queue.Empty:
+                return
+            sock.close()
+            namespace.close()
+
     def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self._drain()
         self._link.close()
         self.node.close()

@@ -23,6 +23,7 @@ from ..kube.podio import ExecRequest, LogRequest
 from . import boxes, dns
 from .cgroups import Groups
 from .dataplane import DataPlane
+from .firewall import SERVED_BURST, SERVED_RATE
 from .kubelet import Kubelet
 from .loop import Loop, connect, udp_socket
 from .network import ClusterNetwork
@@ -70,10 +71,14 @@ class LiveCluster:
 
     mode = "live"
 
-    def __init__(self, server, backoff_s: float = BACKOFF_S, exec_wall_s: float = boxes.EXEC_WALL_S) -> None:
+    def __init__(self, server, backoff_s: float = BACKOFF_S, exec_wall_s: float = boxes.EXEC_WALL_S,
+                 served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)) -> None:
+        """backoff_s: the first restart back-off of a crashing container (a kubelet's 10 s); exec_wall_s: the
+        longest an exec session may run; served_rate: packets per second (and burst) the stand-ins are sent."""
         self.server = server
         self.backoff_s = backoff_s
         self.exec_wall_s = exec_wall_s
+        self.served_rate = served_rate
         self.started = False
 
     # -- life ------------------------------------------------------------------------------------
@@ -86,7 +91,7 @@ class LiveCluster:
         self.groups = Groups()
         self.loop = Loop()
         self.identity = Identity()
-        self.dataplane = DataPlane(self.server, self.network)
+        self.dataplane = DataPlane(self.server, self.network, self.served_rate)
         resolver = dns.Responder(lambda: self.dataplane.records)
         self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch.path, self.identity,
                                resolver, KUBE_DNS_IP, self.backoff_s)
@@ -105,7 +110,7 @@ class LiveCluster:
         if event_type == "RESET":
             self.kubelet.events.forget()
         if plural == "pods" or event_type == "RESET":
-            self.kubelet.request_sync()
+            self.kubelet.request_sync(reset=event_type == "RESET")
 
     def stop(self) -> None:
         """Stop every pod and remove everything the cluster made (namespaces, rules, cgroups, files)."""

@@ -1,7 +1,7 @@
-"""When a runtime runs the pods: a new pod is scheduled (Pending, with its address) and waits for the runtime,
-and a Deployment rolls out as a real one does, keeping old pods until new ones are available.
+"""When a runtime runs the pods: pods wait for it after scheduling, and Deployments roll out keeping availability.
 
-Without a runtime (`Cluster.live_pods` False) the controllers mark every pod Running and Ready at once
+A new pod is scheduled (Pending, with its address) and waits for the runtime to report its containers;
+a Deployment rolls out as a real one does, keeping old pods until new ones are available. Without a runtime (`Cluster.live_pods` False) the controllers mark every pod Running and Ready at once
 and replace old ReplicaSets in one step, as before; nothing here runs.
 """
 

@@ -74,16 +74,28 @@ class NetNamespace:
     @classmethod
     def create(cls) -> NetNamespace:
         """A new namespace holding only a loopback interface, which is up. Needs CAP_SYS_ADMIN."""
+        return cls.create_with(lambda: None)[0]
 
-        def make() -> int:
+    @classmethod
+    def create_with(cls, function: Callable[[], T]) -> tuple[NetNamespace, T]:
+        """create(), and function() run inside the new namespace by the thread that made it (one thread for
+        both: sockets and /proc/sys/net writes there cost no thread of their own)."""
+
+        def make() -> tuple[int, T]:
             libc = _libc()
             if libc.unshare(CLONE_NEWNET) != 0:
                 error = ctypes.get_errno()
                 raise OSError(error, f"cannot create a network namespace: {os.strerror(error)}")
             _bring_up_loopback()
-            return os.open(_thread_ns_path(), os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(_thread_ns_path(), os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                return fd, function()
+            except BaseException:
+                os.close(fd)
+                raise
 
-        return cls(_in_thread(make), owned=True)
+        fd, value = _in_thread(make)
+        return cls(fd, owned=True), value
 
     @classmethod
     def of_process(cls, pid: int) -> NetNamespace:

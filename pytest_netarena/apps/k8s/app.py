@@ -117,7 +117,8 @@ class K8sApp(App):
                 raise BackendUnavailable(str(error)) from error
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
-        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed)
+        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed,
+                               options.get("k8s-pods", "off"))
         backend.prepare()
         environment = K8sEnvironment
         if options.netarena_compat:
@@ -183,13 +184,14 @@ def _offline(app):
     return entry
 
 
-def make_backend(app, spec: str, sandboxed: bool = True):
+def make_backend(app, spec: str, sandboxed: bool = True, pods: str = "off"):
+    """pods (embedded only): "off", "auto" or "live" (pytest_netarena.cluster runs the pods)."""
     from ...core.errors import UsageError
 
     if spec in ("", "embedded"):
         from .backends.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(app, sandboxed=sandboxed)
+        return EmbeddedBackend(app, sandboxed=sandboxed, pods=pods)
     if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
         from .backends.real import RealClusterBackend
 

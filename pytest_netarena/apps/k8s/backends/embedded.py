@@ -43,10 +43,15 @@ class EmbeddedBackend(Backend):
 
     name = "embedded"
 
-    def __init__(self, app: AppSpec, namespace: str = "default", sandboxed: bool = True) -> None:
+    def __init__(self, app: AppSpec, namespace: str = "default", sandboxed: bool = True, pods: str = "off") -> None:
+        """pods: "live" runs the pods (pytest_netarena.cluster: processes, a data plane, exec and logs; the backend
+        is unavailable where they cannot run), "auto" runs them where they can, "off" keeps the API server alone."""
         self.app = app
         self.namespace = namespace
         self.sandboxed = sandboxed
+        self.pods = pods
+        self.live = None  #: the LiveCluster running the pods, when they run
+        self.mode = "api-only"  #: "live" when the pods run (the reports say which mode ran)
         self.network = None
         self.server = None
         self._tmp: str | None = None
@@ -81,6 +86,8 @@ class EmbeddedBackend(Backend):
                 raise BackendUnavailable(f"cannot make the network namespace agent boxes reach the "
                                          f"API server in: {error}") from error
         self.server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
+        if self.pods != "off":
+            self._start_pods()
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
         # the harness's own listener (tools, tests): unscoped, on the host's loopback, which no box reaches
         self.harness_url = self.server.listen() if self.sandboxed else self.server.url
@@ -90,10 +97,23 @@ class EmbeddedBackend(Backend):
         self._agent_config = json.dumps(self.server.kubeconfig(self.namespace)).encode()
         # One controller run for the whole app: O(N), not one reconcile per object.
         self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies)])
+        if self.live is not None:  # the snapshot holds the pods as they run, so a reset restarts nothing
+            self.live.wait_ready(60)
         self.server.snapshot()
         # Build the policy engine's model of the healthy app now, once per worker: episodes then
         # only update it (the faulted policies), so the first one costs no more than the others.
         self.observe()
+
+    def _start_pods(self) -> None:
+        from ....cluster import LiveUnavailable, live_support, start_live
+
+        if self.pods == "live" and not live_support().ok:
+            raise BackendUnavailable(f"pods cannot run here: {live_support().reason}")
+        try:
+            self.live = start_live(self.server)
+        except (LiveUnavailable, OSError) as error:
+            raise BackendUnavailable(f"pods cannot run here: {error}") from error
+        self.mode = self.server.mode
 
     def _namespaced(self, manifest: Mapping) -> dict:
         obj = copy.deepcopy(dict(manifest))
@@ -201,6 +221,9 @@ class EmbeddedBackend(Backend):
         return self._checker.explain(flow)
 
     def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
         if self.server is not None:
             self.server.stop()
             self.server = None
