@@ -249,4 +249,5 @@ def run_episode(
         strategy=config.strategy,
         metrics=metrics,
         episode_id=task.episode_id,
+        setting=env.setting,
     )

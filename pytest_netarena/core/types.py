@@ -147,6 +147,13 @@ class EpisodeResult:
     strategy: str = ""
     metrics: dict[str, bool] = field(default_factory=dict)  #: the judgement's extra measures
     episode_id: str = ""  #: the opaque id the agent was given (Task.episode_id)
+    #: what of the environment the score depends on beyond the query (Environment.setting, e.g. k8s "live")
+    setting: str = ""
+
+    @property
+    def label(self) -> str:
+        """The agent as reports name its rows: the setting is part of it, so settings never share a row."""
+        return row_label(self.agent, self.setting)
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -168,6 +175,11 @@ class EpisodeResult:
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
                                                  "details", "agent_s", "wall_s", "strategy", "metrics",
-                                                 "episode_id") if name in data}
+                                                 "episode_id", "setting") if name in data}
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
                    usage=Usage(**data["usage"]), **fields)
+
+
+def row_label(agent: str, setting: str = "") -> str:
+    """An agent's name in reports: `openai:gpt-4o`, or `openai:gpt-4o [live]` for an episode of a setting."""
+    return f"{agent} [{setting}]" if setting else agent

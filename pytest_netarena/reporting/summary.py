@@ -76,10 +76,12 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         by_category: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
         for record in items:
             by_category[(int(record["level"]), record["category"])].append(record)
+        setting = items[0].get("setting") or ""
         groups.append(
             {
                 "app": app,
                 "agent": agent,
+                **({"setting": setting} if setting else {}),
                 "overall": overall,
                 "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
@@ -93,6 +95,15 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             }
         )
     return {"schema_version": SCHEMA_VERSION, "groups": groups}
+
+
+def settings_of(records: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each app's settings its episodes ran in (e.g. {"k8s": ["live"]}); apps without one are left out."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        if record.get("setting"):
+            found[record["app"]].add(record["setting"])
+    return {app: sorted(values) for app, values in sorted(found.items())}
 
 
 def _pct(rate: dict[str, Any]) -> str:
