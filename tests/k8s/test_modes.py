@@ -13,7 +13,7 @@ from pytest_netarena.core.errors import UsageError
 from pytest_netarena.reporting.rebuild import records_from_episodes
 from pytest_netarena.reporting.summary import settings_of, summarize
 
-from .helpers import episode
+from .helpers import Scripted, episode
 
 
 def test_the_mode_follows_the_options_and_the_machine():
@@ -88,3 +88,29 @@ def test_reports_never_pool_two_settings_into_one_row():
     plain = list(records_from_episodes([{**episode("", "resolved"), "query": {
         "id": "malt-L1-count-0000", "app": "malt", "level": 1, "category": "count"}}]))
     assert summarize(plain)["groups"][0]["agent"] == "openai:gpt-4o" and settings_of(plain) == {}
+
+
+def test_the_story_changes_what_the_agent_reads_never_the_verdict(operator_env):
+    """The same actions on the same seed's queries get the same verdict whichever story the agent was told."""
+    operator, queries = operator_env
+    mismatch = APP.make_environment(RunOptions(seed=3, queries=1, extra={"k8s_pods": "off"}))
+    try:
+        def verdicts(environment) -> list[tuple]:
+            found = []
+            for query in queries[::3]:  # every level, a few categories
+                agents = {"oracle": APP.builtin_agent("oracle", query, environment),
+                          "reckless": APP.builtin_agent("reckless", query, environment),
+                          "looks only": Scripted(["```bash\nkubectl get networkpolicies\n```"])}
+                for name, agent in agents.items():
+                    result = episode(environment, agent, query, max_steps=3, name=name)
+                    found.append((query.id, name, result.outcome.value, result.correct, result.safe,
+                                  result.metrics, len(result.steps)))
+            return found
+
+        told, untold = verdicts(mismatch), verdicts(operator)
+    finally:
+        mismatch.close()
+    assert told == untold
+    outcomes = {(name, outcome) for _, name, outcome, *_ in told}
+    assert ("oracle", "resolved") in outcomes and ("looks only", "unresolved") in outcomes
+    assert any(name == "reckless" and outcome != "resolved" for name, outcome in outcomes)
