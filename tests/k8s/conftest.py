@@ -10,6 +10,7 @@ from pytest_netarena.core.app import RunOptions
 
 @pytest.fixture(scope="session")
 def k8s_env():
-    env = APP.make_environment(RunOptions())
+    """The API server alone (mode api-only) on any machine: the live mode has its own tests (test_live_backend)."""
+    env = APP.make_environment(RunOptions(extra={"k8s_pods": "off"}))
     yield env
     env.close()
