@@ -39,6 +39,8 @@ def test_the_prompt_says_what_the_agent_may_inspect():
     header = APP.header_notes(RunOptions(extra={"k8s_pods": "off", "k8s_story": "operator"}))
     assert header == ["mode api-only (the API server alone: no exec or logs, as --k8s-pods off asks); story operator; "
                       "reports label its rows [api-only+operator]"]
+    assert APP.header_notes(RunOptions(profile="netarena", extra={"k8s_pods": "live"})) == [
+        "mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +116,23 @@ def test_the_story_changes_what_the_agent_reads_never_the_verdict(operator_env):
     outcomes = {(name, outcome) for _, name, outcome, *_ in told}
     assert ("oracle", "resolved") in outcomes and ("looks only", "unresolved") in outcomes
     assert any(name == "reckless" and outcome != "resolved" for name, outcome in outcomes)
+
+
+@pytest.mark.skipif(not live_support().ok, reason=f"pods cannot run here: {live_support().reason}")
+def test_the_distractors_run_healthy_beside_the_app_in_live_mode():
+    """The unrelated workloads really run, and their own policy really holds: healthy, and not the incident."""
+    options = RunOptions(seed=3, queries=1, extra={"k8s_pods": "live", "k8s_story": "operator"})
+    environment = APP.make_environment(options)
+    try:
+        environment.reset(APP.generate(options)[0])
+        pods = environment.step("```bash\nkubectl get pods\n```").output
+        assert all(any(line.startswith(name) and "Running" in line for line in pods.splitlines())
+                   for name in ("nightly-report-", "legacy-exporter-"))
+        allowed = environment.step("```bash\nkubectl exec deploy/nightly-report -- wget -qO- -T 2 "
+                                   "http://legacy-exporter:9100/metrics\n```")
+        assert "# HELP up 1" in allowed.output
+        denied = environment.step("```bash\nkubectl exec deploy/frontend -- wget -qO- -T 1 "
+                                  "http://legacy-exporter:9100/metrics\n```")
+        assert "timed out" in denied.output and "exit code 1" in denied.output
+    finally:
+        environment.close()

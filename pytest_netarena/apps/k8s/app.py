@@ -219,8 +219,10 @@ class K8sApp(App):
         return prompt(k8s_mode(options), options.get("k8s-story", DEFAULT_STORY))
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
-        if options is None or options.netarena_compat:
+        if options is None:
             return []
+        if options.netarena_compat:
+            return ["mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
         mode = k8s_mode(options)
         story = options.get("k8s-story", DEFAULT_STORY)
         what = ("the pods run: the agent may kubectl exec, logs and events" if mode == "live" else
