@@ -136,3 +136,18 @@ def test_the_distractors_run_healthy_beside_the_app_in_live_mode():
         assert "timed out" in denied.output and "exit code 1" in denied.output
     finally:
         environment.close()
+
+
+def test_bad_mode_options_are_usage_errors(monkeypatch):
+    from pytest_netarena.apps.k8s.app import check_pods, check_story
+    import pytest_netarena.cluster as cluster
+
+    with pytest.raises(UsageError, match="unknown --k8s-pods 'on'"):
+        check_pods("on")
+    with pytest.raises(UsageError, match="unknown --k8s-story 'ops'"):
+        check_story("ops")
+    monkeypatch.setattr(cluster, "live_support", lambda: cluster.LiveSupport(False, "no root here"))
+    with pytest.raises(UsageError, match="--k8s-pods live: pods cannot run here: no root here"):
+        APP.preflight(RunOptions(extra={"k8s_pods": "live"}))
+    APP.preflight(RunOptions(extra={"k8s_pods": "auto"}))  # auto falls back to api-only instead
+    assert k8s_mode(RunOptions(extra={"k8s_pods": "auto"})) == "api-only"

@@ -190,20 +190,18 @@ class K8sApp(App):
 
         if options.netarena_compat and options.get("k8s-story", DEFAULT_STORY) != DEFAULT_STORY:
             raise UsageError("--compat netarena shows NetArena's observations: --k8s-story operator is ours")
-        if options.get("k8s-pods", DEFAULT_PODS) == "live" and k8s_mode(options) == "live" \
-                and not (options.get("k8s-backend", DEFAULT_BACKEND) or "").startswith("kubeconfig"):
-            from ...cluster import live_support
-
-            if not live_support().ok:
-                raise UsageError(f"--k8s-pods live: pods cannot run here: {live_support().reason}")
         spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
         if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
-            from ...core.errors import UsageError
             from .backends.real import unreachable
 
             problem = unreachable(spec.partition(":")[2] or None)
             if problem:
                 raise UsageError(f"--k8s-backend {spec}: {problem}")
+        elif options.get("k8s-pods", DEFAULT_PODS) == "live" and not options.netarena_compat:
+            from ...cluster import live_support
+
+            if not live_support().ok:
+                raise UsageError(f"--k8s-pods live: pods cannot run here: {live_support().reason}")
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT
