@@ -10,7 +10,7 @@ from pytest_netarena.core.app import RunOptions
 
 @pytest.fixture(scope="session")
 def k8s_env():
-    """The API server alone (mode api-only) on any machine: the live mode has its own tests (test_live_backend)."""
-    env = APP.make_environment(RunOptions(extra={"k8s_pods": "off"}))
+    """The default mode: pods running where they can (live runs reproduce, test_live_reproducible), else api-only."""
+    env = APP.make_environment(RunOptions())
     yield env
     env.close()
