@@ -50,3 +50,32 @@ def test_one_seed_shows_the_same_pods_whatever_order_their_status_lands_in(monke
     first, listing, columns = _what_the_agent_sees(monkeypatch, delayed=True)
     assert listing.count("pod/") >= 10 and "10.244." in columns
     assert _what_the_agent_sees(monkeypatch, delayed=False) == (first, listing, columns)
+
+
+def test_the_pods_status_reports_are_not_numbered_among_the_steps_writes():
+    """A step's writes are numbered in violations ("write 1 of 2"): the kubelet's reports, which land whenever
+    the pods answer, must not shift the numbers."""
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.apps.k8s.writes import WriteCheck
+    from pytest_netarena.core.app import RunOptions
+
+    options = RunOptions(seed=11, queries=1, extra={"k8s_pods": "live"})
+    environment = APP.make_environment(options)
+    try:
+        environment.reset(APP.generate(options)[0])
+        backend = environment.backend
+        pod = backend.server.list_objects("Pod", backend.namespace)[0]
+        labelled = {"apiVersion": "v1", "kind": "Pod", "metadata": {**pod["metadata"], "labels": {
+            **pod["metadata"]["labels"], "reported": "yes"}}, "spec": pod["spec"], "status": pod["status"]}
+        check = WriteCheck(environment.intent, backend.observe().matrix)
+        with backend.watching_writes(check):
+            backend.live.kubelet.post(lambda: backend.server.apply_object(labelled))  # from the kubelet's thread
+            assert backend.live.settle(10)
+            assert backend.server.get_object("Pod", backend.namespace, pod["metadata"]["name"])[
+                "metadata"]["labels"]["reported"] == "yes"
+            assert check.writes == 0
+            backend.server.apply_object({**labelled, "metadata": {**labelled["metadata"], "labels": pod["metadata"][
+                "labels"]}})  # the same kind of write from a request's thread counts
+            assert check.writes == 1
+    finally:
+        environment.close()
