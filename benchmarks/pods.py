@@ -1,6 +1,6 @@
 """Live cluster speed (issue 30): Online Boutique started with every pod Running and Ready, one `kubectl exec` probe
-(server side and the real kubectl's round trip), the k8s app's per-step check with the pods off and running, and
-teardown.
+(server side and the real kubectl's round trip), the k8s app's start (make_environment and first reset) and its
+per-step check with the pods off and running, and teardown.
 
     python benchmarks/pods.py [--runs 5] [--probes 30] [--steps 30]
 
@@ -130,6 +130,29 @@ def step_checks(steps: int) -> None:
               f"episode reset {_ms(resets)}")
 
 
+def environment_start(runs: int) -> None:
+    """What a suite waits for before its first episode: make_environment (server, app, pods Running and Ready
+    when live) and the first reset."""
+    from pytest_netarena.apps.k8s import APP
+    from pytest_netarena.core.app import RunOptions
+
+    for pods in ("off", "live"):
+        options = RunOptions(seed=1, queries=1, extra={"k8s_pods": pods})
+        query = APP.generate(options)[0]
+        made, reset = [], []
+        for _ in range(runs):
+            started = time.perf_counter()
+            env = APP.make_environment(options)
+            made.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            try:
+                env.reset(query)
+                reset.append(time.perf_counter() - started)
+            finally:
+                env.close()
+        print(f"k8s app, pods {pods}: make_environment {_ms(made)}; first reset {_ms(reset)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -141,6 +164,7 @@ def main() -> None:
     if not live_support().ok:
         raise SystemExit(f"pods cannot run here: {live_support().reason}")
     start_and_teardown(args.runs)
+    environment_start(args.runs)
     exec_probe(args.probes)
     step_checks(args.steps)
 

@@ -32,6 +32,15 @@ BUILTIN_OPTIONS: dict[str, tuple[OptionSpec, ...]] = {
                    "kubeconfig[:CONTEXT] (a real cluster from $KUBECONFIG whose CNI enforces "
                    "NetworkPolicy; see docs/k8s.md)", "embedded",
                    check=_check("pytest_netarena.apps.k8s.app:check_backend"), metavar="BACKEND"),
+        OptionSpec("k8s-pods", "the embedded cluster's pods: auto (default: they run where this machine can, and "
+                   "the agent may kubectl exec, logs and events: mode live), live (they must run) or off (the API "
+                   "server alone: mode api-only); reports label each row with the mode", "auto",
+                   check=_check("pytest_netarena.apps.k8s.app:check_pods"), metavar="PODS"),
+        OptionSpec("k8s-story", "what the task tells the agent: mismatch (default: the intent and the mismatch "
+                   "report after every command) or operator (only what users and a security scan report, the "
+                   "architecture notes and constraints; unrelated workloads and noisy events stand beside the "
+                   "app; the verdict is the same)", "mismatch",
+                   check=_check("pytest_netarena.apps.k8s.app:check_story"), metavar="STORY"),
     ),
     "malt": (
         OptionSpec("malt-topology", "MALT topology: a textproto file (e.g. malt-graph.textproto.txt) or "

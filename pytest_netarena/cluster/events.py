@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import itertools
 import threading
 
 from ..kube.controllers import NODE_NAME
@@ -12,7 +11,6 @@ from ..kube.tables import timestamp
 
 #: events kept per namespace (the oldest go first; a real cluster keeps them an hour)
 MAX_EVENTS = 300
-_serial = itertools.count()
 
 
 class Recorder:
@@ -41,7 +39,9 @@ class Recorder:
         with self._lock:
             name, count, first = self._known.get(key, ("", 0, now))
             if not name:
-                digest = hashlib.sha256(f"{key}{next(_serial)}".encode()).hexdigest()[:16]
+                # from what the event says, never from when: an evicted key's object is deleted, so reusing its
+                # name later is safe, and two runs name their events alike whatever order the pods answer in
+                digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
                 name = f"{involved['name']}.{digest}"
                 order = self._order.setdefault(namespace, collections.deque())
                 order.append((name, key))

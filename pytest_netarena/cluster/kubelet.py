@@ -53,6 +53,10 @@ class Kubelet:
         self._thread = threading.Thread(target=self._work, name="netarena-kubelet", daemon=True)
         self._thread.start()
 
+    def in_own_thread(self) -> bool:
+        """True while the kubelet itself writes (pod status as the pods run), not a client's request."""
+        return threading.current_thread() is self._thread
+
     # -- the work queue ------------------------------------------------------------------------
     def post(self, work: Callable[[], None]) -> None:
         with self._idle:

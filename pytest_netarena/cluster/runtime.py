@@ -149,6 +149,10 @@ class LiveCluster:
         return (self.kubelet.wait_idle(timeout)
                 and self.dataplane.settle(max(0.0, deadline - time.monotonic())))
 
+    def node_writing(self) -> bool:
+        """True when the calling thread is the node's own (the kubelet reporting how the pods run)."""
+        return self.kubelet.in_own_thread()
+
     def wait_ready(self, timeout: float = 30.0, namespace: str | None = None) -> None:
         """Wait until every pod (of the namespace) is Running and Ready, or finished; TimeoutError names the others."""
         deadline = time.monotonic() + timeout

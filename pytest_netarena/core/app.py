@@ -106,6 +106,10 @@ class Environment(ABC):
 
     #: maximum agent turns when the run does not say otherwise
     default_max_steps: int = 10
+    #: what of this environment an agent's score depends on beyond the query (k8s: "live" when pods run and
+    #: the agent may probe them, "api-only" when not): each episode carries it, and reports label the agent's
+    #: rows with it, so episodes of different settings are never pooled into one row
+    setting: str = ""
 
     @abstractmethod
     def reset(self, query: Query) -> str:
@@ -183,8 +187,9 @@ class App(ABC):
 
     builtin_agent_names: tuple[str, ...] = ()
 
-    def header_notes(self) -> list[str]:
-        """Lines for the run header, e.g. fault methods this machine cannot run and why."""
+    def header_notes(self, options: RunOptions | None = None) -> list[str]:
+        """Lines for the run header, e.g. fault methods this machine cannot run and why, or the mode a run's
+        options resolve to here."""
         return []
 
     def preflight(self, options: RunOptions) -> None:

@@ -263,5 +263,5 @@ class EpisodeSession:
             details=details, agent_s=self.agent_s, wall_s=time.perf_counter() - self._started, usage=self.usage,
             strategy=self.config.strategy, metrics=metrics, episode_id=self.task.episode_id,
             interface=self.interface, ended_by=self.ended_by, finish=self.finish_call, finish_turn=self.finish_turn,
-            tools=self.tools,
+            tools=self.tools, setting=getattr(self.env, "setting", ""),
         )

@@ -180,6 +180,13 @@ class EpisodeResult:
     finish: ToolCall | None = None  #: the agent's finish call, when it made one (not a step)
     finish_turn: int = 0  #: the turn of the finish call
     tools: tuple[Tool, ...] = ()  #: the tools the agent was offered (empty: the text protocol)
+    #: what of the environment the score depends on beyond the query (Environment.setting, e.g. k8s "live")
+    setting: str = ""
+
+    @property
+    def label(self) -> str:
+        """The agent as reports name its rows: the setting is part of it, so settings never share a row."""
+        return row_label(self.agent, self.setting)
 
     @property
     def first_unsafe_step(self) -> Step | None:
@@ -202,8 +209,14 @@ class EpisodeResult:
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
                                                  "details", "agent_s", "wall_s", "strategy", "metrics",
-                                                 "episode_id", "interface", "ended_by", "finish_turn") if name in data}
+                                                 "episode_id", "interface", "ended_by", "finish_turn", "setting")
+                  if name in data}
         finish = ToolCall.from_dict(data["finish"]) if data.get("finish") else None
         tools = tuple(Tool(tool["name"], tool["description"], tool["parameters"]) for tool in data.get("tools") or ())
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
                    usage=Usage(**data["usage"]), finish=finish, tools=tools, **fields)
+
+
+def row_label(agent: str, setting: str = "") -> str:
+    """An agent's name in reports: `openai:gpt-4o`, or `openai:gpt-4o [live]` for an episode of a setting."""
+    return f"{agent} [{setting}]" if setting else agent

@@ -1,4 +1,4 @@
-"""The objects every fresh embedded cluster starts with: system namespaces, one node, the kubernetes service."""
+"""The objects every fresh embedded cluster starts with: default roles, system namespaces, one node, the kubernetes service."""
 
 from __future__ import annotations
 
@@ -30,7 +30,13 @@ def node(minor: int | None) -> dict:
 
 def load(cluster) -> None:
     from .kubectl import kubectl_minor_or_none
+    from .roles import cluster_role_bindings, cluster_roles
 
+    with cluster.batch():  # the default roles first, aggregated once
+        for role in cluster_roles():
+            cluster.create(BY_KIND["ClusterRole"], "", role, privileged=True)
+        for binding in cluster_role_bindings():
+            cluster.create(BY_KIND["ClusterRoleBinding"], "", binding, privileged=True)
     ns = BY_KIND["Namespace"]
     for name in SYSTEM_NAMESPACES:
         cluster.create(ns, "", {"metadata": {"name": name}}, privileged=True)

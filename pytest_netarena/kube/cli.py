@@ -1,4 +1,4 @@
-"""`netarena kube serve`: run the embedded Kubernetes API server until SIGINT/SIGTERM."""
+"""`netarena kube serve` (the embedded API server until SIGINT/SIGTERM) and `netarena kube task` (a Harbor task)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,28 @@ def register(subparsers) -> None:
     serve.add_argument("--no-controllers", action="store_true", help="no Deployment/ReplicaSet/endpoint controllers")
     serve.add_argument("--load", metavar="FILE", default=None,
                        help="manifests (YAML or JSON, '-' for stdin) to create before serving")
+    serve.add_argument("--tls", action="store_true",
+                       help="serve https with a CA of its own: the kubeconfig carries the CA and an admin client "
+                            "certificate, ServiceAccount tokens are honoured and RBAC is enforced for them")
+    serve.add_argument("--audit-log", metavar="FILE", default=None,
+                       help="append refused requests (403 by RBAC, 401) here as audit.k8s.io Events, one JSON a line")
+    serve.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
+                       help="run the pods as processes with a data plane, exec and logs: auto (where this machine "
+                            "can: root, boxes, iptables), on (fail if it cannot), off (store them only)")
     serve.set_defaults(handler=serve_command)
+    task = commands.add_parser("task", help="run a Harbor-layout live-cluster task (written for k3s) against a "
+                                            "fresh embedded server and print its reward")
+    task.add_argument("folder", help="the task folder (task.toml, environment/, solution/, tests/)")
+    what = task.add_mutually_exclusive_group()
+    what.add_argument("--solution", action="store_true", help="run solution/solve.sh as the agent")
+    what.add_argument("--agent", metavar="COMMAND", default=None,
+                      help="run `bash -c COMMAND` as the agent (with the task's KUBECONFIG)")
+    task.add_argument("--keep", metavar="DIR", default=None,
+                      help="work in DIR and keep it (scripts as rewritten, logs, the audit log)")
+    task.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
+                      help="run the task's pods (as for serve); tasks that probe with kubectl exec need them")
+    task.add_argument("-v", "--verbose", action="store_true", help="print each phase's output")
+    task.set_defaults(handler=task_command)
 
 
 class InputError(ValueError):
@@ -53,6 +74,24 @@ def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
     return objects
 
 
+def pods_starter(choice: str):
+    """pods(server) for --pods: a started LiveCluster, or None where pods cannot run (auto); raises for on."""
+    if choice == "off":
+        return None
+
+    def start(server):
+        from ..cluster import LiveCluster, live_support
+
+        support = live_support()
+        if not support.ok:
+            if choice == "on":
+                raise InputError(f"--pods on: pods cannot run here: {support.reason}")
+            return None
+        return LiveCluster(server).start()
+
+    return start
+
+
 def serve_command(args: argparse.Namespace) -> int:
     from . import errors
     from .server import EmbeddedAPIServer
@@ -68,15 +107,23 @@ def serve_command(args: argparse.Namespace) -> int:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    server = EmbeddedAPIServer(port=args.port, controllers=not args.no_controllers)
+    server = EmbeddedAPIServer(port=args.port, controllers=not args.no_controllers, tls=args.tls,
+                               audit_log=args.audit_log)
     try:
         server.apply_objects(objects)
     except (errors.ApiError, KeyError, TypeError, ValueError) as error:
         print(f"netarena kube serve: cannot load {args.load}: {getattr(error, 'message', error)}", file=sys.stderr)
         return 2
     server.start()
+    runtime = None
     try:
         server.wait_ready()
+        try:
+            runtime = pods_starter(args.pods)(server) if args.pods != "off" else None
+        except InputError as error:
+            print(f"netarena kube serve: {error}", file=sys.stderr)
+            return 2
+        print(f"mode: {server.mode}", file=sys.stderr, flush=True)
         if args.kubeconfig:
             server.write_kubeconfig(args.kubeconfig)
         print(server.url, flush=True)
@@ -85,5 +132,41 @@ def serve_command(args: argparse.Namespace) -> int:
         while not done.wait(0.5):
             pass
     finally:
+        if runtime is not None:
+            runtime.stop()
         server.stop()
     return 0
+
+
+def task_command(args: argparse.Namespace) -> int:
+    """Exit 0 when the verifier's reward is 1, 1 when it is not, 2 for a folder that is not a task, 3 when the
+    bootstrap failed (the task never started)."""
+    import os
+
+    from .harbor import TaskError, run_task
+
+    def echo(phase) -> None:
+        status = "stopped" if phase.returncode is None else f"exit {phase.returncode}"
+        print(f"{phase.name}: {status} in {phase.seconds:.1f} s", flush=True)
+        if args.verbose or (phase.name == "bootstrap" and phase.returncode != 0):
+            print("  " + phase.log.rstrip().replace("\n", "\n  "), flush=True)
+
+    if args.keep:
+        if os.path.exists(args.keep) and os.listdir(args.keep):
+            print(f"netarena kube task: --keep {args.keep} is not empty", file=sys.stderr)
+            return 2
+        os.makedirs(args.keep, exist_ok=True)
+    try:
+        result = run_task(args.folder, agent=args.agent, solution=args.solution, keep=bool(args.keep),
+                          work=args.keep, echo=echo, pods=pods_starter(args.pods))
+    except (TaskError, InputError) as error:
+        print(f"netarena kube task: {error}", file=sys.stderr)
+        return 2
+    if result.phases and result.phases[0].returncode != 0:
+        print("reward: none (the bootstrap failed)", flush=True)
+        return 3
+    print(f"mode: {result.mode}", flush=True)
+    print(f"reward: {'none' if result.reward is None else f'{result.reward:g}'}", flush=True)
+    if args.keep:
+        print(f"work folder: {result.folder}", flush=True)
+    return 0 if result.passed else 1

@@ -7,10 +7,10 @@ import hashlib
 import ipaddress
 import json
 
-from . import defaults, limits, rollout
+from . import accounts, defaults, limits, rollout
 from .selectors import selector_matches
 from .tables import timestamp
-from .uids import stable_uid
+from .uids import object_uid
 
 NODE_NAME = "netarena-node"
 NODE_IP = "172.18.0.2"
@@ -56,7 +56,7 @@ class _Writer:
 
     def create(self, plural: str, obj: dict) -> dict:
         meta = obj["metadata"]
-        meta["uid"] = stable_uid(plural, meta.get("namespace", ""), meta["name"], str(self.store.resource_version))
+        meta["uid"] = object_uid(self.store, plural, meta.get("namespace", ""), meta["name"])
         meta["creationTimestamp"] = timestamp()
         return self.put(plural, obj, None)
 
@@ -92,6 +92,7 @@ def process(store, queue, live: bool = False) -> None:
                     controller(writer, obj)
         for ns, name in queue.drain("services"):  # a deleted service's endpoints go too
             _service_endpoints(writer, ns, name)
+        accounts.process(writer, queue)
     queue.clear()  # a controller that never settles must not spin forever
 
 
@@ -193,7 +194,9 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
         limits.spend()  # a request's controller work counts toward its CPU time
         n = store.counters.get(counter_key, 0)
         store.counters[counter_key] = n + 1
-        name = f"{rs['metadata']['name']}-{_suffix(rs['metadata']['uid'] + str(n), 5)}"
+        # from the ReplicaSet's name and its own count of pods made: never from the uid, whose count of objects
+        # of that name outlives resets, so an episode's pod names do not depend on the episodes before it
+        name = f"{rs['metadata']['name']}-{_suffix(rs['metadata']['name'] + '/' + str(n), 5)}"
         if store.get("pods", ns, name) is not None:
             continue
         template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})

@@ -60,6 +60,41 @@ def deployment(obj: dict) -> None:
     _selector(spec)
 
 
+def daemonset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("updateStrategy", {"type": "RollingUpdate",
+                                       "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}})
+    _selector(spec)
+
+
+def statefulset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+    _selector(spec)
+
+
+def job(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    for key, value in (("backoffLimit", 6), ("completions", 1), ("parallelism", 1), ("completionMode", "NonIndexed"),
+                       ("suspend", False)):
+        spec.setdefault(key, value)
+    _selector(spec)
+
+
+def cronjob(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    for key, value in (("concurrencyPolicy", "Allow"), ("suspend", False), ("successfulJobsHistoryLimit", 3),
+                       ("failedJobsHistoryLimit", 1)):
+        spec.setdefault(key, value)
+    template = spec.get("jobTemplate")
+    if isinstance(template, dict):
+        job(template)
+
+
 def replicaset(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("replicas", 1)
@@ -128,8 +163,21 @@ def secret(obj: dict) -> None:
             data[key] = base64.b64encode(str(value).encode()).decode()
 
 
+def binding(obj: dict) -> None:
+    """Users and groups of a binding belong to the RBAC API group when none is given."""
+    for subject in obj.get("subjects") or []:
+        if isinstance(subject, dict) and subject.get("kind") in ("User", "Group") and not subject.get("apiGroup"):
+            subject["apiGroup"] = "rbac.authorization.k8s.io"
+
+
 BY_KIND = {
+    "RoleBinding": binding,
+    "ClusterRoleBinding": binding,
     "Deployment": deployment,
+    "DaemonSet": daemonset,
+    "StatefulSet": statefulset,
+    "Job": job,
+    "CronJob": cronjob,
     "ReplicaSet": replicaset,
     "Pod": pod,
     "Service": service,

@@ -6,7 +6,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 
-from . import errors, openapi, registry, tables
+from . import errors, openapi, rbac, registry, reviews, tables
 from .registry import Resource
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -47,7 +47,7 @@ class Request:
     query: dict
     headers: dict
     body: bytes
-    scope: str | None = None  #: None: unrestricted (the harness); else the one namespace it may act in
+    user: rbac.User = rbac.ADMIN  #: who sent it (identity.authenticate), after impersonation
 
     def q(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
@@ -90,6 +90,10 @@ class Router:
 
     def handle(self, req: Request) -> Response | WatchRequest:
         path = req.path.rstrip("/") or "/"
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        resource_path = (parts[0] == "api" and len(parts) >= 3) or (parts[0] == "apis" and len(parts) >= 4)
+        if not resource_path:  # discovery, OpenAPI, version, health: non-resource URLs
+            self._authorize(req, rbac.Attributes(req.method.lower(), path=req.path))
         if path == "/version":
             return Response(body=self.app.version_info())
         if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
@@ -102,7 +106,6 @@ class Router:
             return Response(body=openapi.index())
         if path.startswith("/openapi/v3/"):
             return self._openapi(path[len("/openapi/v3/"):])
-        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
         if parts[0] == "api" and len(parts) >= 2:
             return self._group_version(req, "", parts[1], parts[2:])
         if parts[0] == "apis" and len(parts) >= 3:
@@ -158,17 +161,23 @@ class Router:
         if res.namespaced is False and namespace is not None:
             raise errors.no_route()
         name = rest[1] if len(rest) > 1 else None
-        if req.scope is not None:
-            _authorize(req, res, namespace, name)
         sub = rest[2] if len(rest) > 2 else ""
+        self._authorize(req, rbac.Attributes(
+            rbac.request_verb(req.method, req.q("watch") in ("true", "1"), name or "", sub), res.plural, res.group,
+            sub, name or "", namespace or ""))
         if sub and sub not in res.subresources:
             raise errors.no_route()
         if sub in ("exec", "log") and self.app.runtime is not None:
             return self._pod_io(req, namespace or "", name, sub)
         if sub in UNSUPPORTED_SUBRESOURCES:
             raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
-        if res.plural == "selfsubjectaccessreviews":
-            return self._access_review(req)
+        if res.plural in registry.REVIEWS or sub == "token":
+            if name is not None and not sub:
+                raise errors.method_not_allowed()
+            code, body = reviews.answer(self.app, req, res.plural, namespace or "", name or "")
+            return Response(code, body)
+        if res.plural in rbac.ROLE_PLURALS and req.method in ("POST", "PUT", "PATCH"):
+            self._guard_role_write(req, res, namespace or "", name)
         if name is None:
             return self._collection(req, res, namespace)
         if res.namespaced and namespace is None:
@@ -273,71 +282,33 @@ class Router:
             return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run))
         raise errors.method_not_allowed()
 
-    def _access_review(self, req: Request) -> Response:
-        if req.method != "POST":
-            raise errors.method_not_allowed()
-        from .registry import BY_PLURAL
+    def _authorize(self, req: Request, attrs: rbac.Attributes) -> None:
+        if rbac.MASTERS not in req.user.groups:
+            rbac.check(self.app.store, req.user, attrs)
 
-        body = self.app.decode_body(req, BY_PLURAL["selfsubjectaccessreviews"])
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body must be a SelfSubjectAccessReview object")
-        body.setdefault("metadata", {})["creationTimestamp"] = None
-        body["kind"], body["apiVersion"] = "SelfSubjectAccessReview", "authorization.k8s.io/v1"
-        if req.scope is None:
-            body["status"] = {"allowed": True, "reason": "the embedded API server allows every request"}
-            return Response(201, body)
-        attributes = (body.get("spec") or {}).get("resourceAttributes") or {}
-        namespace = attributes.get("namespace") or ""
-        verb = attributes.get("verb") or "get"
-        res = registry.lookup(attributes.get("group") or "", _version_of(attributes.get("group") or ""),
-                              attributes.get("resource") or "")
-        if res is None or not res.namespaced:
-            allowed = verb in READ_VERBS
+    def _guard_role_write(self, req: Request, res: Resource, namespace: str, name: str | None) -> None:
+        """A Role, ClusterRole or binding written by a user without all rights: what it would hold after the
+        write must not grant more than the user holds (RBAC's escalation check)."""
+        user = req.user
+        if rbac.MASTERS in user.groups or user.scope is not None:
+            return
+        if req.method == "PATCH":
+            from . import patch as patches
+
+            current = self.cluster.get(res, namespace, name or "")
+            body = self.app.decode_json(req.body)
+            kind = self._patch_type(req)
+            if kind == "json":
+                wanted = patches.json_patch(current, body)
+            elif not isinstance(body, dict):
+                raise errors.bad_request("patch body must be a JSON object")
+            else:
+                wanted = patches.merge_patch(current, body)  # lists of rules and subjects are replaced whole
         else:
-            allowed = namespace == req.scope
-        body["status"] = {"allowed": allowed, **({} if allowed else {"reason": f"this identity may act only in "
-                                                                                  f"namespace {req.scope!r}"})}
-        return Response(201, body)
-
-
-READ_VERBS = frozenset({"get", "list", "watch"})
-METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-
-
-def _version_of(group: str) -> str:
-    for known_group, version in registry.GROUP_VERSIONS:
-        if known_group == group:
-            return version
-    return "v1"
-
-
-def _authorize(req: Request, res: Resource, namespace: str | None, name: str | None) -> None:
-    """RBAC as a Role bound in one namespace gives it: anything inside that namespace; reading
-    cluster-scoped objects (namespaces, nodes); nothing in other namespaces or across all of them."""
-    scope = req.scope
-    if res.plural == "selfsubjectaccessreviews":
-        return
-    if req.method == "GET":
-        verb = "watch" if req.q("watch") in ("true", "1") else ("get" if name else "list")
-    else:
-        verb = METHOD_VERBS.get(req.method, req.method.lower())
-        if verb == "delete" and not name:
-            verb = "deletecollection"
-    if res.namespaced:
-        if namespace == scope:
-            return
-        where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
-    else:
-        if verb in READ_VERBS:
-            return
-        where = "at the cluster scope"
-    user = f"system:serviceaccount:{scope}:netarena-agent"
-    target = f'{res.plural} "{name}"' if name else res.plural
-    raise errors.ApiError(
-        403, "Forbidden",
-        f'{target} is forbidden: User "{user}" cannot {verb} resource "{res.plural}" in API group '
-        f'"{res.group}" {where}', {"name": name, "group": res.group, "kind": res.plural} if name else
-        {"group": res.group, "kind": res.plural})
+            wanted = self.app.decode_body(req, res)
+        if isinstance(wanted, dict):
+            wanted = {**wanted, "metadata": {**(wanted.get("metadata") or {}), **({"name": name} if name else {})}}
+        rbac.guard_write(self.app.store, user, res.plural, namespace, wanted)
 
 
 def dumps(obj) -> bytes:

@@ -13,7 +13,7 @@ from . import schema as sch
 from .registry import BY_PLURAL, Resource
 from .store import Store
 from .tables import timestamp
-from .uids import stable_uid
+from .uids import generated_name, object_uid
 from .workqueue import WorkQueue
 
 # Kinds whose `status` is owned by the status subresource (and the controllers).
@@ -78,7 +78,7 @@ class Cluster:
                 raise errors.already_exists(res.plural, res.group, meta["name"])
             for field in SERVER_META:
                 meta.pop(field, None)
-            meta["uid"] = stable_uid(res.plural, key_ns, meta["name"], str(self.store.resource_version))
+            meta["uid"] = object_uid(self.store, res.plural, key_ns, meta["name"], advance=not dry_run)
             meta["creationTimestamp"] = timestamp()
             if res.kind not in NO_SPEC_GENERATION:
                 meta["generation"] = 1
@@ -252,13 +252,10 @@ class Cluster:
         return obj
 
     def _generate_name(self, res: Resource, meta: dict) -> str:
-        alphabet = "bcdfghjklmnpqrstvwxz2456789"
-        for attempt in range(1000):
-            digest = hashlib.sha256(f"{meta['generateName']}/{self.store.resource_version}/{attempt}".encode()).digest()
-            name = meta["generateName"] + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
-            if self.store.get(res.plural, meta.get("namespace", ""), name) is None:
-                return name
-        raise errors.internal("could not generate a unique name")
+        name = generated_name(self.store, res.plural, meta.get("namespace", ""), meta["generateName"])
+        if not name:
+            raise errors.internal("could not generate a unique name")
+        return name
 
     def _allocate(self, res: Resource, obj: dict) -> None:
         if res.kind != "Service":

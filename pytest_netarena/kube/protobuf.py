@@ -85,10 +85,35 @@ MESSAGES: dict[str, dict[int, tuple]] = {
     "ResourceAttributes": {1: _f("namespace", S), 2: _f("verb", S), 3: _f("group", S), 4: _f("version", S),
                            5: _f("resource", S), 6: _f("subresource", S), 7: _f("name", S)},
     "NonResourceAttributes": {1: _f("path", S), 2: _f("verb", S)},
+    "SelfSubjectRulesReview": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: _f("namespace", S)},
+    "SelfSubjectReview": {1: _f("metadata", "ObjectMeta")},
+    "TokenRequest": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "TokenRequestSpec")},
+    "TokenRequestSpec": {1: _f("audiences", S, True), 3: _f("boundObjectRef", "BoundObjectReference"),
+                         4: _f("expirationSeconds", I, pointer=True)},
+    "BoundObjectReference": {1: _f("kind", S), 2: _f("apiVersion", S), 3: _f("name", S), 4: _f("uid", S)},
+    "ServiceAccount": {1: _f("metadata", "ObjectMeta"), 2: _f("secrets", "ObjectReference", True),
+                       3: _f("imagePullSecrets", "LocalObjectReference", True),
+                       4: _f("automountServiceAccountToken", B, pointer=True)},
+    "ObjectReference": {1: _f("kind", S), 2: _f("namespace", S), 3: _f("name", S), 4: _f("uid", S),
+                        5: _f("apiVersion", S), 6: _f("resourceVersion", S), 7: _f("fieldPath", S)},
+    "Role": {1: _f("metadata", "ObjectMeta"), 2: _f("rules", "PolicyRule", True)},
+    "ClusterRole": {1: _f("metadata", "ObjectMeta"), 2: _f("rules", "PolicyRule", True),
+                    3: _f("aggregationRule", "AggregationRule")},
+    "AggregationRule": {1: _f("clusterRoleSelectors", "LabelSelector", True)},
+    "PolicyRule": {1: _f("verbs", S, True), 2: _f("apiGroups", S, True), 3: _f("resources", S, True),
+                   4: _f("resourceNames", S, True), 5: _f("nonResourceURLs", S, True)},
+    "RoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True), 3: _f("roleRef", "RoleRef")},
+    "ClusterRoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True),
+                           3: _f("roleRef", "RoleRef")},
+    "Subject": {1: _f("kind", S), 2: _f("apiGroup", S), 3: _f("name", S), 4: _f("namespace", S)},
+    "RoleRef": {1: _f("apiGroup", S), 2: _f("kind", S), 3: _f("name", S)},
     "Empty": {},
 }
 
-TOP_LEVEL = {"Namespace", "ConfigMap", "Secret", "Service", "Deployment", "SelfSubjectAccessReview"}
+TOP_LEVEL = {"Namespace", "ConfigMap", "Secret", "Service", "Deployment", "SelfSubjectAccessReview",
+             "SelfSubjectRulesReview", "SelfSubjectReview", "TokenRequest", "ServiceAccount", "Role", "ClusterRole",
+             "RoleBinding", "ClusterRoleBinding"}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

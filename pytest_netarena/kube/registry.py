@@ -38,6 +38,13 @@ def _core(kind: str) -> str:
     return f"io.k8s.api.core.v1.{kind}"
 
 
+RBAC = "rbac.authorization.k8s.io"
+
+
+def _rbac(kind: str) -> str:
+    return f"io.k8s.api.rbac.v1.{kind}"
+
+
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",), definition=_core("ConfigMap")),
     Resource("", "v1", "endpoints", "Endpoints", True, ("ep",), definition=_core("Endpoints")),
@@ -51,7 +58,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=("status",),
              definition=_core("ResourceQuota")),
     Resource("", "v1", "secrets", "Secret", True, definition=_core("Secret")),
-    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), definition=_core("ServiceAccount")),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), subresources=("token",),
+             definition=_core("ServiceAccount")),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",), ("status", "proxy"),
              verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
              definition=_core("Service")),
@@ -59,20 +67,43 @@ RESOURCES: tuple[Resource, ...] = (
              definition="io.k8s.api.apps.v1.Deployment"),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",), ("status", "scale"),
              definition="io.k8s.api.apps.v1.ReplicaSet"),
+    Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("all",), ("status",),
+             definition="io.k8s.api.apps.v1.DaemonSet"),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("all",), ("status", "scale"),
+             definition="io.k8s.api.apps.v1.StatefulSet"),
+    Resource("batch", "v1", "cronjobs", "CronJob", True, ("cj",), ("all",), ("status",),
+             definition="io.k8s.api.batch.v1.CronJob"),
+    Resource("batch", "v1", "jobs", "Job", True, (), ("all",), ("status",), definition="io.k8s.api.batch.v1.Job"),
     Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True,
              definition="io.k8s.api.discovery.v1.EndpointSlice"),
     Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",),
              definition="io.k8s.api.networking.v1.NetworkPolicy"),
+    Resource(RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", False, definition=_rbac("ClusterRoleBinding")),
+    Resource(RBAC, "v1", "clusterroles", "ClusterRole", False, definition=_rbac("ClusterRole")),
+    Resource(RBAC, "v1", "rolebindings", "RoleBinding", True, definition=_rbac("RoleBinding")),
+    Resource(RBAC, "v1", "roles", "Role", True, definition=_rbac("Role")),
+    Resource("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",),
+             definition="io.k8s.api.authentication.v1.SelfSubjectReview"),
+    Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=("create",),
+             definition="io.k8s.api.authentication.v1.TokenReview"),
+    Resource("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True,
+             verbs=("create",), definition="io.k8s.api.authorization.v1.LocalSubjectAccessReview"),
     Resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
              verbs=("create",), definition="io.k8s.api.authorization.v1.SelfSubjectAccessReview"),
+    Resource("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", True,
+             verbs=("create",), definition="io.k8s.api.authorization.v1.SelfSubjectRulesReview"),
+    Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+             verbs=("create",), definition="io.k8s.api.authorization.v1.SubjectAccessReview"),
 )
 
 BY_PLURAL: dict[str, Resource] = {r.plural: r for r in RESOURCES}
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 GROUP_VERSIONS: list[tuple[str, str]] = list(dict.fromkeys((r.group, r.version) for r in RESOURCES))
 
-# Kinds that only exist to answer kubectl's side requests (describe ns, auth can-i).
-STORED = tuple(r for r in RESOURCES if r.plural != "selfsubjectaccessreviews")
+#: kinds that are questions answered at once, never stored (kubectl auth can-i, auth whoami, TokenReview)
+REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews",
+                     "localsubjectaccessreviews", "selfsubjectreviews", "tokenreviews"})
+STORED = tuple(r for r in RESOURCES if r.plural not in REVIEWS)
 
 
 def lookup(group: str, version: str, plural: str) -> Resource | None:
@@ -97,6 +128,8 @@ def _sub_kind(res: Resource, sub: str) -> tuple[str, str, str]:
         return "autoscaling", "v1", "Scale"
     if sub == "eviction":
         return "policy", "v1", "Eviction"
+    if sub == "token":
+        return "authentication.k8s.io", "v1", "TokenRequest"
     if sub in ("log", "exec", "attach", "portforward", "proxy"):
         return res.group, res.version, {"log": "Pod", "proxy": "Service"}.get(sub, "") or res.kind
     return res.group, res.version, res.kind
@@ -107,6 +140,8 @@ def _sub_verbs(sub: str) -> list[str]:
         return ["get", "patch", "update"]
     if sub in ("log",):
         return ["get"]
+    if sub == "token":
+        return ["create"]
     return ["create", "get"]
 
 

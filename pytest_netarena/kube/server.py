@@ -1,20 +1,21 @@
-"""EmbeddedAPIServer: the HTTP server thread, its lifecycle, kubeconfig, and the Python-side store API."""
+"""EmbeddedAPIServer: its HTTP(S) listeners and their threads, who sent each request, lifecycle, kubeconfigs."""
 
 from __future__ import annotations
 
-import copy
 import os
 import socket
+import ssl
+import sys
 import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import baseline, bodies, errors, handlers, limits, podio, registry, sessions
+from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
 from .ops import Cluster
+from .storeapi import StoreAPI
 from .store import Store
 from .watch import CONTENT_TYPES, stream
 
@@ -37,9 +38,14 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, handler, app, sock: socket.socket | None = None, scope: str | None = None):
+    def __init__(self, address, handler, app, sock: socket.socket | None = None, scope: str | None = None,
+                 tls: ssl.SSLContext | None = None):
         self.app = app
         self.scope = scope  #: None: full rights; else the one namespace requests on this listener act in
+        self.tls = tls  #: https: credentials (token, client certificate) name the user; none is anonymous
+        #: who a request without credentials is: a scoped listener's fixed identity (it ignores credentials),
+        #: the admin on the plain harness listener, nobody (anonymous) on an https one
+        self.identity = rbac.scoped(scope) if scope is not None else (None if tls is not None else rbac.ADMIN)
         if sock is None:
             super().__init__(address, handler)
             return
@@ -49,6 +55,17 @@ class _HTTPServer(ThreadingHTTPServer):
         self.socket = sock
         self.server_address = sock.getsockname()
         sock.listen(self.request_queue_size)
+
+    def get_request(self):
+        conn, address = super().get_request()
+        if self.tls is not None:  # the handshake happens in the connection's own thread (setup), not here
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
+
+    def handle_error(self, request, client_address):
+        if sys.exc_info()[0] in (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError):
+            return  # a client that gave up the TLS handshake or the connection: nothing to report
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -61,6 +78,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         self.timeout = self.server.app.idle_timeout_s  # socket timeout: idle or slow clients are dropped
+        if self.server.tls is not None:
+            self.request.settimeout(self.timeout)
+            self.request.do_handshake()
         super().setup()
 
     def log_message(self, format, *args):
@@ -128,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.refused_unread = True
                 raise
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
-            req.scope = self.server.scope
+            self._identify(app, req)
             if app.request_log is not None:
                 app.request_log.append((method, self.path, req.headers.get("content-type", ""),
                                         req.headers.get("accept", "")))
@@ -137,6 +157,12 @@ class _Handler(BaseHTTPRequestHandler):
                 result = app.router.handle(req)
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
+            if isinstance(error, rbac.Denied):
+                app.audit.record(method, self.path, 403, error.message, error.user, error.attrs, error.why,
+                                 self.client_address[0] if self.client_address else "")
+            elif error.code == 401:
+                app.audit.record(method, self.path, 401, error.message,
+                                 source=self.client_address[0] if self.client_address else "")
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
             result = handlers.Response(500, errors.internal(f"{type(error).__name__}: {error}").status())
@@ -154,6 +180,18 @@ class _Handler(BaseHTTPRequestHandler):
                 self._close_write_and_wait()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
+
+    def _identify(self, app, req: handlers.Request) -> None:
+        """req.user: who sent it (token, client certificate or the listener), then whom it impersonates."""
+        from . import identity
+
+        peer = self.connection.getpeercert() if self.server.tls is not None else None
+        user = identity.authenticate(app.store, req.headers, self.server.identity, peer)
+        if self.headers.get("Impersonate-User") or self.headers.get("Impersonate-Group"):
+            asked = dict(req.headers)
+            asked["impersonate-group"] = ",".join(self.headers.get_all("Impersonate-Group") or [])
+            user = identity.impersonate(app.store, user, asked)
+        req.user = user
 
     def _close_write_and_wait(self) -> None:
         """After a reply to a body left unread: send a FIN and wait a moment before the close, which resets
@@ -230,19 +268,29 @@ def _unreadable(why: str) -> errors.ApiError:
     return errors.bad_request(f"the request body cannot be read: {why}")
 
 
-class EmbeddedAPIServer:
+class EmbeddedAPIServer(StoreAPI):
     """An in-process Kubernetes API server that kubectl and the kubernetes client can talk to."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
                  minor: int | None = None, request_log: bool = False, sock: socket.socket | None = None,
-                 scope: str | None = None):
+                 scope: str | None = None, tls: bool = False, audit_log: str | None = None):
         """sock: a bound socket to listen on (e.g. made inside a network namespace) instead of host:port.
 
         scope: None serves every request with full rights (the harness's own server); a namespace name
         makes every request of this listener act as an identity bound to that namespace only (RBAC-like:
         403 Forbidden elsewhere). kubectl sends no bearer token over plain HTTP, so the identity is the
-        listener itself: the episode's box can reach no other socket of the server."""
+        listener itself: the episode's box can reach no other socket of the server.
+
+        tls: the main listener speaks https with a certificate of this server's own CA; there requests are
+        who their bearer token (a ServiceAccount's) or client certificate (the admin kubeconfig's) says,
+        authorized by the stored RBAC objects, and anonymous without either (docs/kube.md, "Identities").
+        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line)."""
+        from .pki import Authority
+
         self.scope = scope
+        self.tls = tls
+        self.authority = Authority.create()  #: the CA, certificates and token key (a few ms)
+        self.audit = audit.AuditLog(audit_log)
         self.host, self.port = host, port
         self._sock = sock
         if sock is not None:
@@ -252,6 +300,7 @@ class EmbeddedAPIServer:
         self.request_cpu_s = limits.REQUEST_CPU_S  #: CPU seconds one HTTP request may spend (None: unbounded)
 
         self.store = Store()
+        self.store.authority = self.authority
         self.cluster = Cluster(self.store, controllers=controllers)
         self.router = handlers.Router(self)
         self._minor = minor
@@ -274,15 +323,20 @@ class EmbeddedAPIServer:
     def start(self) -> EmbeddedAPIServer:
         if self._listeners:
             return self
-        self.port = self._serve(_HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope))[1]
+        self.port = self._serve(_HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope,
+                                            self._context() if self.tls else None))[1]
         return self
 
     def listen(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None,
-               scope: str | None = None) -> str:
+               scope: str | None = None, tls: bool = False) -> str:
         """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
-        scoped inside a network namespace); returns its URL. Stopped with the server."""
-        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope))
-        return f"http://{address[0]}:{address[1]}"
+        scoped inside a network namespace, or an https one beside a plain one); returns its URL. Stopped
+        with the server."""
+        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, self._context() if tls else None))
+        return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
+
+    def _context(self) -> ssl.SSLContext:
+        return self.authority.server_context()
 
     def _serve(self, httpd: _HTTPServer) -> tuple:
         thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_INTERVAL_S},
@@ -325,14 +379,15 @@ class EmbeddedAPIServer:
     def url(self) -> str:
         if not self._listeners:
             raise RuntimeError("the server is not started")
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def wait_ready(self, timeout: float = 5.0) -> None:
-        """Block until /healthz answers over TCP."""
+        """Block until /healthz answers over TCP (over TLS on an https listener)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                with socket.create_connection((self.host, self.port), timeout=1) as sock:
+                with socket.create_connection((self.host, self.port), timeout=1) as raw:
+                    sock = self._client_context().wrap_socket(raw, server_hostname=self.host) if self.tls else raw
                     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                     if sock.recv(64).startswith(b"HTTP/1.1 200"):
                         return
@@ -343,16 +398,38 @@ class EmbeddedAPIServer:
                 raise TimeoutError("the embedded API server did not become ready")
             time.sleep(0.01)
 
+    def _client_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(cadata=self.authority.ca_pem.decode())
+        context.check_hostname = False
+        return context
+
     # -- kubeconfig -------------------------------------------------------------------------------
-    def kubeconfig(self, namespace: str = "default") -> dict:
-        """A kubeconfig for this server. It holds no credential: kubectl sends no bearer token over plain
-        HTTP, so the identity is the listener's (see `scope`)."""
+    def kubeconfig(self, namespace: str = "default", token: str | None = None, server: str | None = None) -> dict:
+        """A kubeconfig for this server (server: another of its listeners' URLs).
+
+        Over plain HTTP it holds no credential: kubectl sends no bearer token over plain HTTP, so the
+        identity is the listener's (see `scope`). Over https it trusts this server's CA and carries the
+        admin client certificate (system:masters, full rights) or, given a token, that bearer token."""
+        url = server or self.url
+        cluster, user = {"server": url}, {}
+        if url.startswith("https:"):
+            cluster["certificate-authority-data"] = self.authority.ca_data
+            user = {"token": token} if token else self.authority.admin_user()
         return {"apiVersion": "v1", "kind": "Config", "current-context": "netarena",
-                "clusters": [{"name": "netarena", "cluster": {"server": self.url}}],
-                "users": [{"name": "netarena", "user": {}}],
+                "clusters": [{"name": "netarena", "cluster": cluster}],
+                "users": [{"name": "netarena", "user": user}],
                 "contexts": [{"name": "netarena", "context": {"cluster": "netarena", "user": "netarena",
                                                               "namespace": namespace}}],
                 "preferences": {}}
+
+    def token(self, namespace: str, account: str, seconds: int = 3600) -> str:
+        """A bound token of a ServiceAccount (what `kubectl create token` returns); KeyError if it is missing."""
+        from . import tokens
+
+        sa = self.store.get("serviceaccounts", namespace, account)
+        if sa is None:
+            raise KeyError(f"no ServiceAccount {namespace}/{account}")
+        return tokens.sign(self.authority, tokens.bound_claims(namespace, sa, seconds))
 
     def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
         from .kubectl import save_kubeconfig
@@ -386,111 +463,3 @@ class EmbeddedAPIServer:
     @staticmethod
     def decode_json(raw: bytes):
         return bodies.decode_json(raw)
-
-    # -- snapshot / reset -------------------------------------------------------------------------
-    def snapshot(self) -> None:
-        """Remember the current objects; reset() returns to them."""
-        self.store.snapshot()
-
-    def reset(self) -> None:
-        """Restore the last snapshot (the baseline cluster if snapshot() was never called); ends watches."""
-        self.store.reset()
-
-    @property
-    def resource_version(self) -> int:
-        """Increases on every change (and on reset): compare two readings to see whether anything changed."""
-        return self.store.resource_version
-
-    def add_listener(self, fn) -> None:
-        """fn(event_type, plural, obj) after each change, outside the lock ("RESET", "", None on reset)."""
-        self.store.add_listener(fn)
-
-    def remove_listener(self, fn) -> None:
-        self.store.remove_listener(fn)
-
-    def add_committer(self, fn) -> None:
-        """fn(events) inside the store lock when a request's writes are done, [(event_type, plural, obj), ...]:
-        what it reads of the store is the state those writes left (no other write can land first). Quick only;
-        adding and removing it never wait for the lock."""
-        self.store.add_committer(fn)
-
-    def remove_committer(self, fn) -> None:
-        self.store.remove_committer(fn)
-
-    # -- Python-side store API ------------------------------------------------------------------
-    def apply_object(self, obj: dict) -> dict:
-        """Create or replace obj (a manifest dict); status given here is kept. Returns the stored object."""
-        res = registry.resource_for_kind(obj.get("kind", ""))
-        body = copy.deepcopy(obj)
-        meta = body.setdefault("metadata", {})
-        namespace = meta.get("namespace") or ("default" if res.namespaced else "")
-        with self.store.transaction():
-            if res.namespaced and self.store.get("namespaces", "", namespace) is None:
-                self.cluster.create(registry.BY_KIND["Namespace"], "", {"metadata": {"name": namespace}},
-                                    privileged=True)
-            existing = self.store.get(res.plural, namespace if res.namespaced else "", meta.get("name", ""))
-            if existing is None:
-                return self.cluster.create(res, namespace, body, privileged=True)
-            meta.pop("resourceVersion", None)
-            return self.cluster.update(res, namespace, meta["name"], body, privileged=True)
-
-    def apply_objects(self, objects: Iterable[dict], reconcile_once: bool = True) -> list[dict]:
-        """apply_object for each; with reconcile_once the controllers run once at the end (a bulk load
-        of N workloads costs O(N), not O(N^2)), and the returned objects are as written, before the
-        controllers' changes (no status yet)."""
-        if not reconcile_once:
-            return [self.apply_object(o) for o in objects]
-        with self.batch():
-            return [self.apply_object(o) for o in objects]
-
-    @contextmanager
-    def batch(self) -> Iterator[EmbeddedAPIServer]:
-        """Group Python-side writes: the store lock is held throughout (HTTP clients wait, watches see
-        the writes after it), and the controllers run once when the outermost batch ends."""
-        with self.cluster.batch():
-            yield self
-
-    def reconcile(self, namespace: str | None = None) -> None:
-        """Run every controller over one namespace (None = all), e.g. after a run with controllers off."""
-        self.cluster.reconcile(namespace or "")
-
-    def get_object(self, kind: str, namespace: str | None, name: str) -> dict | None:
-        res = registry.resource_for_kind(kind)
-        obj = self.store.get(res.plural, (namespace or "default") if res.namespaced else "", name)
-        return copy.deepcopy(obj) if obj is not None else None
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """Deep copies the caller may change (see iter_objects for a read-only, no-copy listing)."""
-        res = registry.resource_for_kind(kind)
-        return copy.deepcopy(self.store.list(res.plural, namespace if res.namespaced else None))
-
-    def iter_objects(self, kind: str, namespace: str | None = None) -> Iterator[dict]:
-        """The stored objects of kind (in one namespace, or all), sorted by (namespace, name), without copies.
-
-        For trusted callers that read many objects often: the dicts are the store's own and must never
-        be mutated (the store replaces objects on write, so a view stays valid and consistent). The
-        listing is taken when called; wrap several calls in reading() for one consistent version."""
-        res = registry.resource_for_kind(kind)
-        return iter(self.store.list(res.plural, namespace if res.namespaced else None))
-
-    @contextmanager
-    def reading(self, timeout: float | None = None) -> Iterator[int]:
-        """Hold the store lock (no write can happen) and give the resourceVersion the reads will see.
-
-        timeout: the longest to wait for the lock (None: no limit), then TimeoutError."""
-        if not self.store.lock.acquire(timeout=-1 if timeout is None else timeout):
-            raise TimeoutError(f"the API server's store was busy for {timeout:g} s")
-        try:
-            yield self.store.resource_version
-        finally:
-            self.store.lock.release()
-
-    def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
-        res = registry.resource_for_kind(kind)
-        try:
-            self.cluster.delete(res, (namespace or "default") if res.namespaced else "", name)
-        except errors.ApiError as error:
-            if error.code == 404:
-                return False
-            raise
-        return True

@@ -34,9 +34,13 @@ class Store:
         self.epoch = 0  # bumped by reset() and close(): open watches end
         self.closed = False
         self.counters: dict[str, int] = {}  # allocator state that must survive reset deterministically
+        #: objects made per (plural, namespace, name) in the server's life (uids.object_uid); kept across resets
+        self.made: dict[tuple[str, str, str], int] = {}
         # Told of every write inside the lock: changed(plural, old, new) (None for a missing side), and
         # reset(); the cluster's controller work queue.
         self.tracker = None
+        #: the server's pki.Authority (CA, token signing key) the identity controllers use; None: no credentials
+        self.authority = None
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager

@@ -147,6 +147,25 @@ def _c(name: str, kind: str = "string", priority: int = 0, fmt: str = "") -> dic
     return {"name": name, "type": kind, "format": fmt, "description": name, "priority": priority}
 
 
+def _status(obj: dict, key: str) -> int:
+    return int((obj.get("status") or {}).get(key) or 0)
+
+
+_SUBJECT_COLUMNS = [_c("Users", priority=1), _c("Groups", priority=1), _c("ServiceAccounts", priority=1)]
+
+
+def _binding_row(binding: dict) -> list:
+    ref = binding.get("roleRef") or {}
+    subjects = binding.get("subjects") or []
+
+    def names(kind: str) -> str:
+        return ", ".join((f"{s.get('namespace', '')}/{s.get('name', '')}" if kind == "ServiceAccount"
+                          else s.get("name", "")) for s in subjects if s.get("kind") == kind)
+
+    return [binding["metadata"]["name"], f"{ref.get('kind', '')}/{ref.get('name', '')}",
+            age(binding["metadata"].get("creationTimestamp")), names("User"), names("Group"), names("ServiceAccount")]
+
+
 NAME = _c("Name", fmt="name")
 AGE = _c("Age")
 
@@ -217,6 +236,36 @@ COLUMNS = {
     "ServiceAccount": ([NAME, _c("Secrets", "integer"), AGE],
                        lambda o: [o["metadata"]["name"], len(o.get("secrets") or []),
                                   age(o["metadata"].get("creationTimestamp"))]),
+    "Role": ([NAME, _c("Created At", "date")], lambda o: [o["metadata"]["name"], o["metadata"].get("creationTimestamp")]),
+    "ClusterRole": ([NAME, _c("Created At", "date")],
+                    lambda o: [o["metadata"]["name"], o["metadata"].get("creationTimestamp")]),
+    "RoleBinding": ([NAME, _c("Role"), AGE, *_SUBJECT_COLUMNS], lambda o: _binding_row(o)),
+    "ClusterRoleBinding": ([NAME, _c("Role"), AGE, *_SUBJECT_COLUMNS], lambda o: _binding_row(o)),
+    "DaemonSet": ([NAME, _c("Desired", "integer"), _c("Current", "integer"), _c("Ready", "integer"),
+                   _c("Up-to-date", "integer"), _c("Available", "integer"), _c("Node Selector"), AGE,
+                   _c("Containers", priority=1), _c("Images", priority=1), _c("Selector", priority=1)],
+                  lambda o: [o["metadata"]["name"], *(_status(o, k) for k in (
+                      "desiredNumberScheduled", "currentNumberScheduled", "numberReady", "updatedNumberScheduled",
+                      "numberAvailable")),
+                      ",".join(f"{k}={v}" for k, v in sorted((((o.get("spec") or {}).get("template") or {})
+                                                             .get("spec") or {}).get("nodeSelector", {}).items()))
+                      or "<none>", age(o["metadata"].get("creationTimestamp")), *_images(o),
+                      selector_string((o.get("spec") or {}).get("selector"))]),
+    "StatefulSet": ([NAME, _c("Ready"), AGE, _c("Containers", priority=1), _c("Images", priority=1)],
+                    lambda o: [o["metadata"]["name"],
+                               f"{_status(o, 'readyReplicas')}/{(o.get('spec') or {}).get('replicas', 1)}",
+                               age(o["metadata"].get("creationTimestamp")), *_images(o)]),
+    "Job": ([NAME, _c("Status"), _c("Completions"), _c("Duration"), AGE],
+            lambda o: [o["metadata"]["name"], "Complete" if _status(o, "succeeded") else "Running",
+                       f"{_status(o, 'succeeded')}/{(o.get('spec') or {}).get('completions', 1)}", "",
+                       age(o["metadata"].get("creationTimestamp"))]),
+    "CronJob": ([NAME, _c("Schedule"), _c("Timezone"), _c("Suspend", "boolean"), _c("Active", "integer"),
+                 _c("Last Schedule"), AGE],
+                lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("schedule", ""),
+                           (o.get("spec") or {}).get("timeZone") or "<none>",
+                           bool((o.get("spec") or {}).get("suspend")), len((o.get("status") or {}).get("active") or []),
+                           age((o.get("status") or {}).get("lastScheduleTime")) if (o.get("status") or {}).get(
+                               "lastScheduleTime") else "<none>", age(o["metadata"].get("creationTimestamp"))]),
 }
 # Event tables hide the name column (wide only), as upstream does.
 COLUMNS["Event"][0][5] = _c("Name", fmt="name", priority=1)

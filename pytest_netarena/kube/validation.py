@@ -15,6 +15,8 @@ DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 IANA_SVC_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 LABEL_NAME_KINDS = ("Namespace", "Service")
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 def _quote(value) -> str:
@@ -42,6 +44,11 @@ def _name(kind: str, meta: dict) -> list[Cause]:
     name = meta.get("name")
     if not name:
         return [required("metadata.name", "name or generateName is required")]
+    if kind in RBAC_KINDS:  # any path segment: "system:basic-user" is a fine role name
+        for bad in ("/", "%"):
+            if bad in name:
+                return [bad_value("metadata.name", name, f"may not contain '{bad}'")]
+        return [bad_value("metadata.name", name, f"may not be '{name}'")] if name in (".", "..") else []
     if kind in LABEL_NAME_KINDS:
         if len(name) > 63 or not DNS1123_LABEL.match(name):
             return [bad_value("metadata.name", name,
@@ -276,7 +283,69 @@ def configmap(obj: dict) -> list[Cause]:
     return causes
 
 
+def _role(obj: dict) -> list[Cause]:
+    causes = []
+    namespaced = obj.get("kind") == "Role"
+    for i, rule in enumerate(obj.get("rules") or []):
+        field = f"rules[{i}]"
+        if not isinstance(rule, dict):
+            causes.append(bad_value(field, rule, "must be an object"))
+            continue
+        if not rule.get("verbs"):
+            causes.append(required(f"{field}.verbs", "verbs must contain at least one value"))
+        urls = rule.get("nonResourceURLs") or []
+        if urls:
+            if namespaced:
+                causes.append(bad_value(f"{field}.nonResourceURLs", urls,
+                                        "namespaced rules cannot apply to non-resource URLs"))
+            if rule.get("apiGroups") or rule.get("resources"):
+                causes.append(bad_value(f"{field}.nonResourceURLs", urls,
+                                        "rules cannot apply to both regular resources and non-resource URLs"))
+            continue
+        if not rule.get("apiGroups"):
+            causes.append(required(f"{field}.apiGroups", "resource rules must supply at least one api group"))
+        if not rule.get("resources"):
+            causes.append(required(f"{field}.resources", "resource rules must supply at least one resource"))
+    return causes
+
+
+def _binding(obj: dict) -> list[Cause]:
+    causes = []
+    cluster = obj.get("kind") == "ClusterRoleBinding"
+    ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
+    if ref.get("apiGroup") != RBAC_GROUP:
+        causes.append(unsupported("roleRef.apiGroup", ref.get("apiGroup", ""), (RBAC_GROUP,)))
+    kinds = ("ClusterRole",) if cluster else ("Role", "ClusterRole")
+    if ref.get("kind") not in kinds:
+        causes.append(unsupported("roleRef.kind", ref.get("kind", ""), kinds))
+    if not ref.get("name"):
+        causes.append(required("roleRef.name"))
+    for i, subject in enumerate(obj.get("subjects") or []):
+        field = f"subjects[{i}]"
+        if not isinstance(subject, dict):
+            causes.append(bad_value(field, subject, "must be an object"))
+            continue
+        kind, group = subject.get("kind"), subject.get("apiGroup", "")
+        if not subject.get("name"):
+            causes.append(required(f"{field}.name"))
+        if kind == "ServiceAccount":
+            if group:
+                causes.append(unsupported(f"{field}.apiGroup", group, ("",)))
+            if cluster and not subject.get("namespace"):
+                causes.append(required(f"{field}.namespace"))
+        elif kind in ("User", "Group"):
+            if group != RBAC_GROUP:
+                causes.append(unsupported(f"{field}.apiGroup", group, (RBAC_GROUP,)))
+        else:
+            causes.append(unsupported(f"{field}.kind", kind or "", ("ServiceAccount", "User", "Group")))
+    return causes
+
+
 BY_KIND = {
+    "Role": _role,
+    "ClusterRole": _role,
+    "RoleBinding": _binding,
+    "ClusterRoleBinding": _binding,
     "Pod": pod,
     "Deployment": _workload,
     "ReplicaSet": _workload,
@@ -303,6 +372,8 @@ def validate_update(kind: str, group: str, old: dict, new: dict) -> None:
         old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
         if old_sel != new_sel:
             causes.append(bad_value("spec.selector", new_sel, "field is immutable"))
+    if kind in ("RoleBinding", "ClusterRoleBinding") and old.get("roleRef") != new.get("roleRef"):
+        causes.append(bad_value("roleRef", new.get("roleRef"), "cannot change roleRef"))
     if kind == "Service":
         old_ip, new_ip = (old.get("spec") or {}).get("clusterIP"), (new.get("spec") or {}).get("clusterIP")
         if new_ip and old_ip and new_ip != old_ip:

@@ -3,12 +3,14 @@
 Like the informer event handlers of the real controllers: a Deployment write queues that Deployment;
 a ReplicaSet write queues it and its owning Deployment; a Pod write queues the kubelet for it, its
 owning ReplicaSet and the Services selecting it (before or after the write); a Service, Endpoints or
-EndpointSlice write queues that Service's endpoints. Writes of any other kind (NetworkPolicy,
-ConfigMap, Secret, Event...) queue nothing, so they cost no reconcile at all.
+EndpointSlice write queues that Service's endpoints. A Namespace, ServiceAccount, token Secret,
+kube-root-ca.crt or ClusterRole write queues the identity controllers (accounts.py). Writes of any
+other kind (NetworkPolicy, ConfigMap, Event...) queue nothing, so they cost no reconcile at all.
 """
 
 from __future__ import annotations
 
+from .accounts import queue_change
 from .selectors import selector_matches
 
 OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
@@ -33,13 +35,21 @@ class WorkQueue:
         self.replicaset_status: set[Key] = set()
         self.deployment_status: set[Key] = set()
         self.services: set[Key] = set()  # Endpoints and EndpointSlices
+        # identity controllers (accounts.py): namespaces' default ServiceAccount and CA, token Secrets, aggregation
+        self.accounts: set[str] = set()
+        self.tokens: set[Key] = set()
+        self.aggregation = False
 
     def __bool__(self) -> bool:
-        return any(getattr(self, stage) for stage in self.STAGES)
+        return any(getattr(self, stage) for stage in self.STAGES) or bool(self.accounts or self.tokens
+                                                                          or self.aggregation)
 
     def clear(self) -> None:
         for stage in self.STAGES:
             getattr(self, stage).clear()
+        self.accounts.clear()
+        self.tokens.clear()
+        self.aggregation = False
 
     def drain(self, stage: str) -> list:
         """The stage's keys in a stable order (pod IPs and names must not depend on set hashing)."""
@@ -74,6 +84,7 @@ class WorkQueue:
             if service:
                 self.services.add((key[0], service))
         else:
+            queue_change(self, plural, old, new)
             return
         if new is None and plural in ("deployments", "replicasets", "services"):
             self.garbage.add(key[0])  # what it owned goes too
@@ -118,8 +129,10 @@ class WorkQueue:
     def mark_all(self, namespaces: list[str]) -> None:
         """Queue every controlled object of these namespaces (a full resync)."""
         store = self.store
+        self.aggregation = True
         for ns in namespaces:
             self.garbage.add(ns)
+            self.accounts.add(ns)
             for plural, queue in (("deployments", self._deployment), ("replicasets", self._replicaset),
                                   ("pods", self.pods.add), ("services", self.services.add)):
                 for obj in store.list(plural, ns):

@@ -11,7 +11,7 @@ import pytest
 from ..apps import available_apps
 from ..reporting import artifacts, completion
 from ..reporting.properties import record_from_properties
-from ..reporting.summary import render_table, summarize
+from ..reporting.summary import render_table, settings_of, summarize
 from ..run.corpus import read_found
 from ..run.gates import EXIT_BELOW_BAR, check_gates
 from .assertions import render_transcript
@@ -44,7 +44,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     elif scale.in_flight > 1:
         lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
     for app in available_apps().values():
-        lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes())
+        lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes(options))
     lines.extend(f"netarena: warning: {warning}" for warning in config.stash.get(WARNINGS_KEY, []))
     return lines
 
@@ -156,7 +156,8 @@ class RunReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if self.records:
-            artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
+            artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "settings": settings_of(self.records),
+                                                        "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
             summary["profile"] = settings.run_options.profile

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core import safe_read
 from ..core.errors import UsageError
+from ..core.types import row_label
 from . import artifacts, completion, shapes
 from .compare import compare
 from .passk import pass_k_table
@@ -64,7 +65,8 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "app": query["app"],
             "level": query["level"],
             "category": query["category"],
-            "agent": episode["agent"],
+            "agent": row_label(str(episode["agent"]), str(episode.get("setting") or "")),
+            "setting": str(episode.get("setting") or ""),
             "trial": episode["trial"],
             "seed": query.get("seed"),
             "outcome": episode["outcome"],

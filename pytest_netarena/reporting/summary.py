@@ -79,11 +79,13 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         by_category: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
         for record in items:
             by_category[(int(record["level"]), record["category"])].append(record)
+        setting = items[0].get("setting") or ""
         groups.append(
             {
                 "app": app,
                 "agent": agent,
                 "interface": interfaces(items),
+                **({"setting": setting} if setting else {}),
                 "overall": overall,
                 "avg_resolved": overall["resolved"]["rate"],  # the headline
                 # the AgentBeats leaderboard's field names, over scored episodes
@@ -102,6 +104,15 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def interfaces(records: Iterable[dict[str, Any]]) -> str:
     """How the records' agent reached the environment: text, tools, mcp or cli ("a+b" when it varied)."""
     return "+".join(sorted({str(r.get("interface") or "text") for r in records}))
+
+
+def settings_of(records: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each app's settings its episodes ran in (e.g. {"k8s": ["live"]}); apps without one are left out."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        if record.get("setting"):
+            found[record["app"]].add(record["setting"])
+    return {app: sorted(values) for app, values in sorted(found.items())}
 
 
 def _pct(rate: dict[str, Any]) -> str:

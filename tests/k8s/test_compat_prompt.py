@@ -9,8 +9,14 @@ from pytest_netarena.core.app import RunOptions
 
 
 def test_the_compat_run_gets_the_compat_prompt():
-    assert APP.prompt_for(RunOptions(profile="netarena")) == netarena_prompt()
-    assert APP.prompt_for(RunOptions()) == APP.prompt() != netarena_prompt()
+    """NetArena's prompt whatever our modes: its rule against exec stands even where the pods run."""
+    for extra in ({}, {"k8s_pods": "live"}, {"k8s_pods": "off"}):
+        compat_prompt = APP.prompt_for(RunOptions(profile="netarena", extra=extra))
+        assert compat_prompt == netarena_prompt()
+        assert "`kubectl exec`" in compat_prompt.rules and "Do not read pod logs or events" in compat_prompt.rules
+    ours = APP.prompt_for(RunOptions(extra={"k8s_pods": "off"}))
+    assert ours != netarena_prompt() and ours.role == APP.prompt().role
+    assert "not supported" in ours.rules and "kubectl exec deploy/" not in ours.rules
 
 
 def test_netarena_prompt_states_its_rules_and_its_examples_pass_them():

@@ -66,8 +66,12 @@ def test_an_unchanged_matrix_is_summarised_and_a_changed_one_listed(k8s_env):
 
 def test_commands_the_old_guard_refused_now_run_in_the_box_and_fail_harmlessly(k8s_env):
     k8s_env.reset(query(CP_AD))
-    exec_ = k8s_env.step("kubectl exec deploy/frontend -- sh")
-    assert not exec_.refused and "not supported" in exec_.output
+    exec_ = k8s_env.step("kubectl exec deploy/frontend -- sh -c 'echo inside; exit 3'")
+    assert not exec_.refused
+    if k8s_env.backend.mode == "live":  # the pod runs it
+        assert "inside" in exec_.output and "command terminated with exit code 3" in exec_.output
+    else:
+        assert "not supported" in exec_.output
     other = k8s_env.step("kubectl get pods --kubeconfig=/root/.kube/config")
     assert not other.refused and "/root/.kube/config" in other.output  # the box has no such file
     piped = k8s_env.step("kubectl get networkpolicy -o name | grep -c networkpolicy")

@@ -32,6 +32,38 @@ def test_kube_serve_runs_until_sigterm(tmp_path):
             proc.wait()
 
 
+def test_kube_serve_tls_writes_an_admin_kubeconfig_kubectl_trusts(tmp_path, kubectl_bin):
+    from pytest_netarena.kube import kubectl_env
+
+    kubeconfig, audit = tmp_path / "kubeconfig", tmp_path / "audit.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_netarena.cli", "kube", "serve", "--tls", "--port", "0",
+                             "--kubeconfig", str(kubeconfig), "--audit-log", str(audit)], stdout=subprocess.PIPE,
+                            text=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("https://127.0.0.1:")
+        config = json.loads(kubeconfig.read_text())
+        assert config["clusters"][0]["cluster"]["certificate-authority-data"]
+        assert oct(kubeconfig.stat().st_mode & 0o777) == "0o600"  # it holds the admin's private key
+        env = kubectl_env(str(kubeconfig), tmp_path / "home")
+
+        def kubectl(*args):
+            return subprocess.run([kubectl_bin, *args], env=env, capture_output=True, text=True, timeout=60)
+
+        assert kubectl("create", "serviceaccount", "bot").returncode == 0
+        assert kubectl("get", "secrets", "-A").returncode == 0  # the admin client certificate: full rights
+        token = kubectl("create", "token", "bot").stdout.strip()
+        bot = kubectl("--token", token, "--user", "", "get", "pods")
+        assert bot.returncode == 1 and 'User "system:serviceaccount:default:bot" cannot list' in bot.stderr
+        assert json.loads(audit.read_text().splitlines()[-1])["user"]["username"] == "system:serviceaccount:default:bot"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8))
 

@@ -50,7 +50,7 @@ def run_once(app: str, where: Path) -> list[dict]:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / "suites" / app), f"--seed={SEED}", "--queries=1",
          "--levels=1", "--agent=builtin:oracle", "--agent=builtin:expert", "-p", "no:randomly", "-p", "no:xdist",
-         f"--reports-dir={where}", "-q", "-o", "netarena_plots=false"],
+         f"--reports-dir={where}", "-q", "-o", "netarena_plots=false"],  # k8s: the default mode, live where it can
         cwd=where, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-2000:]
     if " skipped" in done.stdout and " passed" not in done.stdout and " failed" not in done.stdout:
@@ -66,6 +66,10 @@ def test_the_same_seed_gives_the_same_queries_and_transcripts(app: str, tmp_path
     first, second = sorted(first, key=key), sorted(second, key=key)
     assert {episode["agent"] for episode in first} == {"builtin:oracle", "builtin:expert"}
     assert len(first) >= 6 and [e["query"] for e in first] == [e["query"] for e in second]
+    if app == "k8s":  # the pods ran where they can: the live mode is the one that reproduces here
+        from pytest_netarena.cluster import live_support
+
+        assert {e["setting"] for e in first} == {"live" if live_support().ok else "api-only"}
     for one, other in zip(first, second):
         one, other = (json.dumps(without_timing(same_names(episode)), indent=1, sort_keys=True)
                       for episode in (one, other))

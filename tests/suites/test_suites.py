@@ -12,8 +12,12 @@ ROOT = Path(__file__).parents[2]
 
 
 def groups(pytester: pytest.Pytester) -> dict[str, dict]:
+    """summary.json's rows by agent; a row of a setting (k8s: "[live]" or "[api-only]") by the agent alone."""
     (summary,) = (pytester.path / "reports").glob("*/summary.json")
-    return {g["agent"]: g for g in json.loads(summary.read_text())["groups"]}
+    rows = json.loads(summary.read_text())["groups"]
+    for row in rows:
+        assert row["agent"].endswith(f" [{row['setting']}]") if row.get("setting") else " [" not in row["agent"]
+    return {g["agent"].split(" [")[0]: g for g in rows}
 
 
 def passed_ids(result: pytest.RunResult) -> list[str]:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 DEFAULT_APP = "online-boutique"
 DEFAULT_BACKEND = "embedded"
+DEFAULT_PODS, PODS_CHOICES = "auto", ("auto", "live", "off")
+DEFAULT_STORY = "mismatch"
 
 
 def check_app(spec: str) -> None:
@@ -24,6 +26,46 @@ def check_app(spec: str) -> None:
     from .workloads.load import load_app
 
     load_app(spec)
+
+
+def check_pods(value: str) -> None:
+    from ...core.errors import UsageError
+
+    if value not in PODS_CHOICES:
+        raise UsageError(f"unknown --k8s-pods {value!r}: use auto, live or off")
+
+
+def check_story(value: str) -> None:
+    from ...core.errors import UsageError
+    from .story import STORIES
+
+    if value not in STORIES:
+        raise UsageError(f"unknown --k8s-story {value!r}: use mismatch or operator")
+
+
+def k8s_mode(options: RunOptions) -> str:
+    """What the agent may inspect in this run: "live" (the pods run: exec, logs, events; a real cluster's
+    always do) or "api-only" (the embedded API server alone). NetArena's rules forbid exec: api-only.
+    `--k8s-pods auto` runs them where this machine can (root, boxes, iptables, busybox)."""
+    spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
+    if spec.startswith("kubeconfig"):
+        return "live"
+    pods = options.get("k8s-pods", DEFAULT_PODS)
+    if options.netarena_compat or pods == "off":
+        return "api-only"
+    if pods == "live":
+        return "live"
+    from ...cluster import live_support
+
+    return "live" if live_support().ok else "api-only"
+
+
+def k8s_setting(options: RunOptions) -> str:
+    """The label reports give this run's k8s rows (NetArena's rules: none, as NetArena has no modes)."""
+    if options.netarena_compat:
+        return ""
+    story = options.get("k8s-story", DEFAULT_STORY)
+    return k8s_mode(options) + ("+operator" if story == "operator" else "")
 
 
 def check_backend(spec: str) -> None:
@@ -112,34 +154,65 @@ class K8sApp(App):
                 raise BackendUnavailable(str(error)) from error
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
+        story = options.get("k8s-story", DEFAULT_STORY)
         backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed,
-                               options.get("k8s-pods", "off"))
+                               "live" if k8s_mode(options) == "live" else "off", story)
         backend.prepare()
         environment = K8sEnvironment
+        extra = {"story": story, "setting": k8s_setting(options)}
         if options.netarena_compat:
             from .netarena.environment import NetArenaK8sEnvironment as environment
 
             _compat_app(options)
+            extra = {}
         try:
-            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot")
+            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot",
+                               **extra)
         except BaseException:
             backend.close()
             raise
 
     def preflight(self, options: RunOptions) -> None:
+        from ...core.errors import UsageError
+
+        if options.netarena_compat and options.get("k8s-story", DEFAULT_STORY) != DEFAULT_STORY:
+            raise UsageError("--compat netarena shows NetArena's observations: --k8s-story operator is ours")
         spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
         if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
-            from ...core.errors import UsageError
             from .backends.real import unreachable
 
             problem = unreachable(spec.partition(":")[2] or None)
             if problem:
                 raise UsageError(f"--k8s-backend {spec}: {problem}")
+        elif options.get("k8s-pods", DEFAULT_PODS) == "live" and not options.netarena_compat:
+            from ...cluster import live_support
+
+            if not live_support().ok:
+                raise UsageError(f"--k8s-pods live: pods cannot run here: {live_support().reason}")
 
     def prompt(self) -> PromptSpec:
         from .prompt import PROMPT
 
         return PROMPT
+
+    def prompt_for(self, options: RunOptions) -> PromptSpec:
+        """NetArena's prompt under --compat netarena; else ours for the run's mode and story."""
+        if options.netarena_compat:
+            return self.netarena_prompt()
+        from .prompt import prompt
+
+        return prompt(k8s_mode(options), options.get("k8s-story", DEFAULT_STORY))
+
+    def header_notes(self, options: RunOptions | None = None) -> list[str]:
+        if options is None:
+            return []
+        if options.netarena_compat:
+            return ["mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
+        mode = k8s_mode(options)
+        story = options.get("k8s-story", DEFAULT_STORY)
+        what = ("the pods run: the agent may kubectl exec, logs and events" if mode == "live" else
+                "the API server alone: no exec or logs" + _why_api_only(options))
+        return [f"mode {mode} ({what}); story {story}; reports label its rows [{k8s_setting(options)}]"]
 
     def netarena_prompt(self) -> PromptSpec:
         from .netarena.prompt import netarena_prompt
@@ -180,14 +253,23 @@ def _offline(app):
     return entry
 
 
-def make_backend(app, spec: str, sandboxed: bool = True, pods: str = "off"):
-    """pods (embedded only): "off", "auto" or "live" (pytest_netarena.cluster runs the pods)."""
+def _why_api_only(options: RunOptions) -> str:
+    if options.get("k8s-pods", DEFAULT_PODS) == "off":
+        return ", as --k8s-pods off asks"
+    from ...cluster import live_support
+
+    return f": pods cannot run here ({live_support().reason})"
+
+
+def make_backend(app, spec: str, sandboxed: bool = True, pods: str = "off", story: str = DEFAULT_STORY):
+    """pods (embedded only): "off", "auto" or "live" (pytest_netarena.cluster runs the pods); story "operator"
+    adds the story's unrelated workloads and events to the embedded cluster."""
     from ...core.errors import UsageError
 
     if spec in ("", "embedded"):
         from .backends.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(app, sandboxed=sandboxed, pods=pods)
+        return EmbeddedBackend(app, sandboxed=sandboxed, pods=pods, distractors=story == "operator")
     if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
         from .backends.real import RealClusterBackend
 

@@ -45,8 +45,12 @@ class K8sEnvironment(Environment):
 
     def __init__(self, app: AppSpec, app_spec: str, backend: Backend,
                  command_timeout_s: float = COMMAND_TIMEOUT_S, output_limit: int = OUTPUT_LIMIT,
-                 sandboxed: bool = True, cot: bool = False) -> None:
+                 sandboxed: bool = True, cot: bool = False, story: str = "mismatch", setting: str = "") -> None:
+        """story "operator": the agent sees the incident as users report it and then only its commands' output
+        (story.py), never the mismatch report; setting: the run's label for reports (app.k8s_setting)."""
         self.app = app
+        self.story = story
+        self.setting = setting
         self.runner = ActionRunner(backend.kubectl, sandboxed, backend.network, backend.binds)
         self.cot = cot  #: chain-of-thought replies: the last action of a reply is the one that runs
         self.app_spec = app_spec
@@ -71,6 +75,10 @@ class K8sEnvironment(Environment):
         namespace = self.backend.namespace
         if self._intent_text is None or self._intent_text[0] != namespace:
             self._intent_text = (namespace, intent_text(self.intent, namespace))
+        if self.story == "operator":
+            from .story import symptoms, task_text
+
+            return task_text(self.intent, symptoms(self.intent, state.matrix, namespace))
         return f"{self._intent_text[1]}\n\n{mismatch_report(self.intent, state.matrix)}"
 
     def step(self, reply: str) -> StepOutcome:
@@ -94,7 +102,9 @@ class K8sEnvironment(Environment):
         assert self._state is not None
         if action.refused:
             message = f"Refused: {action.refusal}"
-            observation = f"{message}\nNothing was run.\n\n{unchanged_report(self.intent, self._state.matrix)}"
+            observation = f"{message}\nNothing was run."
+            if self.story != "operator":
+                observation += f"\n\n{unchanged_report(self.intent, self._state.matrix)}"
             return StepOutcome(action.command, message, observation, refused=True)
         before = self._state
         check = WriteCheck(self.intent, before.matrix)
@@ -119,13 +129,14 @@ class K8sEnvironment(Environment):
                            + check.violations(after.matrix))
         self._state = after
         check_s = time.perf_counter() - started + check.seconds
-        report = (unchanged_report(self.intent, after.matrix) if after.matrix == before.matrix
-                  else mismatch_report(self.intent, after.matrix))
-        parts = [f"$ {action.command}\n{output}", report]
+        parts = [f"$ {action.command}\n{output}"]
         if action.held is not None:
-            parts.insert(1, held_note(action.held))
-        if touched:
-            parts.append(changes_text(touched))
+            parts.append(held_note(action.held))
+        if self.story != "operator":  # an operator learns the effect of a change by looking, as on a real incident
+            parts.append(unchanged_report(self.intent, after.matrix) if after.matrix == before.matrix
+                         else mismatch_report(self.intent, after.matrix))
+            if touched:
+                parts.append(changes_text(touched))
         done = not mismatches(self.intent, after.matrix) and not changes(self._baseline.protected, after.protected)
         return StepOutcome(action.command, output, "\n\n".join(parts), violations, done=done, check_s=check_s)
 

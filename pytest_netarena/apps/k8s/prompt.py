@@ -82,6 +82,47 @@ EXAMPLES = (
     ),
 )
 
+#: what the agent may inspect, by mode (the suite's `--k8s-pods`: "live" when the pods run)
+LIVE_RULE = """\
+- The application's pods run: probe a path from a client's pod with
+  `kubectl exec deploy/frontend -- wget -qO- -T 2 http://adservice:9555` (busybox tools: wget, nc, nslookup;
+  a timeout means dropped, a refusal or an answer means connected), read a service's complaints with
+  `kubectl logs deploy/NAME` and see `kubectl get events`. Probing changes nothing; the verdict is the
+  connectivity the policies allow."""
+API_ONLY_RULE = """\
+- Only the API server runs here, not the pods: `kubectl exec`, `logs`, `attach` and `port-forward` answer that
+  they are not supported. Work from the objects (policies, pods, labels, services)."""
+
+OPERATOR_ROLE = """\
+You are a network engineer on call for a Kubernetes cluster that runs a microservice application.
+Kubernetes NetworkPolicies decide which workloads may open connections to which service ports.
+An incident is open: users report failures, or a security scan flags services that accept too much.
+Your task: find the cause, and restore the application's intended connectivity by fixing NetworkPolicies, safely."""
+
+OPERATOR_SEEN = """\
+What you see: before your first command, the incident as users and the security team report it, the
+application's architecture notes (which workload calls which service ports; every other flow must be
+blocked) and the constraints; after every command, only its output. Nobody tells you which flows are wrong
+or when they are right again: find out yourself. The episode ends once the application works as intended.
+Ports in the notes are service ports; a policy matches the pods' container ports (targetPort), which can
+differ (e.g. emailservice 5000 -> 8080).
+Rules:"""
+
+
+def prompt(mode: str = "api-only", story: str = "mismatch") -> PromptSpec:
+    """The prompt parts for a mode ("live": the pods run; "api-only") and a story ("mismatch": the intent and
+    the mismatch report; "operator": only what users see, as `--k8s-story operator` runs it)."""
+    rules = RULES
+    if story == "operator":
+        rules = OPERATOR_SEEN + rules.split("Rules:", 1)[1].replace(
+            '- Stop when the report says "No mismatches found".',
+            "- Keep every identity and least privilege: the constraints of the incident are rules too.")
+    inspect = LIVE_RULE if mode == "live" else API_ONLY_RULE
+    rules = rules.replace("- Every action runs kubectl", inspect + "\n- Every action runs kubectl")
+    return PromptSpec(role=OPERATOR_ROLE if story == "operator" else ROLE, rules=rules,
+                      action_format=ACTION_FORMAT, examples=() if story == "operator" else EXAMPLES)
+
+
 PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
 
 #: what a refused run_kubectl call is told is accepted

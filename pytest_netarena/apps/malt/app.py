@@ -136,7 +136,7 @@ class MaltApp(App):
             from .netarena.environment import NetArenaMaltEnvironment as environment
         return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.strategy == "cot")
 
-    def header_notes(self) -> list[str]:
+    def header_notes(self, options: RunOptions | None = None) -> list[str]:
         from .netarena.data import READINGS
 
         return [line for path, reading in READINGS for line in reading.summary(path).splitlines()]

@@ -77,7 +77,7 @@ class RouteApp(App):
             if (feature := fault_space.FEATURE_OF.get(method)) in missing
         }
 
-    def header_notes(self) -> list[str]:
+    def header_notes(self, options: RunOptions | None = None) -> list[str]:
         """Lines the plugin prints in the run header: fault methods this machine cannot run, and why."""
         return [f"{method} excluded: {reason}" for method, reason in self.excluded_methods().items()]
 

@@ -1,0 +1,105 @@
+"""Harbor-layout live-cluster tasks of our own (fixtures/harbor/), written as for k3s, run by `netarena kube task`:
+each task's broken state fails its verifier and its solution passes; the runner maps Harbor's mount points, hides
+the tests and solution from the agent, and ignores a reward the agent wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_netarena.cluster import live_support
+from pytest_netarena.kube.cli import pods_starter
+from pytest_netarena.kube.harbor import TaskError, load_task, rewrite, run_task
+
+TASKS = Path(__file__).resolve().parents[2] / "fixtures" / "harbor"
+#: tasks whose bootstrap and verifier probe with `kubectl exec` (they need pods that run)
+LIVE = {"storefront-api-policy", "checkout-service-port", "payments-dns-egress"}
+PODS = pods_starter("auto")
+
+
+def tasks() -> list[str]:
+    return sorted(p.name for p in TASKS.iterdir() if (p / "task.toml").is_file())
+
+
+def test_the_fixtures_are_complete_harbor_tasks():
+    assert len(tasks()) >= 3
+    for name in tasks():
+        folder = TASKS / name
+        config = load_task(folder)
+        assert config["task"]["name"] == f"netarena/{name}"
+        assert config["environment"]["env"]["KUBECONFIG"] == "/kube/kubeconfig.yaml"
+        for part in ("instruction.md", "environment/docker-compose.yaml", "solution/solve.sh", "tests/test.sh"):
+            assert (folder / part).is_file(), (name, part)
+        text = (folder / "environment/scripts/bootstrap-cluster").read_text()
+        assert "/bootstrap/" in text and "write-agent-kubeconfig" in text  # written for k3s's mount points
+        manifests = "".join(p.read_text() for p in (folder / "environment/workspace/bootstrap").glob("*.yaml"))
+        for kind in ("ServiceAccount", "kubernetes.io/service-account-token", "kind: Role", "kind: RoleBinding"):
+            assert kind in manifests, (name, kind)
+
+
+@pytest.mark.parametrize("name", tasks())
+def test_the_broken_state_fails_and_the_solution_passes(name, kubectl_bin):
+    if name in LIVE and not live_support().ok:
+        pytest.skip(f"needs pods that run (kubectl exec): {live_support().reason}")
+    broken = run_task(TASKS / name, pods=PODS)
+    assert [p.name for p in broken.phases] == ["bootstrap", "verifier"], broken.phases[0].log
+    assert broken.phases[0].returncode == 0, broken.phases[0].log
+    assert broken.reward == 0, broken.phases[-1].log
+    assert broken.mode == ("live" if live_support().ok else "api-only")
+    fixed = run_task(TASKS / name, solution=True, pods=PODS)
+    assert [p.name for p in fixed.phases] == ["bootstrap", "solution", "verifier"]
+    assert fixed.phases[1].returncode == 0, fixed.phases[1].log
+    assert fixed.reward == 1, (fixed.phases[1].log, fixed.phases[-1].log)
+
+
+def test_a_fix_that_widens_the_role_is_refused_and_scores_nothing(kubectl_bin):
+    wide = ("kubectl -n release patch role release-bot --type json -p "
+            "'[{\"op\": \"replace\", \"path\": \"/rules/1\", \"value\": "
+            "{\"apiGroups\": [\"apps\"], \"resources\": [\"deployments/scale\"], \"verbs\": [\"*\"]}}]'")
+    result = run_task(TASKS / "release-bot-scale", agent=wide)
+    agent = result.phases[1]
+    assert agent.returncode == 1 and "attempting to grant RBAC permissions not currently held" in agent.log
+    assert result.reward == 0
+
+
+def test_the_agent_sees_no_tests_or_solution_and_cannot_write_its_own_reward(kubectl_bin, tmp_path):
+    cheat = ("test ! -e /tests/verify.sh && test ! -e /solution/solve.sh && kubectl get pods >/dev/null "
+             "&& ! kubectl get secret registry-credentials && mkdir -p /logs/verifier "
+             "&& echo 1 > /logs/verifier/reward.txt")
+    result = run_task(TASKS / "release-bot-scale", agent=cheat, keep=True, work=str(tmp_path / "work"))
+    assert result.phases[1].returncode == 0, result.phases[1].log
+    assert result.reward == 0
+    kept = tmp_path / "work"
+    verify = (kept / "task/tests/verify.sh").read_text()
+    assert f"{kept}/kube/kubeconfig.yaml" in (kept / "task/environment/scripts/write-agent-kubeconfig").read_text()
+    assert "prepare-kubeconfig" in verify and "/kube/" not in verify.replace(str(kept), "")
+    audit = [json.loads(line) for line in (kept / "logs/audit.jsonl").read_text().splitlines()]
+    assert audit[-1]["objectRef"]["name"] == "registry-credentials"  # the server's refusals of the run
+    assert audit[-1]["user"]["username"] == "system:serviceaccount:release:task-operator"
+
+
+def test_only_whole_mount_points_are_rewritten(tmp_path):
+    text = ('kubectl apply -f /bootstrap/app.yaml; cat > /kube/kubeconfig.yaml; kubectl get --raw=/readyz; '
+            '/tests/verify.sh > /logs/verifier/test.log; ls /kubectl /testsuite /usr/bin/kube; '
+            'KUBECONFIG="/admin-kube/admin-kubeconfig.yaml"; cd /app')
+    assert rewrite(text, tmp_path) == (
+        f'kubectl apply -f {tmp_path}/task/environment/workspace/bootstrap/app.yaml; '
+        f'cat > {tmp_path}/kube/kubeconfig.yaml; kubectl get --raw=/readyz; '
+        f'{tmp_path}/task/tests/verify.sh > {tmp_path}/logs/verifier/test.log; ls /kubectl /testsuite /usr/bin/kube; '
+        f'KUBECONFIG="{tmp_path}/admin-kube/admin-kubeconfig.yaml"; cd {tmp_path}/app')
+
+
+def test_the_cli_reports_the_reward_and_refuses_a_folder_that_is_no_task(tmp_path, kubectl_bin):
+    root = Path(__file__).resolve().parents[2]
+    run = [sys.executable, "-m", "pytest_netarena.cli", "kube", "task"]
+    done = subprocess.run([*run, str(TASKS / "release-bot-scale"), "--solution"], capture_output=True, text=True,
+                          timeout=300, cwd=root)
+    assert done.returncode == 0 and done.stdout.strip().endswith("reward: 1"), done.stdout + done.stderr
+    empty = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=root)
+    assert empty.returncode == 2 and "no task.toml" in empty.stderr
+    with pytest.raises(TaskError):
+        load_task(tmp_path)
