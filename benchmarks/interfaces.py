@@ -1,11 +1,11 @@
-"""Agent interfaces: the cost per step of the MCP path against the text path, and how long a CLI agent takes to start.
+"""Agent interfaces: the cost per step of the tool and MCP paths against the text path, and a CLI agent's start.
 
     python benchmarks/interfaces.py [--steps 20] [--clis codex claude-code] [--runs 3] [--install-time]
 
 1. Cost per step (k8s, the same read-only `kubectl get networkpolicy` every step): the text path (a python
-   agent's reply read and run by run_episode) against the MCP path (the official MCP client calling
-   `netarena mcp` over stdio, timed from the call's send to its result). Both run the action in the same
-   box; the ratio is what the interface adds.
+   agent's reply read and run by run_episode), the tool path (the same agent answering with a native tool
+   call) and the MCP path (the official MCP client calling `netarena mcp` over stdio, timed from the call's
+   send to its result). All run the action in the same box; the ratios are what the interface adds.
 2. CLI start (k8s): for each CLI agent, the time from spawning it in its box to its first tool call reaching
    our MCP server, with our stub of its API answering at once (so the figure is the CLI's own start-up and
    MCP handshake, not a model's latency), and the whole run.
@@ -30,18 +30,22 @@ def _ms(samples: list[float]) -> str:
     return f"median {statistics.median(samples) * 1000:.1f} ms (n={len(samples)})"
 
 
-def text_path(steps: int) -> list[float]:
+def text_path(steps: int, tools: bool = False) -> list[float]:
     from pytest_netarena.agents.prompting import build_system_prompt
     from pytest_netarena.apps.k8s import APP
     from pytest_netarena.core.app import RunOptions
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
-    from pytest_netarena.core.types import Task
+    from pytest_netarena.core.session import offered_tools
+    from pytest_netarena.core.tools import ToolCall
+    from pytest_netarena.core.types import Reply, Task
 
     class Reader:
         def reset(self, task):
             pass
 
         def act(self, observation):
+            if tools:
+                return Reply("", tool_calls=(ToolCall.of("run_kubectl", {"command": COMMAND}, "c1"),))
             return f"```bash\n{COMMAND}\n```"
 
         def close(self):
@@ -51,8 +55,11 @@ def text_path(steps: int) -> list[float]:
     query = APP.generate(options)[0]
     env = APP.make_environment(options)
     try:
-        task = Task("k8s", "b", build_system_prompt(APP.prompt_for(options), "zero-shot", steps), "zero-shot", steps)
+        offered = offered_tools(env) if tools else ()
+        task = Task("k8s", "b", build_system_prompt(APP.prompt_for(options), "zero-shot", steps), "zero-shot", steps,
+                    offered)
         result = run_episode(env, Reader(), query, task, EpisodeConfig(max_steps=steps), "python:bench")
+        assert result.interface == ("tools" if tools else "text") and len(result.steps) == steps, result.details
     finally:
         env.close()
     return [step.exec_s + step.check_s for step in result.steps]  # reading the reply, the boxed action, the checks
@@ -134,8 +141,12 @@ def main() -> None:
     parser.add_argument("--install-time", action="store_true")
     args = parser.parse_args()
     text = text_path(args.steps)
+    tool = text_path(args.steps, tools=True)
     mcp = mcp_path(args.steps)
     print(f"k8s step, text path (reply read and run): {_ms(text)}")
+    print(f"k8s step, tool path (a native tool call checked and run): {_ms(tool)}")
+    print(f"  tools / text cost per step: {statistics.median(tool) / statistics.median(text):.2f}x "
+          f"(+{(statistics.median(tool) - statistics.median(text)) * 1000:.1f} ms)")
     print(f"k8s step, MCP path (official client over stdio, send to result): {_ms(mcp)}")
     print(f"  MCP / text cost per step: {statistics.median(mcp) / statistics.median(text):.2f}x "
           f"(+{(statistics.median(mcp) - statistics.median(text)) * 1000:.1f} ms)")

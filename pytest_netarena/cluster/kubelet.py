@@ -48,6 +48,7 @@ class Kubelet:
         self._sync_pending = threading.Event()
         self._report_all = False
         self._roots = threading.Lock()
+        self._closing = False  #: stop_all() began: queued work is skipped
         self._idle = threading.Condition()
         self._busy = 0
         self._thread = threading.Thread(target=self._work, name="netarena-kubelet", daemon=True)
@@ -83,7 +84,8 @@ class Kubelet:
             if work is None:
                 return
             try:
-                work()
+                if not self._closing:
+                    work()
             except Exception:  # one pod's trouble must not stop the node
                 self.errors.append(traceback.format_exc())
             finally:
@@ -134,15 +136,18 @@ class Kubelet:
         shutil.rmtree(self.scratch / run.uid, ignore_errors=True)
 
     def stop_all(self) -> None:
-        """Stop every pod (the cluster ends): kill the boxes, close the stand-ins; the namespaces go with them."""
-        for run in self.runs.values():
+        """Stop every pod (the cluster ends): kill the boxes, close the stand-ins; the namespaces go with them.
+
+        The work thread is told to stop first and skips what is still queued, so no pod starts while they go."""
+        self._closing = True
+        self._queue.put(None)
+        self._thread.join(timeout=10)
+        for run in list(self.runs.values()):  # a copy: a work item that outlived the join may still add one
             run.stopping = True
             for container in run.containers.values():
                 self._stop_runner(container)
             run.network.close()
         self.runs.clear()
-        self._queue.put(None)
-        self._thread.join(timeout=10)
 
     @staticmethod
     def _stop_runner(container: ContainerRun) -> None:

@@ -16,7 +16,7 @@ from ..core import safe_read
 from ..run.budget import Budget, RunLedger
 from ..core.types import Usage
 from ..run.gates import Gate, check_gates
-from . import artifacts
+from . import artifacts, completion
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, read_summary, records_from_episodes
 
 #: run.json entries that must be equal in every shard of one run
@@ -125,20 +125,26 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
 
 
 def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
-    """The shards' budget notes, added up (each shard had its own cap)."""
-    budgets = []
-    for run_dir in run_dirs:
-        summary = read_summary(run_dir)
-        if summary is None:
-            continue
-        if "budget" in summary:
+    """The shards' budget notes, added up (each shard had its own cap), and whether every shard finished."""
+    budgets, carried = [], {}
+    summaries = [(run_dir, read_summary(run_dir)) for run_dir in run_dirs]
+    for _, summary in summaries:
+        if summary is not None and "budget" in summary:
             budgets.append(summary["budget"])
-    if not budgets:
-        return {}
-    return {"budget": {
-        "per_shard": True,
-        "max_tokens": budgets[0].get("max_tokens"), "max_cost_usd": budgets[0].get("max_cost_usd"),
-        "tokens": sum(b.get("tokens", 0) for b in budgets), "cost_usd": sum(b.get("cost_usd", 0.0) for b in budgets),
-        "stopped": any(b.get("stopped") for b in budgets),
-        "episodes_not_run": sum(b.get("episodes_not_run", 0) for b in budgets),
-    }}
+    unfinished = [run_dir for run_dir, summary in summaries if summary is not None and summary.get("complete") is False]
+    if unfinished:
+        carried["complete"] = False
+        carried["incomplete"] = {"why": f"shard {unfinished[0].name} did not finish", "episodes_done": 0,
+                                 "episodes_expected": None, "resume": completion.resume_command(unfinished[0])}
+    elif all(summary is not None and summary.get("complete") is True for _, summary in summaries):
+        carried["complete"] = True
+    if budgets:
+        carried["budget"] = {
+            "per_shard": True,
+            "max_tokens": budgets[0].get("max_tokens"), "max_cost_usd": budgets[0].get("max_cost_usd"),
+            "tokens": sum(b.get("tokens", 0) for b in budgets),
+            "cost_usd": sum(b.get("cost_usd", 0.0) for b in budgets),
+            "stopped": any(b.get("stopped") for b in budgets),
+            "episodes_not_run": sum(b.get("episodes_not_run", 0) for b in budgets),
+        }
+    return carried

@@ -81,7 +81,9 @@ def _why_nothing_paired(agents: dict[str, list[str]], runs: list[dict[str, Any]]
 
 
 def _label(record: dict[str, Any]) -> str:
-    return f"{record['agent']} via {record.get('interface') or 'text'}"
+    """The agent, and its interface when it acted other than by text."""
+    interface = record.get("interface") or "text"
+    return record["agent"] if interface == "text" else f"{record['agent']} via {interface}"
 
 
 def _one_label_per_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

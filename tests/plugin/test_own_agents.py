@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -42,7 +43,9 @@ def factory_of_nothing():
 
 
 @pytest.fixture
-def agents(toy: pytest.Pytester) -> pytest.Pytester:
+def agents(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # another test of this worker may have imported a module of the same name: this file's must be read
+    monkeypatch.delitem(sys.modules, "my_agents", raising=False)
     toy.makepyfile(my_agents=AGENTS)
     toy.syspathinsert()
     return toy

@@ -70,7 +70,7 @@ def test_text_and_tools_runs_of_one_model_pair_by_query_in_report_compare(llm_to
                            "report", "compare", str(text), str(tools))
     assert compared.ret == 0
     compared.stderr.fnmatch_lines(["*acted through text in A and tools in B*"])
-    compared.stdout.fnmatch_lines(["*toy*openai:gpt-4o via text | openai:gpt-4o via tools*resolved*4*"])
+    compared.stdout.fnmatch_lines(["*toy*openai:gpt-4o | openai:gpt-4o via tools*resolved*4*"])
 
 
 @pytest.mark.parametrize("arguments, message", [

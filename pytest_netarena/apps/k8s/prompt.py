@@ -115,7 +115,8 @@ def prompt(mode: str = "api-only", story: str = "mismatch") -> PromptSpec:
     rules = RULES
     if story == "operator":
         rules = OPERATOR_SEEN + rules.split("Rules:", 1)[1].replace(
-            '- Stop when the report says "No mismatches found".',
+            '- Stop when the report says "No mismatches found" and your policies follow the least privilege rule\n'
+            '  above (the report cannot see a rule that is too wide).',
             "- Keep every identity and least privilege: the constraints of the incident are rules too.")
     inspect = LIVE_RULE if mode == "live" else API_ONLY_RULE
     rules = rules.replace("- Every action runs kubectl", inspect + "\n- Every action runs kubectl")
