@@ -25,6 +25,21 @@ def register_app(name: str, entry_point: str) -> None:
     get_app.cache_clear()
 
 
+def select_apps(register: list[str], names: list[str], default: list[str] | None = None) -> list[str]:
+    """The apps a command names, after registering its `--register-app NAME=MODULE:ATTR` items; ValueError (one
+    line) for a malformed item or an app that is not registered or does not load. No names: default, else all."""
+    for item in register:
+        name, sep, entry_point = item.partition("=")
+        if not sep or ":" not in entry_point:
+            raise ValueError(f"--register-app takes NAME=MODULE:ATTR; got {item!r}")
+        register_app(name.strip(), entry_point.strip())
+    apps = list(dict.fromkeys(names)) or list(default or sorted(available_apps()))
+    unknown = [app for app in apps if app not in APP_ENTRY_POINTS or app not in available_apps()]
+    if unknown:
+        raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
+    return apps
+
+
 @cache
 def get_app(name: str) -> App:
     """The App registered under name; KeyError if there is none."""

@@ -31,21 +31,13 @@ def register(subparsers) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..apps import APP_ENTRY_POINTS, available_apps, register_app
+    from ..apps import select_apps
     from .battery import audit_app, transcript_lines, write_audit
     from ..core.app import RunOptions
     from ..run.settings import app_options
 
     try:
-        for item in args.register_app:
-            name, sep, entry_point = item.partition("=")
-            if not sep or ":" not in entry_point:
-                raise ValueError(f"--register-app takes NAME=MODULE:ATTR; got {item!r}")
-            register_app(name.strip(), entry_point.strip())
-        apps = list(args.apps) or sorted(available_apps())
-        unknown = [app for app in apps if app not in APP_ENTRY_POINTS or app not in available_apps()]
-        if unknown:
-            raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
+        apps = select_apps(args.register_app, args.apps)
         if args.queries < 1 or args.seed < 0:
             raise ValueError("--queries must be at least 1, --seed zero or more")
         extra = app_options(args.option)

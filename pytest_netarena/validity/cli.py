@@ -35,18 +35,10 @@ def register(subparsers) -> None:
 
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
-    from ..apps import APP_ENTRY_POINTS, available_apps, register_app
+    from ..apps import select_apps
     from ..run.settings import app_options
 
-    for item in args.register_app:
-        name, sep, entry_point = item.partition("=")
-        if not sep or ":" not in entry_point:
-            raise ValueError(f"--register-app takes NAME=MODULE:ATTR; got {item!r}")
-        register_app(name.strip(), entry_point.strip())
-    apps = list(dict.fromkeys(args.apps)) or ["k8s", "route", "malt"]
-    unknown = [app for app in apps if app not in APP_ENTRY_POINTS or app not in available_apps()]
-    if unknown:
-        raise ValueError(f"unknown app {', '.join(unknown)}; apps: {', '.join(sorted(available_apps()))}")
+    apps = select_apps(args.register_app, args.apps, ["k8s", "route", "malt"])
     if args.queries < 1 or args.seed < 0 or (args.max_steps is not None and args.max_steps < 1):
         raise ValueError("--queries and --max-steps must be at least 1, --seed zero or more")
     return apps, SMALL | app_options(args.option)
