@@ -51,7 +51,7 @@ def test_the_broken_state_fails_and_the_solution_passes(name, kubectl_bin):
     assert broken.reward == 0, broken.phases[-1].log
     assert broken.mode == ("live" if live_support().ok else "api-only")
     fixed = run_task(TASKS / name, solution=True, pods=PODS)
-    assert [p.name for p in fixed.phases] == ["bootstrap", "solution", "verifier"]
+    assert [p.name for p in fixed.phases] == ["bootstrap", "solution", "verifier"], fixed.phases[0].log
     assert fixed.phases[1].returncode == 0, fixed.phases[1].log
     assert fixed.reward == 1, (fixed.phases[1].log, fixed.phases[-1].log)
 
