@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# pytester puts sys.modules back as it found them after each test; cryptography's Rust core cannot be loaded
+# twice in a process, so its Python side re-imported in a later test would no longer match it ("curve must be
+# an EllipticCurve instance" in the embedded API server's certificates). Imported once here, it stays.
+import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
 import pytest_netarena
 from pytest_netarena.testing.netarena_checkout import malt_checkout
 

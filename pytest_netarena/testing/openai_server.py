@@ -43,8 +43,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Union
+
+from .local_http import BackgroundServer
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -157,29 +159,20 @@ class OpenAIStubServer:
         self._requests: list[RecordedRequest] = []
         self._ids = itertools.count(1)
         self._host = host
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
 
     # lifecycle
 
     def start(self) -> OpenAIStubServer:
         handler = type("_BoundHandler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer((self._host, 0), handler)
-        self._httpd.daemon_threads = True  # a handler sleeping on a slow reply must not block stop()
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="openai-stub-server", daemon=True)
-        self._thread.start()
+        self._server = BackgroundServer(handler, name="openai-stub-server", host=self._host)
         return self
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def __enter__(self) -> OpenAIStubServer:
         return self.start()
@@ -192,10 +185,9 @@ class OpenAIStubServer:
     @property
     def url(self) -> str:
         """The base URL, e.g. http://127.0.0.1:40123 (append /v1 for an OpenAI api_base)."""
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("the server is not running")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     def push(self, *replies: ReplyLike) -> None:
         """Append scripted replies to the queue."""

@@ -16,8 +16,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Union
+
+from .local_http import BackgroundServer
 
 #: the largest request body read (a CLI's whole conversation; real providers take a few MiB)
 MAX_BODY_BYTES = 32 << 20
@@ -80,8 +82,7 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self._ids = 0
         self._turn_of_call: dict[str, int] = {}
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
 
     # -- what a subclass says: the protocol ------------------------------------------------------------------
 
@@ -156,28 +157,19 @@ class ScriptedModel:
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("the stub model server is not running")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     def start(self) -> ScriptedModel:
         handler = type("_Bound", (_Handler,), {"model": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"{self.api}-stub", daemon=True)
-        self._thread.start()
+        self._server = BackgroundServer(handler, name=f"{self.api}-stub")
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def __enter__(self):  # noqa: ANN204 - the subclass
         return self.start()

@@ -23,13 +23,6 @@ def model_server():
         yield server
 
 
-@pytest.fixture
-def llm_toy(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return toy
-
-
 def episodes(pytester: pytest.Pytester, reports: str) -> list[dict]:
     (path,) = (pytester.path / reports).glob("*/episodes.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines()]

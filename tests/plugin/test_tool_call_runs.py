@@ -29,13 +29,6 @@ def model_server():
         yield server
 
 
-@pytest.fixture
-def llm_toy(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return toy
-
-
 def run_folder(pytester: pytest.Pytester, reports: str):
     (folder,) = (pytester.path / reports).glob("*/")
     return folder
