@@ -113,74 +113,108 @@ def _collect_garbage(writer: _Writer, namespaces: list[str]) -> None:
                     uids = None
 
 
+def _revision(obj: dict) -> int:
+    return int((obj["metadata"].get("annotations") or {}).get(REVISION, "0"))
+
+
+def _hash(obj: dict) -> str | None:
+    return (obj["metadata"].get("labels") or {}).get(HASH_LABEL)
+
+
 def _deployment(writer: _Writer, deploy: dict) -> None:
-    store, spec = writer.store, deploy.get("spec") or {}
-    ns, name = deploy["metadata"]["namespace"], deploy["metadata"]["name"]
+    spec = deploy.get("spec") or {}
     template = copy.deepcopy(spec.get("template") or {})
     digest = template_hash(template)
-    owned = [rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)]
-    revisions = [int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")) for rs in owned]
-    top = max(revisions, default=0)
-    current = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
-    replicas = spec.get("replicas", 1)
+    owned = [rs for rs in writer.store.list("replicasets", deploy["metadata"]["namespace"]) if _owned_by(rs, deploy)]
+    current = next((rs for rs in owned if _hash(rs) == digest), None)
     if spec.get("paused") and current is None:
         return
+    old_sets = [rs for rs in owned if _hash(rs) != digest]
+    desired = spec.get("replicas", 1)
+    replicas = _new_set_replicas(spec, current, old_sets) if writer.live else desired
+    top = max((_revision(rs) for rs in owned), default=0)
+    # a new template, or a rollback to an older one, takes the next revision
+    revision = top + 1 if current is None or _revision(current) < top else _revision(current)
+    annotations = {"deployment.kubernetes.io/desired-replicas": str(desired),
+                   "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)}
+    if current is None:
+        rs = _new_replicaset(writer, deploy, template, digest, replicas, annotations)
+    else:
+        rs = _update_replicaset(writer, current, replicas, annotations)
+    _scale_down_old(writer, spec, desired, replicas, rs, old_sets)
+    _prune_history(writer, deploy, digest, spec.get("revisionHistoryLimit", 10))
+    _record_revision(writer, deploy, revision)
+
+
+def _new_set_replicas(spec: dict, current: dict | None, old_sets: list[dict]) -> int:
+    """With a runtime, the new ReplicaSet grows only as far as the rollout's surge allows."""
+    old_total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in old_sets)
+    current_count = (current.get("spec") or {}).get("replicas", 0) if current is not None else 0
+    return rollout.new_replicas(spec, spec.get("replicas", 1), current_count, old_total)
+
+
+def _record_revision(writer: _Writer, deploy: dict, revision: int) -> None:
+    if (deploy["metadata"].get("annotations") or {}).get(REVISION) != str(revision):
+        updated = copy.deepcopy(deploy)
+        updated["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
+        writer.put("deployments", updated, deploy)
+
+
+def _update_replicaset(writer: _Writer, current: dict, replicas: int, annotations: dict) -> dict:
+    rs = copy.deepcopy(current)
+    rs["metadata"].setdefault("annotations", {}).update(annotations)
+    if rs["spec"].get("replicas") != replicas:
+        _rescale(rs, replicas)
+    writer.put("replicasets", rs, current)
+    return rs
+
+
+def _rescale(rs: dict, replicas: int) -> None:
+    rs["spec"]["replicas"] = replicas
+    rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
+
+
+def _new_replicaset(writer: _Writer, deploy: dict, template: dict, digest: str, replicas: int,
+                    annotations: dict) -> dict:
+    """Create the ReplicaSet of a template none of the Deployment's ReplicaSets has yet."""
+    spec, meta = deploy.get("spec") or {}, deploy["metadata"]
     labels = dict((template.get("metadata") or {}).get("labels") or {}, **{HASH_LABEL: digest})
     template.setdefault("metadata", {})["labels"] = labels
     selector = copy.deepcopy(spec.get("selector") or {})
     selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
-    old_sets = [rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest]
-    desired = replicas
-    if writer.live:
-        old_total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in old_sets)
-        current_count = (current.get("spec") or {}).get("replicas", 0) if current is not None else 0
-        replicas = rollout.new_replicas(spec, spec.get("replicas", 1), current_count, old_total)
-    if current is None:
-        revision = top + 1
-        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-              "metadata": {"name": f"{name}-{digest}", "namespace": ns, "labels": labels,
-                           "annotations": {"deployment.kubernetes.io/desired-replicas": str(desired),
-                                           "deployment.kubernetes.io/max-replicas": str(desired + 1),
-                                           REVISION: str(revision)},
-                           "ownerReferences": [_owner(deploy)], "generation": 1},
-              "spec": {"replicas": replicas, "selector": selector, "template": template,
-                       "minReadySeconds": spec.get("minReadySeconds", 0)} if spec.get("minReadySeconds")
-              else {"replicas": replicas, "selector": selector, "template": template}}
-        defaults.replicaset(rs)
-        writer.create("replicasets", rs)
-    else:
-        revision = int((current["metadata"].get("annotations") or {}).get(REVISION, "0"))
-        if revision < top:  # rolled back to an older template
-            revision = top + 1
-        rs = copy.deepcopy(current)
-        rs["metadata"].setdefault("annotations", {}).update({
-            "deployment.kubernetes.io/desired-replicas": str(desired),
-            "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)})
-        if rs["spec"].get("replicas") != replicas:
-            rs["spec"]["replicas"] = replicas
-            rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
-        writer.put("replicasets", rs, current)
+    rs_spec = {"replicas": replicas, "selector": selector, "template": template}
+    if spec.get("minReadySeconds"):
+        rs_spec["minReadySeconds"] = spec["minReadySeconds"]
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": {"name": f"{meta['name']}-{digest}", "namespace": meta["namespace"], "labels": labels,
+                       "annotations": annotations, "ownerReferences": [_owner(deploy)], "generation": 1},
+          "spec": rs_spec}
+    defaults.replicaset(rs)
+    writer.create("replicasets", rs)
+    return rs
+
+
+def _scale_down_old(writer: _Writer, spec: dict, desired: int, replicas: int, new_rs: dict,
+                    old_sets: list[dict]) -> None:
+    """Old ReplicaSets go to zero, or (live) to what keeps the rollout available."""
     kept = {}
     if writer.live and old_sets:
-        ready = (rs.get("status") or {}).get("readyReplicas", 0)  # the new ReplicaSet's
+        ready = (new_rs.get("status") or {}).get("readyReplicas", 0)
         kept = rollout.old_scale_down(spec, desired, replicas, ready, old_sets)
     for old in old_sets:
         if old["spec"].get("replicas") != kept.get(old["metadata"]["name"], 0):
             scaled = copy.deepcopy(old)
-            scaled["spec"]["replicas"] = kept.get(old["metadata"]["name"], 0)
-            scaled["metadata"]["generation"] = scaled["metadata"].get("generation", 1) + 1
+            _rescale(scaled, kept.get(old["metadata"]["name"], 0))
             writer.put("replicasets", scaled, old)
-    history = sorted((rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)
-                      and (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest),
-                     key=lambda rs: int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")))
-    limit = spec.get("revisionHistoryLimit", 10)
+
+
+def _prune_history(writer: _Writer, deploy: dict, digest: str, limit: int) -> None:
+    """Remove the oldest old ReplicaSets beyond the Deployment's revisionHistoryLimit."""
+    ns = deploy["metadata"]["namespace"]
+    history = sorted((rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)
+                      and _hash(rs) != digest), key=_revision)
     for rs in history[:max(0, len(history) - limit)]:
         writer.remove("replicasets", ns, rs["metadata"]["name"])
-    annotations = deploy["metadata"].get("annotations") or {}
-    if annotations.get(REVISION) != str(revision):
-        updated = copy.deepcopy(deploy)
-        updated["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
-        writer.put("deployments", updated, deploy)
 
 
 def _replicaset(writer: _Writer, rs: dict) -> None:
