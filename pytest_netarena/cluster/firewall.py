@@ -180,16 +180,18 @@ class _RuleWriter:
                 for ports in self.ports(other)]
 
     def any_peer(self) -> list[str]:
+        lines = [self.line(self.chain, "", ports) for ports in self.ports(None)]
         named = self.rule.ports is not None and any(isinstance(e.port, str) for e in self.rule.ports)
-        if self.direction == INGRESS or not named:
-            return [self.line(self.chain, "", ports) for ports in self.ports(None if self.direction == EGRESS else self.pod)]
-        # egress to anywhere on a named port: only pods have port names
-        return self.to_pods(self.chain, self.rules.pods) + [self.line(self.chain, "", ports) for ports in self.ports(None)]
+        if self.direction == EGRESS and named:  # egress to anywhere on a named port: only pods have port names
+            return self.to_pods(self.chain, self.rules.pods) + lines
+        return lines
 
     def ip_block(self, peer: IPBlockPeer, block: str) -> list[str]:
         lines = [f"-A {self.chain} {self.peer_flag} {peer.cidr} -j {block}"]
         lines += [f"-A {block} {self.peer_flag} {excluded} -j RETURN" for excluded in peer.excepts]
-        destinations = [None] if self.direction == INGRESS else [None, *(p for p in self.rules.pods if peer.contains(p.ip))]
+        destinations = [None]
+        if self.direction == EGRESS:  # egress ports are named on the destination: each pod in the block apart
+            destinations += [p for p in self.rules.pods if peer.contains(p.ip)]
         for destination in destinations:
             target = f"{self.peer_flag} {destination.ip}/32 " if destination is not None else ""
             lines += [self.line(block, target, ports) for ports in self.ports(destination)]
