@@ -1,4 +1,4 @@
-"""Light synchronous controllers: Deployment -> ReplicaSet -> Pods, a kubelet stand-in, endpoints, GC."""
+"""Light synchronous controllers: Deployment -> ReplicaSet -> Pods, the node's pods (node.py), endpoints, GC."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import ipaddress
 import json
 
 from . import accounts, defaults, limits, rollout
+from .node import NODE_NAME, start_pod
 from .selectors import selector_matches
 from .tables import timestamp
 from .uids import object_uid
 
-NODE_NAME = "netarena-node"
-NODE_IP = "172.18.0.2"
-POD_CIDR = ipaddress.ip_network("10.244.0.0/16")
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -250,53 +248,6 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
             writer.remove("pods", ns, pod["metadata"]["name"])
 
 
-def _allocate_ip(store) -> str:
-    used = None
-    while True:
-        n = store.counters.get("pod-ip", 0)
-        store.counters["pod-ip"] = n + 1
-        offset = n % (POD_CIDR.num_addresses - 258) + 2
-        ip = str(POD_CIDR.network_address + offset)
-        if ip.endswith(".0") or ip.endswith(".255"):
-            continue
-        if n < POD_CIDR.num_addresses - 258:
-            return ip
-        if used is None:  # wrapped around: skip addresses still in use
-            used = {(p.get("status") or {}).get("podIP") for p in store.list("pods")}
-        if ip not in used:
-            return ip
-
-
-def _kubelet(writer: _Writer, pod: dict) -> None:
-    status = pod.get("status") or {}
-    if status.get("phase"):
-        return
-    spec = pod.get("spec") or {}
-    if spec.get("nodeName") and spec["nodeName"] != NODE_NAME:
-        return
-    now = timestamp()
-    ip = _allocate_ip(writer.store)
-    updated = copy.deepcopy(pod)
-    updated["spec"]["nodeName"] = NODE_NAME
-    if writer.live:  # scheduled; the runtime starts it and reports what happens
-        updated["status"] = rollout.scheduled_status(pod, NODE_NAME, NODE_IP, ip, now)
-        writer.put("pods", updated, pod)
-        return
-    conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-                  for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
-    containers = []
-    for c in spec.get("containers") or []:
-        containers.append({"name": c.get("name"), "image": c.get("image"), "imageID": "",
-                           "containerID": "containerd://" + hashlib.sha256(
-                               (pod["metadata"]["uid"] + str(c.get("name"))).encode()).hexdigest(),
-                           "ready": True, "started": True, "restartCount": 0, "lastState": {},
-                           "state": {"running": {"startedAt": now}}})
-    updated["status"] = {"phase": "Running", "conditions": conditions, "hostIP": NODE_IP,
-                         "hostIPs": [{"ip": NODE_IP}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
-                         "containerStatuses": containers, "qosClass": "BestEffort"}
-    writer.put("pods", updated, pod)
-
-
 def _ready(pod: dict) -> bool:
     status = pod.get("status") or {}
     if pod["metadata"].get("deletionTimestamp") or status.get("phase") != "Running":
@@ -337,34 +288,40 @@ def _condition(old: list, kind: str, reason: str, message: str) -> dict:
 
 
 def _deployment_status(writer: _Writer, deploy: dict) -> None:
-    ns = deploy["metadata"]["namespace"]
-    owned = [rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)]
+    owned = [rs for rs in writer.store.list("replicasets", deploy["metadata"]["namespace"]) if _owned_by(rs, deploy)]
     digest = template_hash((deploy.get("spec") or {}).get("template") or {})
-    new_rs = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
-    total = sum((rs.get("status") or {}).get("replicas", 0) for rs in owned)
-    ready = sum((rs.get("status") or {}).get("readyReplicas", 0) for rs in owned)
-    updated_count = (new_rs.get("status") or {}).get("replicas", 0) if new_rs else 0
-    old_conditions = (deploy.get("status") or {}).get("conditions") or []
+    new_rs = next((rs for rs in owned if _hash(rs) == digest), None)
+    ready = sum(_count(rs, "readyReplicas") for rs in owned)
     status: dict = {"observedGeneration": deploy["metadata"].get("generation", 1)}
-    _set(status, "replicas", total)
-    _set(status, "updatedReplicas", updated_count)
+    _set(status, "replicas", sum(_count(rs, "replicas") for rs in owned))
+    _set(status, "updatedReplicas", _count(new_rs, "replicas") if new_rs else 0)
     _set(status, "readyReplicas", ready)
     _set(status, "availableReplicas", ready)
-    conditions = [_condition(old_conditions, "Available", "MinimumReplicasAvailable",
-                             "Deployment has minimum availability.")]
     if writer.live:
-        desired = (deploy.get("spec") or {}).get("replicas", 1)
-        _set(status, "unavailableReplicas", max(0, desired - ready))
-        if not rollout.available(deploy.get("spec") or {}, desired, ready):
-            conditions = [rollout.unavailable_condition(old_conditions, timestamp())]
-    if new_rs is not None:
-        conditions.append(_condition(old_conditions, "Progressing", "NewReplicaSetAvailable",
-                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
-    status["conditions"] = conditions
+        _set(status, "unavailableReplicas", max(0, (deploy.get("spec") or {}).get("replicas", 1) - ready))
+    status["conditions"] = _deployment_conditions(deploy, new_rs, ready, writer.live)
     if status != deploy.get("status"):
         updated = copy.deepcopy(deploy)
         updated["status"] = status
         writer.put("deployments", updated, deploy)
+
+
+def _count(obj: dict, key: str) -> int:
+    return (obj.get("status") or {}).get(key, 0)
+
+
+def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: bool) -> list[dict]:
+    """Available (or, live, not yet), and Progressing once the current template's ReplicaSet exists."""
+    spec = deploy.get("spec") or {}
+    old = (deploy.get("status") or {}).get("conditions") or []
+    if live and not rollout.available(spec, spec.get("replicas", 1), ready):
+        conditions = [rollout.unavailable_condition(old, timestamp())]
+    else:
+        conditions = [_condition(old, "Available", "MinimumReplicasAvailable", "Deployment has minimum availability.")]
+    if new_rs is not None:
+        conditions.append(_condition(old, "Progressing", "NewReplicaSetAvailable",
+                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
+    return conditions
 
 
 def _resolve_port(pod: dict, target, protocol: str) -> int | None:
@@ -393,22 +350,28 @@ def _service_endpoints(writer: _Writer, ns: str, name: str) -> None:
     match = {"matchLabels": selector}
     members = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")
                and selector_matches(match, p["metadata"].get("labels"))]
-    groups: dict[str, tuple[list, list]] = {}
+    groups: dict[str, tuple[list, list]] = {}  # pods with the same resolved ports share a subset and a slice
     for pod in members:
-        ports = []
-        for port in (svc.get("spec") or {}).get("ports") or []:
-            number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
-            if number is not None:
-                entry = {"port": number, "protocol": port.get("protocol", "TCP")}
-                if port.get("name"):
-                    entry = {"name": port["name"], **entry}
-                if port.get("appProtocol"):
-                    entry["appProtocol"] = port["appProtocol"]
-                ports.append(entry)
-        key = json.dumps(ports, sort_keys=True)
-        groups.setdefault(key, (ports, []))[1].append(pod)
+        ports = _endpoint_ports(svc, pod)
+        groups.setdefault(json.dumps(ports, sort_keys=True), (ports, []))[1].append(pod)
     _write_endpoints(writer, svc, groups)
     _write_slices(writer, svc, groups)
+
+
+def _endpoint_ports(svc: dict, pod: dict) -> list[dict]:
+    """The service's ports as this pod serves them (target ports it does not name are left out)."""
+    ports = []
+    for port in (svc.get("spec") or {}).get("ports") or []:
+        number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
+        if number is None:
+            continue
+        entry = {"port": number, "protocol": port.get("protocol", "TCP")}
+        if port.get("name"):
+            entry = {"name": port["name"], **entry}
+        if port.get("appProtocol"):
+            entry["appProtocol"] = port["appProtocol"]
+        ports.append(entry)
+    return ports
 
 
 def _target(pod: dict) -> dict:
@@ -482,9 +445,7 @@ def _write_slices(writer: _Writer, svc: dict, groups) -> None:
         writer.remove("endpointslices", ns, slice_name)
 
 
-
-
 # (queue stage, plural, controller) in the order a real cluster's cascade runs.
 _STAGES = (("deployments", "deployments", _deployment), ("replicasets", "replicasets", _replicaset),
-           ("pods", "pods", _kubelet), ("replicaset_status", "replicasets", _replicaset_status),
+           ("pods", "pods", start_pod), ("replicaset_status", "replicasets", _replicaset_status),
            ("deployment_status", "deployments", _deployment_status))
