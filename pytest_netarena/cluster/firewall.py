@@ -138,45 +138,64 @@ def _policy_chains(rules: _Rules, direction: str) -> tuple[list[str], list[str]]
 def _rule_lines(rules: _Rules, chain: str, rule, pod: Pod, direction: str, peer_flag: str, mark: str,
                 label: str, declarations: list[str]) -> list[str]:
     """The lines of one policy rule: mark the packet when a peer and a port of the rule match it."""
-    lines = []
-    admit = f"-j MARK --set-xmark {mark}"
-    # ingress ports are the pod's own (names resolve on it); egress ports are the destination's
-    def port_sets(destination: Pod | None) -> list[str]:
-        if rule.ports is None:
-            return [""]
-        target = pod if direction == INGRESS else destination
-        return [match for entry in rule.ports for match in _port_matches(entry, target)]
-
+    writer = _RuleWriter(rules, chain, rule, pod, direction, peer_flag, f"-j MARK --set-xmark {mark}")
     if rule.peers is None:
-        if direction == INGRESS or rule.ports is None or not any(isinstance(e.port, str) for e in rule.ports):
-            for ports in port_sets(None if direction == EGRESS else pod):
-                lines.append(f"-A {chain} {ports} {admit}".replace("  ", " "))
-            return lines
-        # egress to anywhere on a named port: only pods have port names
-        for other in rules.pods:
-            for ports in port_sets(other):
-                lines.append(f"-A {chain} {peer_flag} {other.ip}/32 {ports} {admit}".replace("  ", " "))
-        for ports in port_sets(None):
-            lines.append(f"-A {chain} {ports} {admit}".replace("  ", " "))
-        return lines
+        return writer.any_peer()
+    lines = []
     for number, peer in enumerate(rule.peers):
         if isinstance(peer, PodPeer):
-            for other in rules.peer_pods(peer):
-                for ports in port_sets(other):
-                    lines.append(f"-A {chain} {peer_flag} {other.ip}/32 {ports} {admit}".replace("  ", " "))
+            lines += writer.to_pods(chain, rules.peer_pods(peer))
             continue
         assert isinstance(peer, IPBlockPeer)
         block = _chain("NP-B-", label, str(number), pod.key)
         declarations.append(f":{block} - [0:0]")
-        lines.append(f"-A {chain} {peer_flag} {peer.cidr} -j {block}")
-        for excluded in peer.excepts:
-            lines.append(f"-A {block} {peer_flag} {excluded} -j RETURN")
-        destinations = [None] if direction == INGRESS else [None, *(p for p in rules.pods if peer.contains(p.ip))]
-        for destination in destinations:
-            target = f"{peer_flag} {destination.ip}/32 " if destination is not None else ""
-            for ports in port_sets(destination):
-                lines.append(f"-A {block} {target}{ports} {admit}".replace("  ", " "))
+        lines += writer.ip_block(peer, block)
     return lines
+
+
+@dataclass
+class _RuleWriter:
+    """Writes the lines of one rule of one policy for one pod it isolates."""
+
+    rules: _Rules
+    chain: str
+    rule: object  #: the compiled rule: its peers and ports (None: any)
+    pod: Pod
+    direction: str
+    peer_flag: str  #: -d for egress, -s for ingress
+    admit: str
+
+    def ports(self, destination: Pod | None) -> list[str]:
+        """Ingress ports are the pod's own (names resolve on it); egress ports are the destination's."""
+        if self.rule.ports is None:
+            return [""]
+        target = self.pod if self.direction == INGRESS else destination
+        return [match for entry in self.rule.ports for match in _port_matches(entry, target)]
+
+    def line(self, chain: str, match: str, ports: str) -> str:
+        return f"-A {chain} {match}{ports} {self.admit}".replace("  ", " ")
+
+    def to_pods(self, chain: str, pods: Iterable[Pod]) -> list[str]:
+        return [self.line(chain, f"{self.peer_flag} {other.ip}/32 ", ports) for other in pods
+                for ports in self.ports(other)]
+
+    def any_peer(self) -> list[str]:
+        lines = [self.line(self.chain, "", ports) for ports in self.ports(None)]
+        named = self.rule.ports is not None and any(isinstance(e.port, str) for e in self.rule.ports)
+        if self.direction == EGRESS and named:  # egress to anywhere on a named port: only pods have port names
+            return self.to_pods(self.chain, self.rules.pods) + lines
+        return lines
+
+    def ip_block(self, peer: IPBlockPeer, block: str) -> list[str]:
+        lines = [f"-A {self.chain} {self.peer_flag} {peer.cidr} -j {block}"]
+        lines += [f"-A {block} {self.peer_flag} {excluded} -j RETURN" for excluded in peer.excepts]
+        destinations = [None]
+        if self.direction == EGRESS:  # egress ports are named on the destination: each pod in the block apart
+            destinations += [p for p in self.rules.pods if peer.contains(p.ip)]
+        for destination in destinations:
+            target = f"{self.peer_flag} {destination.ip}/32 " if destination is not None else ""
+            lines += [self.line(block, target, ports) for ports in self.ports(destination)]
+        return lines
 
 
 def filter_table(view: ClusterView) -> str:
@@ -241,12 +260,7 @@ def ruleset(view: ClusterView) -> str:
 
 def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ServicePort]:
     """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does."""
-    by_service: dict[tuple[str, str], list[Mapping]] = {}
-    for item in slices:
-        meta = item.get("metadata") or {}
-        name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
-        if name:
-            by_service.setdefault((meta.get("namespace", ""), name), []).append(item)
+    by_service = _slices_by_service(slices)
     found = []
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
@@ -256,15 +270,36 @@ def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> lis
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         for port in spec.get("ports") or []:
             protocol = port.get("protocol") or "TCP"
-            endpoints = set()
-            for item in by_service.get((namespace, name), []):
-                numbers = [p.get("port") for p in item.get("ports") or []
-                           if (p.get("name") or "") == (port.get("name") or "") and (p.get("protocol") or "TCP") == protocol]
-                for endpoint in item.get("endpoints") or []:
-                    if (endpoint.get("conditions") or {}).get("ready") is False:
-                        continue
-                    for address in endpoint.get("addresses") or []:
-                        endpoints.update((address, number) for number in numbers if number)
+            endpoints = _ready_endpoints(by_service.get((namespace, name), []), port.get("name") or "", protocol)
             found.append(ServicePort(f"{namespace}/{name}:{port.get('port')}/{protocol}", cluster_ip, port.get("port"),
-                                     protocol, tuple(sorted(endpoints))))
+                                     protocol, endpoints))
     return found
+
+
+def _slices_by_service(slices: Iterable[Mapping]) -> dict[tuple[str, str], list[Mapping]]:
+    """EndpointSlices by the (namespace, name) of the Service their label names."""
+    by_service: dict[tuple[str, str], list[Mapping]] = {}
+    for item in slices:
+        meta = item.get("metadata") or {}
+        name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if name:
+            by_service.setdefault((meta.get("namespace", ""), name), []).append(item)
+    return by_service
+
+
+def _ready_endpoints(slices: list[Mapping], port_name: str, protocol: str) -> tuple[tuple[str, int], ...]:
+    """(address, port) of the endpoints of `slices` not marked unready, for the service port of that name."""
+    endpoints = set()
+    for item in slices:
+        numbers = _slice_ports(item, port_name, protocol)
+        for endpoint in item.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready") is False:
+                continue
+            for address in endpoint.get("addresses") or []:
+                endpoints.update((address, number) for number in numbers if number)
+    return tuple(sorted(endpoints))
+
+
+def _slice_ports(item: Mapping, port_name: str, protocol: str) -> list:
+    return [p.get("port") for p in item.get("ports") or []
+            if (p.get("name") or "") == port_name and (p.get("protocol") or "TCP") == protocol]

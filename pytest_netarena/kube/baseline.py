@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .controllers import NODE_IP, NODE_NAME
+from .node import NODE_IP, NODE_NAME
 from .registry import BY_KIND
 
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")

@@ -1,4 +1,4 @@
-"""Light synchronous controllers: Deployment -> ReplicaSet -> Pods, a kubelet stand-in, endpoints, GC."""
+"""Light synchronous controllers: Deployment -> ReplicaSet -> Pods, the node's pods (node.py), endpoints, GC."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import ipaddress
 import json
 
 from . import accounts, defaults, limits, rollout
+from .node import NODE_NAME, start_pod
 from .selectors import selector_matches
 from .tables import timestamp
 from .uids import object_uid
 
-NODE_NAME = "netarena-node"
-NODE_IP = "172.18.0.2"
-POD_CIDR = ipaddress.ip_network("10.244.0.0/16")
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -113,74 +111,108 @@ def _collect_garbage(writer: _Writer, namespaces: list[str]) -> None:
                     uids = None
 
 
+def _revision(obj: dict) -> int:
+    return int((obj["metadata"].get("annotations") or {}).get(REVISION, "0"))
+
+
+def _hash(obj: dict) -> str | None:
+    return (obj["metadata"].get("labels") or {}).get(HASH_LABEL)
+
+
 def _deployment(writer: _Writer, deploy: dict) -> None:
-    store, spec = writer.store, deploy.get("spec") or {}
-    ns, name = deploy["metadata"]["namespace"], deploy["metadata"]["name"]
+    spec = deploy.get("spec") or {}
     template = copy.deepcopy(spec.get("template") or {})
     digest = template_hash(template)
-    owned = [rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)]
-    revisions = [int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")) for rs in owned]
-    top = max(revisions, default=0)
-    current = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
-    replicas = spec.get("replicas", 1)
+    owned = [rs for rs in writer.store.list("replicasets", deploy["metadata"]["namespace"]) if _owned_by(rs, deploy)]
+    current = next((rs for rs in owned if _hash(rs) == digest), None)
     if spec.get("paused") and current is None:
         return
+    old_sets = [rs for rs in owned if _hash(rs) != digest]
+    desired = spec.get("replicas", 1)
+    replicas = _new_set_replicas(spec, current, old_sets) if writer.live else desired
+    top = max((_revision(rs) for rs in owned), default=0)
+    # a new template, or a rollback to an older one, takes the next revision
+    revision = top + 1 if current is None or _revision(current) < top else _revision(current)
+    annotations = {"deployment.kubernetes.io/desired-replicas": str(desired),
+                   "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)}
+    if current is None:
+        rs = _new_replicaset(writer, deploy, template, digest, replicas, annotations)
+    else:
+        rs = _update_replicaset(writer, current, replicas, annotations)
+    _scale_down_old(writer, spec, desired, replicas, rs, old_sets)
+    _prune_history(writer, deploy, digest, spec.get("revisionHistoryLimit", 10))
+    _record_revision(writer, deploy, revision)
+
+
+def _new_set_replicas(spec: dict, current: dict | None, old_sets: list[dict]) -> int:
+    """With a runtime, the new ReplicaSet grows only as far as the rollout's surge allows."""
+    old_total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in old_sets)
+    current_count = (current.get("spec") or {}).get("replicas", 0) if current is not None else 0
+    return rollout.new_replicas(spec, spec.get("replicas", 1), current_count, old_total)
+
+
+def _record_revision(writer: _Writer, deploy: dict, revision: int) -> None:
+    if (deploy["metadata"].get("annotations") or {}).get(REVISION) != str(revision):
+        updated = copy.deepcopy(deploy)
+        updated["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
+        writer.put("deployments", updated, deploy)
+
+
+def _update_replicaset(writer: _Writer, current: dict, replicas: int, annotations: dict) -> dict:
+    rs = copy.deepcopy(current)
+    rs["metadata"].setdefault("annotations", {}).update(annotations)
+    if rs["spec"].get("replicas") != replicas:
+        _rescale(rs, replicas)
+    writer.put("replicasets", rs, current)
+    return rs
+
+
+def _rescale(rs: dict, replicas: int) -> None:
+    rs["spec"]["replicas"] = replicas
+    rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
+
+
+def _new_replicaset(writer: _Writer, deploy: dict, template: dict, digest: str, replicas: int,
+                    annotations: dict) -> dict:
+    """Create the ReplicaSet of a template none of the Deployment's ReplicaSets has yet."""
+    spec, meta = deploy.get("spec") or {}, deploy["metadata"]
     labels = dict((template.get("metadata") or {}).get("labels") or {}, **{HASH_LABEL: digest})
     template.setdefault("metadata", {})["labels"] = labels
     selector = copy.deepcopy(spec.get("selector") or {})
     selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
-    old_sets = [rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest]
-    desired = replicas
-    if writer.live:
-        old_total = sum((rs.get("spec") or {}).get("replicas", 0) for rs in old_sets)
-        current_count = (current.get("spec") or {}).get("replicas", 0) if current is not None else 0
-        replicas = rollout.new_replicas(spec, spec.get("replicas", 1), current_count, old_total)
-    if current is None:
-        revision = top + 1
-        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-              "metadata": {"name": f"{name}-{digest}", "namespace": ns, "labels": labels,
-                           "annotations": {"deployment.kubernetes.io/desired-replicas": str(desired),
-                                           "deployment.kubernetes.io/max-replicas": str(desired + 1),
-                                           REVISION: str(revision)},
-                           "ownerReferences": [_owner(deploy)], "generation": 1},
-              "spec": {"replicas": replicas, "selector": selector, "template": template,
-                       "minReadySeconds": spec.get("minReadySeconds", 0)} if spec.get("minReadySeconds")
-              else {"replicas": replicas, "selector": selector, "template": template}}
-        defaults.replicaset(rs)
-        writer.create("replicasets", rs)
-    else:
-        revision = int((current["metadata"].get("annotations") or {}).get(REVISION, "0"))
-        if revision < top:  # rolled back to an older template
-            revision = top + 1
-        rs = copy.deepcopy(current)
-        rs["metadata"].setdefault("annotations", {}).update({
-            "deployment.kubernetes.io/desired-replicas": str(desired),
-            "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)})
-        if rs["spec"].get("replicas") != replicas:
-            rs["spec"]["replicas"] = replicas
-            rs["metadata"]["generation"] = rs["metadata"].get("generation", 1) + 1
-        writer.put("replicasets", rs, current)
+    rs_spec = {"replicas": replicas, "selector": selector, "template": template}
+    if spec.get("minReadySeconds"):
+        rs_spec["minReadySeconds"] = spec["minReadySeconds"]
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": {"name": f"{meta['name']}-{digest}", "namespace": meta["namespace"], "labels": labels,
+                       "annotations": annotations, "ownerReferences": [_owner(deploy)], "generation": 1},
+          "spec": rs_spec}
+    defaults.replicaset(rs)
+    writer.create("replicasets", rs)
+    return rs
+
+
+def _scale_down_old(writer: _Writer, spec: dict, desired: int, replicas: int, new_rs: dict,
+                    old_sets: list[dict]) -> None:
+    """Old ReplicaSets go to zero, or (live) to what keeps the rollout available."""
     kept = {}
     if writer.live and old_sets:
-        ready = (rs.get("status") or {}).get("readyReplicas", 0)  # the new ReplicaSet's
+        ready = (new_rs.get("status") or {}).get("readyReplicas", 0)
         kept = rollout.old_scale_down(spec, desired, replicas, ready, old_sets)
     for old in old_sets:
         if old["spec"].get("replicas") != kept.get(old["metadata"]["name"], 0):
             scaled = copy.deepcopy(old)
-            scaled["spec"]["replicas"] = kept.get(old["metadata"]["name"], 0)
-            scaled["metadata"]["generation"] = scaled["metadata"].get("generation", 1) + 1
+            _rescale(scaled, kept.get(old["metadata"]["name"], 0))
             writer.put("replicasets", scaled, old)
-    history = sorted((rs for rs in store.list("replicasets", ns) if _owned_by(rs, deploy)
-                      and (rs["metadata"].get("labels") or {}).get(HASH_LABEL) != digest),
-                     key=lambda rs: int((rs["metadata"].get("annotations") or {}).get(REVISION, "0")))
-    limit = spec.get("revisionHistoryLimit", 10)
+
+
+def _prune_history(writer: _Writer, deploy: dict, digest: str, limit: int) -> None:
+    """Remove the oldest old ReplicaSets beyond the Deployment's revisionHistoryLimit."""
+    ns = deploy["metadata"]["namespace"]
+    history = sorted((rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)
+                      and _hash(rs) != digest), key=_revision)
     for rs in history[:max(0, len(history) - limit)]:
         writer.remove("replicasets", ns, rs["metadata"]["name"])
-    annotations = deploy["metadata"].get("annotations") or {}
-    if annotations.get(REVISION) != str(revision):
-        updated = copy.deepcopy(deploy)
-        updated["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
-        writer.put("deployments", updated, deploy)
 
 
 def _replicaset(writer: _Writer, rs: dict) -> None:
@@ -214,53 +246,6 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
         pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), reverse=True)
         for pod in pods[:len(pods) - wanted]:
             writer.remove("pods", ns, pod["metadata"]["name"])
-
-
-def _allocate_ip(store) -> str:
-    used = None
-    while True:
-        n = store.counters.get("pod-ip", 0)
-        store.counters["pod-ip"] = n + 1
-        offset = n % (POD_CIDR.num_addresses - 258) + 2
-        ip = str(POD_CIDR.network_address + offset)
-        if ip.endswith(".0") or ip.endswith(".255"):
-            continue
-        if n < POD_CIDR.num_addresses - 258:
-            return ip
-        if used is None:  # wrapped around: skip addresses still in use
-            used = {(p.get("status") or {}).get("podIP") for p in store.list("pods")}
-        if ip not in used:
-            return ip
-
-
-def _kubelet(writer: _Writer, pod: dict) -> None:
-    status = pod.get("status") or {}
-    if status.get("phase"):
-        return
-    spec = pod.get("spec") or {}
-    if spec.get("nodeName") and spec["nodeName"] != NODE_NAME:
-        return
-    now = timestamp()
-    ip = _allocate_ip(writer.store)
-    updated = copy.deepcopy(pod)
-    updated["spec"]["nodeName"] = NODE_NAME
-    if writer.live:  # scheduled; the runtime starts it and reports what happens
-        updated["status"] = rollout.scheduled_status(pod, NODE_NAME, NODE_IP, ip, now)
-        writer.put("pods", updated, pod)
-        return
-    conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-                  for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
-    containers = []
-    for c in spec.get("containers") or []:
-        containers.append({"name": c.get("name"), "image": c.get("image"), "imageID": "",
-                           "containerID": "containerd://" + hashlib.sha256(
-                               (pod["metadata"]["uid"] + str(c.get("name"))).encode()).hexdigest(),
-                           "ready": True, "started": True, "restartCount": 0, "lastState": {},
-                           "state": {"running": {"startedAt": now}}})
-    updated["status"] = {"phase": "Running", "conditions": conditions, "hostIP": NODE_IP,
-                         "hostIPs": [{"ip": NODE_IP}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
-                         "containerStatuses": containers, "qosClass": "BestEffort"}
-    writer.put("pods", updated, pod)
 
 
 def _ready(pod: dict) -> bool:
@@ -303,34 +288,40 @@ def _condition(old: list, kind: str, reason: str, message: str) -> dict:
 
 
 def _deployment_status(writer: _Writer, deploy: dict) -> None:
-    ns = deploy["metadata"]["namespace"]
-    owned = [rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)]
+    owned = [rs for rs in writer.store.list("replicasets", deploy["metadata"]["namespace"]) if _owned_by(rs, deploy)]
     digest = template_hash((deploy.get("spec") or {}).get("template") or {})
-    new_rs = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == digest), None)
-    total = sum((rs.get("status") or {}).get("replicas", 0) for rs in owned)
-    ready = sum((rs.get("status") or {}).get("readyReplicas", 0) for rs in owned)
-    updated_count = (new_rs.get("status") or {}).get("replicas", 0) if new_rs else 0
-    old_conditions = (deploy.get("status") or {}).get("conditions") or []
+    new_rs = next((rs for rs in owned if _hash(rs) == digest), None)
+    ready = sum(_count(rs, "readyReplicas") for rs in owned)
     status: dict = {"observedGeneration": deploy["metadata"].get("generation", 1)}
-    _set(status, "replicas", total)
-    _set(status, "updatedReplicas", updated_count)
+    _set(status, "replicas", sum(_count(rs, "replicas") for rs in owned))
+    _set(status, "updatedReplicas", _count(new_rs, "replicas") if new_rs else 0)
     _set(status, "readyReplicas", ready)
     _set(status, "availableReplicas", ready)
-    conditions = [_condition(old_conditions, "Available", "MinimumReplicasAvailable",
-                             "Deployment has minimum availability.")]
     if writer.live:
-        desired = (deploy.get("spec") or {}).get("replicas", 1)
-        _set(status, "unavailableReplicas", max(0, desired - ready))
-        if not rollout.available(deploy.get("spec") or {}, desired, ready):
-            conditions = [rollout.unavailable_condition(old_conditions, timestamp())]
-    if new_rs is not None:
-        conditions.append(_condition(old_conditions, "Progressing", "NewReplicaSetAvailable",
-                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
-    status["conditions"] = conditions
+        _set(status, "unavailableReplicas", max(0, (deploy.get("spec") or {}).get("replicas", 1) - ready))
+    status["conditions"] = _deployment_conditions(deploy, new_rs, ready, writer.live)
     if status != deploy.get("status"):
         updated = copy.deepcopy(deploy)
         updated["status"] = status
         writer.put("deployments", updated, deploy)
+
+
+def _count(obj: dict, key: str) -> int:
+    return (obj.get("status") or {}).get(key, 0)
+
+
+def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: bool) -> list[dict]:
+    """Available (or, live, not yet), and Progressing once the current template's ReplicaSet exists."""
+    spec = deploy.get("spec") or {}
+    old = (deploy.get("status") or {}).get("conditions") or []
+    if live and not rollout.available(spec, spec.get("replicas", 1), ready):
+        conditions = [rollout.unavailable_condition(old, timestamp())]
+    else:
+        conditions = [_condition(old, "Available", "MinimumReplicasAvailable", "Deployment has minimum availability.")]
+    if new_rs is not None:
+        conditions.append(_condition(old, "Progressing", "NewReplicaSetAvailable",
+                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
+    return conditions
 
 
 def _resolve_port(pod: dict, target, protocol: str) -> int | None:
@@ -359,22 +350,28 @@ def _service_endpoints(writer: _Writer, ns: str, name: str) -> None:
     match = {"matchLabels": selector}
     members = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")
                and selector_matches(match, p["metadata"].get("labels"))]
-    groups: dict[str, tuple[list, list]] = {}
+    groups: dict[str, tuple[list, list]] = {}  # pods with the same resolved ports share a subset and a slice
     for pod in members:
-        ports = []
-        for port in (svc.get("spec") or {}).get("ports") or []:
-            number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
-            if number is not None:
-                entry = {"port": number, "protocol": port.get("protocol", "TCP")}
-                if port.get("name"):
-                    entry = {"name": port["name"], **entry}
-                if port.get("appProtocol"):
-                    entry["appProtocol"] = port["appProtocol"]
-                ports.append(entry)
-        key = json.dumps(ports, sort_keys=True)
-        groups.setdefault(key, (ports, []))[1].append(pod)
+        ports = _endpoint_ports(svc, pod)
+        groups.setdefault(json.dumps(ports, sort_keys=True), (ports, []))[1].append(pod)
     _write_endpoints(writer, svc, groups)
     _write_slices(writer, svc, groups)
+
+
+def _endpoint_ports(svc: dict, pod: dict) -> list[dict]:
+    """The service's ports as this pod serves them (target ports it does not name are left out)."""
+    ports = []
+    for port in (svc.get("spec") or {}).get("ports") or []:
+        number = _resolve_port(pod, port.get("targetPort", port.get("port")), port.get("protocol", "TCP"))
+        if number is None:
+            continue
+        entry = {"port": number, "protocol": port.get("protocol", "TCP")}
+        if port.get("name"):
+            entry = {"name": port["name"], **entry}
+        if port.get("appProtocol"):
+            entry["appProtocol"] = port["appProtocol"]
+        ports.append(entry)
+    return ports
 
 
 def _target(pod: dict) -> dict:
@@ -448,9 +445,7 @@ def _write_slices(writer: _Writer, svc: dict, groups) -> None:
         writer.remove("endpointslices", ns, slice_name)
 
 
-
-
 # (queue stage, plural, controller) in the order a real cluster's cascade runs.
 _STAGES = (("deployments", "deployments", _deployment), ("replicasets", "replicasets", _replicaset),
-           ("pods", "pods", _kubelet), ("replicaset_status", "replicasets", _replicaset_status),
+           ("pods", "pods", start_pod), ("replicaset_status", "replicasets", _replicaset_status),
            ("deployment_status", "deployments", _deployment_status))

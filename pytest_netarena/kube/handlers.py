@@ -80,6 +80,17 @@ def parse(method: str, raw_path: str, headers: dict, body: bytes) -> Request:
                    {k.lower(): v for k, v in headers.items()}, body)
 
 
+def _resource_path(group: str, version: str, rest: list[str]) -> tuple[Resource, str | None, str | None, str]:
+    """(resource, namespace, name, subresource) of the path's parts after /api/v1 or /apis/GROUP/VERSION."""
+    namespace: str | None = None
+    if rest[0] == "namespaces" and len(rest) >= 3 and registry.lookup(group, version, rest[2]):
+        namespace, rest = rest[1], rest[2:]
+    res = registry.lookup(group, version, rest[0])
+    if res is None or len(rest) > 3 or (res.namespaced is False and namespace is not None):
+        raise errors.no_route()
+    return res, namespace, rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else ""
+
+
 class Router:
     def __init__(self, app):
         self.app = app  # EmbeddedAPIServer
@@ -152,30 +163,17 @@ class Router:
             if req.method != "GET":
                 raise errors.method_not_allowed()
             return Response(body=registry.api_resource_list(group, version))
-        namespace: str | None = None
-        if rest[0] == "namespaces" and len(rest) >= 3 and registry.lookup(group, version, rest[2]):
-            namespace, rest = rest[1], rest[2:]
-        res = registry.lookup(group, version, rest[0])
-        if res is None or len(rest) > 3:
-            raise errors.no_route()
-        if res.namespaced is False and namespace is not None:
-            raise errors.no_route()
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else ""
+        res, namespace, name, sub = _resource_path(group, version, rest)
         self._authorize(req, rbac.Attributes(
             rbac.request_verb(req.method, req.q("watch") in ("true", "1"), name or "", sub), res.plural, res.group,
             sub, name or "", namespace or ""))
         if sub and sub not in res.subresources:
             raise errors.no_route()
-        if sub in ("exec", "log") and self.app.runtime is not None:
-            return self._pod_io(req, namespace or "", name, sub)
-        if sub in UNSUPPORTED_SUBRESOURCES:
-            raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
-        if res.plural in registry.REVIEWS or sub == "token":
-            if name is not None and not sub:
-                raise errors.method_not_allowed()
-            code, body = reviews.answer(self.app, req, res.plural, namespace or "", name or "")
-            return Response(code, body)
+        special = self._special(req, res, namespace or "", name, sub)
+        return special if special is not None else self._stored(req, res, namespace, name, sub)
+
+    def _stored(self, req: Request, res: Resource, namespace: str | None, name: str | None, sub: str):
+        """A request the object store serves: a collection's or one object's."""
         if res.plural in rbac.ROLE_PLURALS and req.method in ("POST", "PUT", "PATCH"):
             self._guard_role_write(req, res, namespace or "", name)
         if name is None:
@@ -183,6 +181,19 @@ class Router:
         if res.namespaced and namespace is None:
             raise errors.no_route()
         return self._item(req, res, namespace or "", name, sub)
+
+    def _special(self, req: Request, res: Resource, namespace: str, name: str | None, sub: str):
+        """The answer of a path the object store does not serve (pod I/O, reviews, tokens); None for the rest."""
+        if sub in ("exec", "log") and self.app.runtime is not None:
+            return self._pod_io(req, namespace, name, sub)
+        if sub in UNSUPPORTED_SUBRESOURCES:
+            raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
+        if res.plural in registry.REVIEWS or sub == "token":
+            if name is not None and not sub:
+                raise errors.method_not_allowed()
+            code, body = reviews.answer(self.app, req, res.plural, namespace, name or "")
+            return Response(code, body)
+        return None
 
     def _collection(self, req: Request, res: Resource, namespace: str | None):
         if req.method == "GET":

@@ -109,79 +109,103 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     where = where or support()
     root = where.root
     uid = (spec.uid or private_uid()) if root else os.getuid()
+    count_inside = not root and not spec.trusted_root and nproc_counted_per_user_namespace()
+    box = _namespaces(spec, where)
+    box += _file_system(spec, root, count_inside)
     fds: list[int] = []
+    box += _files(spec, uid, fds)
+    box += _environment(spec)
+    box += _privileges(spec, root, uid, count_inside)
+    return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
+
+
+def _namespaces(spec: BoxSpec, where: Support) -> list[str]:
     box = [where.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--hostname", spec.hostname]
     if spec.network is None:
         box.append("--unshare-net")
-    if not root:
+    if not where.root:
         box.append("--unshare-user")
-    if spec.root is not None:
-        box += ["--bind", spec.root, "/"]
-    else:
+    return box
+
+
+def _file_system(spec: BoxSpec, root: bool, count_inside: bool) -> list[str]:
+    """The mounts: the root or its folders, libraries, the programs' view as /usr/bin, /etc, /proc, tmpfs."""
+    box = ["--bind", spec.root, "/"] if spec.root is not None else []
+    if spec.root is None:
         for directory in ("/usr", "/usr/bin", "/usr/share", "/etc", "/home"):  # implicit parents would be 0700
             box += ["--perms", "0755", "--dir", directory]
-    for directory in views.LIBRARY_DIRS:
-        if os.path.isdir(directory):
-            box += ["--ro-bind", directory, directory]
-    programs = dict(spec.programs)
-    if root:
-        programs["setpriv"] = views.find_program("setpriv") or "/usr/bin/setpriv"
-    count_inside = not root and not spec.trusted_root and nproc_counted_per_user_namespace()
-    if count_inside:
-        programs["prlimit"] = views.find_program("prlimit") or "/usr/bin/prlimit"
-    box += ["--ro-bind", views.view_dir(programs), "/usr/bin"]
+    box += [arg for directory in views.LIBRARY_DIRS if os.path.isdir(directory)
+            for arg in ("--ro-bind", directory, directory)]
+    box += ["--ro-bind", views.view_dir(_programs(spec, root, count_inside)), "/usr/bin"]
     if spec.root is None:
         box += ["--symlink", "usr/bin", "/bin", "--symlink", "usr/bin", "/sbin", "--symlink", "bin", "/usr/sbin",
                 "--symlink", "usr/lib", "/lib"]
         if os.path.isdir("/usr/lib64"):
             box += ["--symlink", "usr/lib64", "/lib64"]
-    for path in views.ETC_FILES:
-        box += ["--ro-bind-try", path, path]
-    for path in views.ETC_DIRS:
+    for path in (*views.ETC_FILES, *views.ETC_DIRS):
         box += ["--ro-bind-try", path, path]
     for source, target in spec.binds:
         box += ["--ro-bind", source, target]
-    box += ["--proc", "/proc", "--dev", "/dev"]
-    if spec.writable_net_sysctl:
-        # everything under /proc/sys read-only but the net tree, which shows the box's own namespace
-        box += ["--ro-bind", "/proc/sys", "/proc/sys", "--bind", "/proc/sys/net", "/proc/sys/net"]
-    else:
-        box += ["--ro-bind", "/proc/sys", "/proc/sys"]
-    size = str(spec.limits.tmp_bytes)
+    box += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/proc/sys", "/proc/sys"]
+    if spec.writable_net_sysctl:  # /proc/sys read-only but the net tree, which shows the box's own namespace
+        box += ["--bind", "/proc/sys/net", "/proc/sys/net"]
     for folder in ("/tmp", HOME, "/run") if spec.root is None else ("/run",):  # a root keeps its own /tmp
-        box += ["--size", size, "--perms", "01777", "--tmpfs", folder]
-    # files last, so that one placed under /tmp or the home folder is not hidden by its tmpfs
+        box += ["--size", str(spec.limits.tmp_bytes), "--perms", "01777", "--tmpfs", folder]
+    return box
+
+
+def _programs(spec: BoxSpec, root: bool, count_inside: bool) -> dict[str, str]:
+    """The box's /usr/bin: its spec's programs and the harness's own tools the box's command line runs."""
+    programs = dict(spec.programs)
+    if root:
+        programs["setpriv"] = views.find_program("setpriv") or "/usr/bin/setpriv"
+    if count_inside:
+        programs["prlimit"] = views.find_program("prlimit") or "/usr/bin/prlimit"
+    return programs
+
+
+def _files(spec: BoxSpec, uid: int, fds: list[int]) -> list[str]:
+    """Read-only files from memory, each through a memfd appended to `fds`; mounted last, so that one placed
+    under /tmp or the home folder is not hidden by its tmpfs."""
     files = {"/etc/passwd": views.passwd(uid), "/etc/group": views.group(uid), "/etc/hosts": views.HOSTS,
              "/etc/hostname": f"{spec.hostname}\n".encode(), **spec.files}
+    box: list[str] = []
     for path, content in files.items():
         fd = _memfd(os.path.basename(path), content)
         fds.append(fd)
         box += ["--perms", "0444", "--ro-bind-data", str(fd), path]
-    box += ["--clearenv", "--chdir", HOME if spec.root is None else "/"]
+    return box
+
+
+def _environment(spec: BoxSpec) -> list[str]:
+    box = ["--clearenv", "--chdir", HOME if spec.root is None else "/"]
     env = {"PATH": "/usr/bin:/bin", "HOME": HOME, "USER": "agent", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
            "TERM": "dumb", **spec.env}
     for key, value in env.items():
         box += ["--setenv", key, value]
+    return box
+
+
+def _privileges(spec: BoxSpec, root: bool, uid: int, count_inside: bool) -> list[str]:
+    """Capabilities, the end of bwrap's options, and what drops the command to its uid or bounds its processes."""
+    box = ["--cap-drop", "ALL"]
     if root and spec.trusted_root:
-        box += ["--cap-drop", "ALL"]
         for cap in spec.caps:
             box += ["--cap-add", f"CAP_{cap.upper().removeprefix('CAP_')}"]
-        box.append("--")
-    elif root:
+        return [*box, "--"]
+    if root:
         keep = [cap.upper().removeprefix("CAP_") for cap in spec.caps]
-        box += ["--cap-drop", "ALL"]
         for cap in ("SETUID", "SETGID", "SETPCAP", *keep):
             box += ["--cap-add", f"CAP_{cap}"]
         listed = "".join(f",+{cap.lower()}" for cap in keep)
-        box += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        return [*box, "--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 f"--inh-caps=-all{listed}", f"--ambient-caps=-all{listed}", f"--bounding-set=-all{listed}",
                 "--no-new-privs", "--"]
-    else:
-        box += ["--cap-drop", "ALL", "--"]
-        if count_inside:  # set inside: the count is the box's user namespace's, not every process of the user
-            box += ["prlimit", f"--nproc={spec.limits.processes}", "--"]
-    return [*_limits_argv(spec.limits, count_processes=root and not spec.trusted_root), *box, *argv], fds
+    box.append("--")
+    if count_inside:  # set inside: the count is the box's user namespace's, not every process of the user
+        box += ["prlimit", f"--nproc={spec.limits.processes}", "--"]
+    return box
 
 
 def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None,

@@ -106,3 +106,38 @@ def test_expert_reads_output_under_the_step_budget_line():
     output, report = _split_observation("[Step 5 of 10; 6 replies left.]\n$ kubectl get networkpolicy -o name\n"
                                         "a b\n\nConnectivity check: 1 of 2 flows mismatch the intent.\nx")
     assert output == "a b" and report[-1] == "x"
+
+
+def test_expert_reads_pods_services_and_then_policies_in_batches_when_one_read_is_cut():
+    from pytest_netarena.apps.k8s.agents import expert
+
+    agent = ExpertAgent()
+    agent.reset(Task("k8s", "e1", "", "zero-shot", 10))
+    report = "\n\nConnectivity check: 1 of 2 flows mismatch the intent.\nfrontend \u2192 cart:80 (Expected: True, Actual: False)"
+
+    def answer(output: str) -> str:
+        """The command the expert asks next, given the output of the one it asked last."""
+        agent.act(f"$ {agent.last}\n{output}{report}")
+        return agent.last
+
+    agent.act("Intent in namespace 'shop':\n  frontend \u2192 cart:80\n  cart \u2192 (nothing)" + report)
+    assert agent.last == expert.POD_READ
+    asked = answer("NAME READY STATUS RESTARTS AGE LABELS\n"
+                   "frontend-7d9-abc 1/1 Running 0 1m app=frontend,pod-template-hash=7d9\n"
+                   "cart-5f-xyz 1/1 Running 0 1m app=cart\nother-1 1/1 Running 0 1m app=other\n"
+                   "cart-5f-old 1/1 Running 0 1m <none>")
+    assert agent.pods == {"frontend": {"app": "frontend"}, "cart": {"app": "cart"}} and asked == expert.SERVICE_READ
+    asked = answer('cart {"app":"cart"} [{"port":80,"protocol":"TCP","targetPort":8080}]\n'
+                   'kubernetes  [{"name":"https","port":443}]\nbroken {nope')  # no selector; not JSON
+    assert agent.services == {"cart": ({"app": "cart"}, [{"port": 80, "protocol": "TCP", "targetPort": 8080}])}
+    assert asked == f"kubectl get networkpolicy {expert.POLICY_JSONPATH}"
+    asked = answer('np0 {"podSelector":{}}\n[output truncated: 20000 more bytes]')
+    assert agent.policies is None and asked == expert.POLICY_NAMES
+    names = [f"np{i}" for i in range(expert.POLICY_BATCH + 5)]
+    asked = answer(" ".join(names))
+    assert asked == f"kubectl get networkpolicy {' '.join(names[:expert.POLICY_BATCH])} {expert.POLICY_JSONPATH}"
+    asked = answer('np0 {"podSelector":{}}\nnp1 {bad\nnp2 not-json')
+    assert agent.policies == {"np0": {"podSelector": {}}}
+    assert asked == f"kubectl get networkpolicy {' '.join(names[expert.POLICY_BATCH:])} {expert.POLICY_JSONPATH}"
+    answer('np80 {"podSelector":{"matchLabels":{"app":"cart"}},"policyTypes":["Ingress"]}')
+    assert sorted(agent.policies) == ["np0", "np80"]  # the batches add up

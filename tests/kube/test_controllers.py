@@ -151,6 +151,67 @@ def test_iter_objects_gives_the_stored_objects_without_copies():
     assert [p["metadata"]["labels"]["app"] for p in server.iter_objects("Pod", NS)] == ["b"]
 
 
+REVISION = "deployment.kubernetes.io/revision"
+
+
+def _image(name: str, image: str, **spec) -> dict:
+    deploy = _deploy(name, replicas=2)
+    deploy["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    deploy["spec"].update(spec)
+    return deploy
+
+
+def _sets(server, name: str) -> dict[str, tuple[str, int]]:
+    """A Deployment's ReplicaSets: image -> (revision, replicas)."""
+    return {rs["spec"]["template"]["spec"]["containers"][0]["image"]: (rs["metadata"]["annotations"][REVISION],
+                                                                     rs["spec"]["replicas"])
+            for rs in server.list_objects("ReplicaSet", NS) if rs["metadata"]["name"].startswith(name + "-")}
+
+
+def test_rollouts_number_revisions_scale_old_sets_down_and_keep_the_history_limit():
+    server = EmbeddedAPIServer()
+    server.apply_object(_image("a", "v1"))
+    server.apply_object(_image("a", "v2"))
+    assert _sets(server, "a") == {"v1": ("1", 0), "v2": ("2", 2)}
+    server.apply_object(_image("a", "v1"))  # a rollback: the first template's ReplicaSet again, at the next revision
+    assert _sets(server, "a") == {"v1": ("3", 2), "v2": ("2", 0)}
+    assert server.get_object("Deployment", NS, "a")["metadata"]["annotations"][REVISION] == "3"
+    server.apply_object(_image("a", "v3", revisionHistoryLimit=1))
+    assert _sets(server, "a") == {"v1": ("3", 0), "v3": ("4", 2)}  # the oldest old set (v2) is gone
+    server.apply_object(_image("a", "v4", revisionHistoryLimit=1, paused=True))
+    assert _sets(server, "a") == {"v1": ("3", 0), "v3": ("4", 2)}  # paused: no ReplicaSet for a new template
+    server.apply_object(_image("a", "v5", revisionHistoryLimit=1, minReadySeconds=5))
+    assert _sets(server, "a") == {"v3": ("4", 0), "v5": ("5", 2)}
+    new = next(rs for rs in server.list_objects("ReplicaSet", NS) if rs["metadata"]["annotations"][REVISION] == "5")
+    assert new["spec"]["minReadySeconds"] == 5
+    assert new["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "3"
+    assert sorted(p["spec"]["containers"][0]["image"] for p in server.list_objects("Pod", NS)) == ["v5", "v5"]
+    status = server.get_object("Deployment", NS, "a")["status"]
+    assert (status["replicas"], status["updatedReplicas"], status["readyReplicas"]) == (2, 2, 2)
+    assert [c["type"] for c in status["conditions"]] == ["Available", "Progressing"]
+    assert new["metadata"]["name"] in status["conditions"][1]["message"]
+
+
+def test_endpoints_resolve_named_target_ports_per_pod_and_keep_app_protocols():
+    server = EmbeddedAPIServer()
+    for name, number in (("a", 8080), ("b", 9090)):
+        deploy = _deploy(name)
+        deploy["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+        deploy["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": number}]
+        server.apply_object(deploy)
+    server.apply_object({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": NS},
+                         "spec": {"selector": {"tier": "web"},
+                                  "ports": [{"name": "http", "port": 80, "targetPort": "http", "appProtocol": "h2c"},
+                                            {"name": "admin", "port": 81, "targetPort": "admin"}]}})
+    subsets = server.get_object("Endpoints", NS, "web")["subsets"]
+    assert sorted(s["ports"][0]["port"] for s in subsets) == [8080, 9090]  # one subset per resolved port set
+    assert all(s["ports"] == [{"name": "http", "port": s["ports"][0]["port"], "protocol": "TCP", "appProtocol": "h2c"}]
+               for s in subsets)  # "admin" names no container port: left out
+    slices = [s for s in server.list_objects("EndpointSlice", NS)
+              if s["metadata"]["labels"]["kubernetes.io/service-name"] == "web"]
+    assert sorted(s["ports"][0]["port"] for s in slices) == [8080, 9090]
+
+
 SCRIPT = """
 import json, sys
 sys.path.insert(0, {tests!r})

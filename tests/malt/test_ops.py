@@ -147,3 +147,17 @@ def test_safety_reports_each_broken_rule(small_graph):
     found = "\n".join(violations(graph))
     for phrase in ("<= 0", "without a port", "unknown type", "isolated", "hierarchy forbids", "edges with an unknown type"):
         assert phrase in found
+
+
+def test_safety_lists_each_broken_rule_once_in_the_order_found_and_cuts_long_lists():
+    nodes = {f"p{i}": {"name": f"p{i}", "type": [s.PORT], s.CAPACITY: 10**9} for i in range(7)}
+    nodes["sw"] = {"name": "other", "type": s.PACKET_SWITCH}
+    nodes["p6"][s.CAPACITY] = "10G"
+    edges = {("sw", "p0"): {"type": [s.CONTAINS]}, ("sw", "p1"): {"type": s.CONTROLS}}
+    assert safety.check(canon.Canon(nodes, edges)) == [
+        f"1 ports without a numeric {s.CAPACITY}: p6",
+        "1 nodes whose name attribute differs from their id: sw",
+        "1 RK_CONTROLS edges not from a control point to a packet switch: sw->p1",
+        "6 ports not contained in a packet switch: p1, p2, p3, p4, p5 and 1 more",  # p1 has an edge: found first
+        "5 isolated nodes: p2, p3, p4, p5, p6",
+    ]

@@ -149,6 +149,19 @@ def test_a_memory_bomb_hits_the_address_space_limit() -> None:
 
 
 @needs_boxes
+def test_given_files_show_under_tmp_and_home_read_only_and_the_environment_is_only_the_given_one() -> None:
+    # files are mounted after the tmpfs folders, which would hide them otherwise
+    spec = sandbox.BoxSpec(programs=SHELL.programs, files={"/tmp/given": b"in-tmp\n", f"{sandbox.box.HOME}/given": b"at-home\n"},
+                           env={"GIVEN": "yes", "LANG": "C"}, limits=sandbox.Limits(wall_s=10))
+    result = sandbox.run(spec, ["bash", "-c", "cat /tmp/given ~/given; (echo x > /tmp/given) 2>/dev/null || echo RO; "
+                                              "env | sort | cut -d= -f1 | tr '\\n' ' '; echo; echo $GIVEN $LANG"])
+    lines = result.text.splitlines()
+    assert lines[:3] == ["in-tmp", "at-home", "RO"]
+    assert set(lines[3].split()) <= {"GIVEN", "HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "USER", "_"}
+    assert lines[4] == "yes C"
+
+
+@needs_boxes
 def test_tmp_is_capped_and_files_are_capped() -> None:
     spec = sandbox.BoxSpec(programs=SHELL.programs, limits=sandbox.Limits(tmp_bytes=1 << 20, file_bytes=8 << 20))
     result = sandbox.run(spec, ["bash", "-c", "head -c 4000000 /dev/zero > /tmp/big; wc -c < /tmp/big"])

@@ -22,7 +22,26 @@ MAX_LISTED = 5
 
 
 def check(graph: Canon) -> list[str]:
-    found: dict[str, list[str]] = defaultdict(list)
+    found: dict[str, list[str]] = defaultdict(list)  # what is wrong -> where, in the order first found
+    kinds_of = _check_nodes(graph, found)
+    linked, has_port, in_switch = _check_edges(graph, kinds_of, found)
+    for node, kinds in kinds_of.items():
+        if node not in linked:
+            found["isolated nodes"].append(node)
+        if _SWITCH in kinds and node not in has_port:
+            found["packet switches without a port"].append(node)
+        if _PORT in kinds and node not in in_switch:
+            found["ports not contained in a packet switch"].append(node)
+    violations = []
+    for what, items in found.items():
+        shown = ", ".join(map(str, sorted(items, key=str)[:MAX_LISTED]))
+        more = f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
+        violations.append(f"{len(items)} {what}: {shown}{more}")
+    return violations
+
+
+def _check_nodes(graph: Canon, found: dict[str, list[str]]) -> dict[object, frozenset[str]]:
+    """Each node's valid kinds; its type, name and (a port's) capacity checked on the way."""
     kinds_cache: dict[Any, frozenset[str]] = {}
     kinds_of: dict[object, frozenset[str]] = {}
     for node, attrs in graph.nodes.items():
@@ -40,11 +59,20 @@ def check(graph: Canon) -> list[str]:
         if attrs.get("name") != node:
             found["nodes whose name attribute differs from their id"].append(node)
         if _PORT in kinds:
-            capacity = attrs.get(s.CAPACITY)
-            if type(capacity) not in (int, float):
-                found[f"ports without a numeric {s.CAPACITY}"].append(node)
-            elif not finite(capacity) or capacity <= 0:
-                found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({cut(capacity)})")
+            _check_capacity(node, attrs.get(s.CAPACITY), found)
+    return kinds_of
+
+
+def _check_capacity(node: object, capacity: Any, found: dict[str, list[str]]) -> None:
+    if type(capacity) not in (int, float):
+        found[f"ports without a numeric {s.CAPACITY}"].append(node)
+    elif not finite(capacity) or capacity <= 0:
+        found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({cut(capacity)})")
+
+
+def _check_edges(graph: Canon, kinds_of: dict[object, frozenset[str]],
+                 found: dict[str, list[str]]) -> tuple[set[object], set[object], set[object]]:
+    """Edge kinds and what each may join; returns (nodes with an edge, switches holding a port, ports in a switch)."""
     linked: set[object] = set()
     has_port: set[object] = set()
     in_switch: set[object] = set()
@@ -68,19 +96,7 @@ def check(graph: Canon) -> list[str]:
                 found["RK_CONTROLS edges not from a control point to a packet switch"].append(f"{u}->{v}")
         else:
             found["edges with an unknown type"].append(f"{u}->{v} {kind!r}")
-    for node, kinds in kinds_of.items():
-        if node not in linked:
-            found["isolated nodes"].append(node)
-        if _SWITCH in kinds and node not in has_port:
-            found["packet switches without a port"].append(node)
-        if _PORT in kinds and node not in in_switch:
-            found["ports not contained in a packet switch"].append(node)
-    violations = []
-    for what, items in found.items():
-        shown = ", ".join(map(str, sorted(items, key=str)[:MAX_LISTED]))
-        more = f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
-        violations.append(f"{len(items)} {what}: {shown}{more}")
-    return violations
+    return linked, has_port, in_switch
 
 
 _PORT, _SWITCH = s.PORT, s.PACKET_SWITCH

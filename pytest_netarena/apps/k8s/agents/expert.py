@@ -49,6 +49,22 @@ def _json_values(text: str) -> list[Any]:
     return values
 
 
+def _parse_services(output: str) -> dict[str, tuple[dict[str, str], list[dict[str, Any]]]]:
+    """Service -> (selector, ports), from SERVICE_READ's lines; services without a selector left out."""
+    services = {}
+    for line in output.splitlines():
+        name, _, rest = line.partition(" ")
+        try:
+            values = _json_values(rest)
+        except ValueError:
+            continue
+        selector = next((v for v in values if isinstance(v, dict)), {})
+        ports = next((v for v in values if isinstance(v, list)), [])
+        if selector:
+            services[name] = (selector, ports)
+    return services
+
+
 class ExpertAgent:
     """Sees only observations; never reads the query's hidden parameters or the backend."""
 
@@ -103,49 +119,46 @@ class ExpertAgent:
         return best
 
     def _read_output(self, output: str) -> None:
+        """What the output of the command asked last says: pods, services, policy names or policies."""
         if self.last == POD_READ:
-            pods: dict[str, dict[str, str]] = {}
-            for line in output.splitlines()[1:]:
-                columns = line.split()
-                workload = self._workload_of_pod(columns[0]) if columns else None
-                if workload is None or columns[-1] == "<none>":
-                    continue
-                labels = dict(item.split("=", 1) for item in columns[-1].split(",") if "=" in item)
-                labels.pop("pod-template-hash", None)
-                pods[workload] = labels
-            self.pods = pods
+            self.pods = self._parse_pods(output)
         elif self.last == SERVICE_READ:
-            services = {}
-            for line in output.splitlines():
-                name, _, rest = line.partition(" ")
-                try:
-                    values = _json_values(rest)
-                except ValueError:
-                    continue
-                selector = next((v for v in values if isinstance(v, dict)), {})
-                ports = next((v for v in values if isinstance(v, list)), [])
-                if selector:
-                    services[name] = (selector, ports)
-            self.services = services
+            self.services = _parse_services(output)
         elif self.last == POLICY_NAMES:
             self.policy_names = output.split()
             self.pending = [" ".join(self.policy_names[i:i + POLICY_BATCH])
                             for i in range(0, len(self.policy_names), POLICY_BATCH)]
             self.policies = {}
         elif self.last.startswith("kubectl get networkpolicy") and "jsonpath='{range" in self.last:
-            if TRUNCATED in output:
-                self.policies = None
-                self.policy_names = []  # too many for one read: list the names, then read in batches
-                return
-            policies = dict(self.policies or {}) if self.pending or self.policy_names else {}
-            for line in output.splitlines():
-                name, _, rest = line.partition(" ")
-                if rest.startswith("{"):
-                    try:
-                        policies[name] = json.loads(rest)
-                    except ValueError:
-                        continue
-            self.policies = policies
+            self._read_policies(output)
+
+    def _parse_pods(self, output: str) -> dict[str, dict[str, str]]:
+        """Workload -> labels, from `kubectl get pods --show-labels`."""
+        pods: dict[str, dict[str, str]] = {}
+        for line in output.splitlines()[1:]:
+            columns = line.split()
+            workload = self._workload_of_pod(columns[0]) if columns else None
+            if workload is None or columns[-1] == "<none>":
+                continue
+            labels = dict(item.split("=", 1) for item in columns[-1].split(",") if "=" in item)
+            labels.pop("pod-template-hash", None)
+            pods[workload] = labels
+        return pods
+
+    def _read_policies(self, output: str) -> None:
+        if TRUNCATED in output:
+            self.policies = None
+            self.policy_names = []  # too many for one read: list the names, then read in batches
+            return
+        policies = dict(self.policies or {}) if self.pending or self.policy_names else {}
+        for line in output.splitlines():
+            name, _, rest = line.partition(" ")
+            if rest.startswith("{"):
+                try:
+                    policies[name] = json.loads(rest)
+                except ValueError:
+                    continue
+        self.policies = policies
 
     # ----- the model ---------------------------------------------------------------------------
 
