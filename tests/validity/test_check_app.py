@@ -71,7 +71,7 @@ def test_a_broken_app_fails_the_guarantee_it_breaks(target: str) -> None:
 
 
 def test_failure_messages_say_what_was_seen() -> None:
-    from broken_apps import TELLING, UNSEEDED, UNSOLVABLE
+    from broken_apps import SEEDLESS, TELLING, UNSEEDED, UNSOLVABLE
 
     leaked = check_app(TELLING, raise_on_failure=False).failures
     assert leaked and all(f.query == "telling-L1-set-0000" for f in leaked)
@@ -81,6 +81,8 @@ def test_failure_messages_say_what_was_seen() -> None:
     assert unsolved.query == "unsolvable-L1-set-0000" and "builtin:oracle ended unresolved" in unsolved.message
     (drawn,) = check_app(UNSEEDED, raise_on_failure=False, audit=False).failures
     assert "drew it twice with different hidden params" in drawn.message
+    (same,) = check_app(SEEDLESS, raise_on_failure=False, audit=False).failures
+    assert same.query == "" and "seeds 0 to 4 all drew the same hidden params" in same.message
 
 
 def test_an_app_without_an_oracle_or_queries_is_told_so() -> None:
