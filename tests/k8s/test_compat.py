@@ -180,7 +180,9 @@ def test_fixed_lists_at_level_1():
 
 
 def test_drawn_queries_follow_netarenas_ranges():
-    for query in generate(30):
+    queries = generate(30)
+    assert queries
+    for query in queries:
         faults = query.params["faults"]
         assert [f["type"] for f in faults] == query.category.split("+")  # pairs applied in order
         for fault in faults:
@@ -209,7 +211,9 @@ def test_generator_ranges_equal_netarenas():
 
 def test_every_generated_query_breaks_some_probe():
     offline = OfflineMatrix(BOUTIQUE)
-    for query in generate(5):
+    queries = generate(5)
+    assert queries
+    for query in queries:
         matrix = offline.matrix(apply_faults(BOUTIQUE.healthy_view(), query.params["faults"]))
         assert compat.mismatch_lines(INTENT, matrix, FLOWS), query.id
 
