@@ -10,6 +10,9 @@ grader-survives-audit    no cheat of `netarena audit`'s battery wins (judged cor
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +35,14 @@ MIN_HIDDEN_CHARS = 6
 AGENT_TIMEOUT_S = 60.0
 #: other seeds tried before "the generator ignores the seed"
 OTHER_SEEDS = 4
+#: string hashing of the two processes that must draw the same queries (as xdist workers must): set and dict orders
+#: of strings differ between them
+HASH_SEEDS = ("0", "1")
+#: run in a fresh interpreter: the queries of MODULE:ATTR under RunOptions(**JSON), as JSON
+_DRAW = ("import json, sys\nfrom dataclasses import asdict\nfrom importlib import import_module\n"
+         "from pytest_netarena.core.app import RunOptions\nmodule, _, attr = sys.argv[1].partition(':')\n"
+         "app = getattr(import_module(module), attr)\noptions = RunOptions(**json.loads(sys.argv[2]))\n"
+         "print(json.dumps([[q.id, q.params] for q in app.generate(options)], sort_keys=True, default=repr))\n")
 
 
 @dataclass(frozen=True)
@@ -81,18 +92,21 @@ class AppCheckError(AssertionError):
 
 
 def check_app(app: App | str, options: RunOptions | None = None, *, episodes: int = 3, audit: bool = True,
-              raise_on_failure: bool = True, progress: Callable[[str], None] | None = None) -> AppCheck:
+              processes: bool = True, raise_on_failure: bool = True,
+              progress: Callable[[str], None] | None = None) -> AppCheck:
     """Check that an app (an App, or the name of a registered one) keeps every app's guarantees.
 
     Plays `episodes` sampled queries (one per category, lowest levels first) with the app's builtin:oracle and, with
-    `audit`, the audit battery on one query. Raises AppCheckError naming each broken guarantee and its query (or,
-    with raise_on_failure=False, returns them in the AppCheck); BackendUnavailable when the app cannot run here.
+    `audit`, the audit battery on one query; with `processes`, draws the queries again in two fresh interpreters
+    (the app must then be an attribute of an importable module). Raises AppCheckError naming each broken guarantee
+    and its query (or, with raise_on_failure=False, returns them in the AppCheck); BackendUnavailable when the app
+    cannot run here.
     """
     app = get_app(app) if isinstance(app, str) else app
     options = options or RunOptions(seed=0, queries=1, levels=(1,), extra=dict(SMALL))
     say = progress or (lambda line: None)
     check = AppCheck(app.name)
-    _check_generation(app, options, check)
+    _check_generation(app, options, check, processes)
     queries = audit_queries(app, episodes, options)
     check.queries = [query.id for query in queries]
     if queries:
@@ -112,7 +126,7 @@ def _plain(params: dict[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, default=repr)
 
 
-def _check_generation(app: App, options: RunOptions, check: AppCheck) -> None:
+def _check_generation(app: App, options: RunOptions, check: AppCheck, processes: bool) -> None:
     name = "seeded-generation"
     first = app.generate(options)
     fail = lambda query, message: check.failures.append(Failure(name, query, message))  # noqa: E731
@@ -127,6 +141,7 @@ def _check_generation(app: App, options: RunOptions, check: AppCheck) -> None:
             break
     if len(first) != len(again):
         fail("", f"seed {options.seed} drew {len(first)} queries, then {len(again)}")
+    repeatable = not check.failures
     if len({query.id for query in first}) != len(first):
         fail("", "two queries share an id")
     for query in first:
@@ -142,8 +157,43 @@ def _check_generation(app: App, options: RunOptions, check: AppCheck) -> None:
     if differs is None:
         fail("", f"seeds {options.seed} to {others[-1]} all drew the same hidden params for the {len(first)} "
                  "queries: the generator ignores the seed")
+    across = _check_processes(app, options, fail) if repeatable and processes else "not drawn in other processes"
     check.figures[name] = (f"{len(first)} queries drawn twice from seed {options.seed}, the same; "
-                           f"seed {differs} drew others")
+                           f"seed {differs} drew others; {across}")
+
+
+def _entry_point(app: App) -> str | None:
+    """MODULE:ATTR naming this very App instance, when its module holds it (not a script run as __main__)."""
+    module = sys.modules.get(type(app).__module__)
+    if module is None or module.__name__ == "__main__":
+        return None
+    attr = next((name for name, value in vars(module).items() if value is app), None)
+    return f"{module.__name__}:{attr}" if attr else None
+
+
+def _check_processes(app: App, options: RunOptions, fail: Callable[[str, str], None]) -> str:
+    """Draw the queries in two fresh interpreters whose string hashing differs; they must agree. Returns the figure."""
+    target = _entry_point(app)
+    if target is None:
+        return "not drawn in other processes (the app is not an attribute of an importable module)"
+    from dataclasses import asdict
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    drawn = []
+    for hash_seed in HASH_SEEDS:
+        done = subprocess.run([sys.executable, "-c", _DRAW, target, json.dumps(asdict(options), default=list)],
+                              env={**env, "PYTHONHASHSEED": hash_seed}, capture_output=True, text=True, timeout=300,
+                              check=False)
+        if done.returncode:
+            fail("", f"{target} could not draw its queries in a fresh interpreter: {done.stderr.strip()[-300:]}")
+            return "other processes failed"
+        drawn.append(json.loads(done.stdout))
+    if drawn[0] != drawn[1]:
+        query = next((one[0] for one, two in zip(*drawn) if one != two), "")
+        fail(query, f"two processes drew other queries from seed {options.seed} (PYTHONHASHSEED {HASH_SEEDS[0]} and "
+                    f"{HASH_SEEDS[1]}): the draw depends on what differs between processes, such as the order of a set "
+                    "of strings, so xdist workers would disagree")
+    return f"two fresh processes (PYTHONHASHSEED {' and '.join(HASH_SEEDS)}) drew the same"
 
 
 def _check_episodes(app: App, env: Environment, options: RunOptions, queries: list[Query], check: AppCheck,

@@ -96,3 +96,16 @@ class TellingApp(CounterApp):
 
 
 SEEDLESS, UNSEEDED, HARMLESS, TELLING = SeedlessApp(), UnseededApp(), HarmlessApp(), TellingApp()
+
+
+class HashOrderApp(CounterApp):
+    """Draws from a set of names: one process draws the same each time, another process (other string hashing) not."""
+
+    name = "hash-order"
+
+    def draw_params(self, category, chooser, options):
+        names = list({f"switch-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz"})
+        return {**super().draw_params(category, chooser, options), "switch": chooser.choice(names)}
+
+
+HASH_ORDER = HashOrderApp()

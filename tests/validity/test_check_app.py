@@ -40,6 +40,7 @@ def test_the_honest_toy_app_keeps_every_guarantee() -> None:
 
     check = check_app(toy_app.APP)
     assert check.passed and set(check.figures) == set(GUARANTEES) and check.queries == ["toy-L1-set-0000"]
+    assert "two fresh processes (PYTHONHASHSEED 0 and 1) drew the same" in check.figures["seeded-generation"]
 
 
 #: broken toy app -> the guarantees it must be caught breaking (a grader that takes a fault-free state as fixed
@@ -47,6 +48,7 @@ def test_the_honest_toy_app_keeps_every_guarantee() -> None:
 BROKEN = {
     "broken_apps:SEEDLESS": {"seeded-generation"},
     "broken_apps:UNSEEDED": {"seeded-generation"},
+    "broken_apps:HASH_ORDER": {"seeded-generation"},  # the same in one process, not across xdist workers
     "broken_apps:UNSOLVABLE": {"solvable-by-oracle"},
     "broken_apps:HARMLESS": {"faults-break-something", "grader-survives-audit"},
     "broken_apps:TELLING": {"hidden-state-unseen"},
@@ -61,7 +63,7 @@ def test_a_broken_app_fails_the_guarantee_it_breaks(target: str) -> None:
     module, _, attr = target.partition(":")
     app = getattr(importlib.import_module(module), attr)
     with pytest.raises(AppCheckError) as raised:
-        check_app(app)
+        check_app(app, processes=target == "broken_apps:HASH_ORDER")  # fresh interpreters cost a second each
     check = raised.value.check
     assert check.broken() == BROKEN[target], str(raised.value)
     message = str(raised.value)
@@ -71,17 +73,19 @@ def test_a_broken_app_fails_the_guarantee_it_breaks(target: str) -> None:
 
 
 def test_failure_messages_say_what_was_seen() -> None:
-    from broken_apps import SEEDLESS, TELLING, UNSEEDED, UNSOLVABLE
+    from broken_apps import HASH_ORDER, SEEDLESS, TELLING, UNSEEDED, UNSOLVABLE
 
-    leaked = check_app(TELLING, raise_on_failure=False).failures
+    leaked = check_app(TELLING, raise_on_failure=False, processes=False).failures
     assert leaked and all(f.query == "telling-L1-set-0000" for f in leaked)
     assert any("is shown to the agent in the first observation" in f.message for f in leaked)
     assert any(f.message.startswith(("'stuck_counter'", "'sign_flip'")) for f in leaked)
-    (unsolved,) = check_app(UNSOLVABLE, raise_on_failure=False).failures
+    (unsolved,) = check_app(UNSOLVABLE, raise_on_failure=False, processes=False).failures
     assert unsolved.query == "unsolvable-L1-set-0000" and "builtin:oracle ended unresolved" in unsolved.message
     (drawn,) = check_app(UNSEEDED, raise_on_failure=False, audit=False).failures
     assert "drew it twice with different hidden params" in drawn.message
-    (same,) = check_app(SEEDLESS, raise_on_failure=False, audit=False).failures
+    (ordered,) = check_app(HASH_ORDER, raise_on_failure=False, audit=False).failures
+    assert ordered.query == "hash-order-L1-set-0000" and "PYTHONHASHSEED 0 and 1" in ordered.message
+    (same,) = check_app(SEEDLESS, raise_on_failure=False, audit=False, processes=False).failures
     assert same.query == "" and "seeds 0 to 4 all drew the same hidden params" in same.message
 
 
@@ -98,10 +102,10 @@ def test_an_app_without_an_oracle_or_queries_is_told_so() -> None:
         def categories(self, options):
             return []
 
-    failures = check_app(NoOracle(), raise_on_failure=False, audit=False).failures
+    failures = check_app(NoOracle(), raise_on_failure=False, audit=False, processes=False).failures
     assert [str(f) for f in failures] == ["solvable-by-oracle: the app: the app offers no builtin:oracle "
                                           "(App.builtin_agent_names), so no task is shown solvable"]
-    (empty,) = check_app(NoQueries(), raise_on_failure=False).failures
+    (empty,) = check_app(NoQueries(), raise_on_failure=False, processes=False).failures
     assert empty.guarantee == "seeded-generation" and "drew no query" in empty.message
 
 
