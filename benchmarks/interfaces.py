@@ -146,10 +146,10 @@ def main() -> None:
     print(f"k8s step, text path (reply read and run): {_ms(text)}")
     print(f"k8s step, tool path (a native tool call checked and run): {_ms(tool)}")
     print(f"  tools / text cost per step: {statistics.median(tool) / statistics.median(text):.2f}x "
-          f"(+{(statistics.median(tool) - statistics.median(text)) * 1000:.1f} ms)")
+          f"({(statistics.median(tool) - statistics.median(text)) * 1000:+.1f} ms)")
     print(f"k8s step, MCP path (official client over stdio, send to result): {_ms(mcp)}")
     print(f"  MCP / text cost per step: {statistics.median(mcp) / statistics.median(text):.2f}x "
-          f"(+{(statistics.median(mcp) - statistics.median(text)) * 1000:.1f} ms)")
+          f"({(statistics.median(mcp) - statistics.median(text)) * 1000:+.1f} ms)")
     for name in args.clis:
         from pytest_netarena.mcp.clis import PROFILES
 

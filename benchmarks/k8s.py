@@ -206,7 +206,7 @@ def measure_writes(spec: str, steps: int) -> None:
     print(f"[writes {spec}] {flows} flows; per k8s step that writes one policy (whole env.step, {steps} steps each):")
     print(f"  per-write checks off (step ends only): step {_median_ms(off_wall)}; check {_median_ms(off_check)}")
     print(f"  per-write checks on:                   step {_median_ms(on_wall)}; check {_median_ms(on_check)}")
-    print(f"  cost of per-write checks (median): check +{(median(on_check) - median(off_check)) * 1000:.2f} ms, "
+    print(f"  cost of per-write checks (median): check {(median(on_check) - median(off_check)) * 1000:+.2f} ms, "
           f"whole step {(median(on_wall) - median(off_wall)) * 1000:+.1f} ms")
 
 
@@ -270,7 +270,7 @@ def measure_write_cost(spec: str, writes: int) -> None:
     print(f"[write cost {spec}] one NetworkPolicy write through the server, {writes} writes each:")
     print(f"  without the per-write check: {_median_ms(plain)}")
     print(f"  judged by the per-write check: {_median_ms(judged)} ({seen} writes judged)")
-    print(f"  cost of judging a write (median): +{(median(judged) - median(plain)) * 1000:.2f} ms")
+    print(f"  cost of judging a write (median): {(median(judged) - median(plain)) * 1000:+.2f} ms")
     if held is not None:
         print(f"  of which the store lock is held to list the written state: {held * 1e6:.1f} us")
 

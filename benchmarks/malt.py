@@ -1,6 +1,6 @@
 """MALT speed figures beside NetArena's: topology load, graph comparison, the box's cost per answer, oracle throughput.
 
-    python benchmarks/malt.py [--topology PATH] [--iso-nodes N] [--repeat N]
+    python benchmarks/malt.py [--topology PATH|synthetic[:NODES]] [--iso-nodes N] [--repeat N] [--queries N]
 
 Uses the real topology (../shared/data/malt/malt-graph.textproto.txt beside the checkout, or
 $NETARENA_MALT_TOPOLOGY) when present, otherwise
@@ -51,6 +51,7 @@ def main() -> int:
     parser.add_argument("--topology", default=str(REAL) if REAL.exists() else "synthetic")
     parser.add_argument("--iso-nodes", type=int, default=600, help="graph size for the nx.is_isomorphic timing")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=3, help="oracle queries per category (default 3)")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -77,7 +78,8 @@ def main() -> int:
         load_s, graph = timed(lambda: topo.load_textproto(args.topology), args.repeat, "load")
         row("load real topology (parse + DiGraph)", "7.6 s", ms(load_s, "load"), "< 500 ms")
     else:
-        load_s, graph = timed(lambda: topo.synthetic_topology(), args.repeat, "load")
+        size = args.topology.partition(":")[2].split(":")[0]  # synthetic:NODES, a smaller graph
+        load_s, graph = timed(lambda: topo.synthetic_topology(nodes=int(size) if size else None), args.repeat, "load")
         row("generate synthetic topology", "n/a", ms(load_s, "load"), "< 500 ms")
     print(f"{'':<44} nodes {graph.number_of_nodes()}, edges {graph.number_of_edges()} (NetArena: 5493 / 6424)")
 
@@ -114,7 +116,7 @@ def main() -> int:
         f"{iso_s * 1000:.0f} ms", f"{ours_small_s * 1000:.2f} ms", "")
     print(f"{'':<44} ratio on that graph: {iso_s / max(ours_small_s, 1e-9):,.0f}x")
 
-    options = RunOptions(seed=1, queries=3, extra={"malt_topology": args.topology})
+    options = RunOptions(seed=1, queries=args.queries, extra={"malt_topology": args.topology})
     small_code = "def process_graph(graph_data):\n    return {'type': 'text', 'data': 1}"
     graph_code = "def process_graph(graph_data):\n    return {'type': 'graph', 'updated_graph': graph_data}"
     oracle_code = APP.builtin_agent("oracle", APP.generate(options)[0], None).code  # type: ignore[union-attr]
@@ -139,7 +141,7 @@ def main() -> int:
     system = build_system_prompt(APP.prompt(), "zero-shot")
     all_resolved = True
     for sandboxed in (False, True):
-        env = APP.make_environment(RunOptions(seed=1, queries=3, extra=options.extra, sandboxed=sandboxed))
+        env = APP.make_environment(RunOptions(seed=1, queries=args.queries, extra=options.extra, sandboxed=sandboxed))
         try:
             started = time.perf_counter()
             outcomes = []

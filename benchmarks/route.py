@@ -2,6 +2,7 @@
 storm watch (and how fast a storm is stopped), pingmesh time (our prober vs NetArena's process per pair), network
 set-up and teardown, oracle episodes per minute.
 Needs root and Mininet. Run: python benchmarks/route.py [--repeats N] [--box-steps N] [--box-only] [--checks-only]
+[--small]
 (the guard beside each command, teardown times and their cost to other processes: benchmarks/route_guard.py)"""
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ def median_time(function, repeats: int) -> tuple[float, Mesh]:
     return statistics.median(times), mesh
 
 
-def pingmesh_figures(repeats: int) -> None:
+def pingmesh_figures(repeats: int, sizes: tuple[tuple[int, int], ...] = SIZES) -> None:
     print(f"pingmesh per step (median of {repeats}), same network, healthy and with ip_forward=0:")
     print(f"{'size':>6} {'nodes':>5} {'pairs':>6} | {'ours ok':>8} {'NetArena ok':>11} | {'ours broken':>11} {'NetArena broken':>15} | {'setup':>6} {'teardown':>8}")
-    for episode, (subnets, hosts) in enumerate(SIZES):
+    for episode, (subnets, hosts) in enumerate(sizes):
         lease = claim(1200 + episode)
         topo = Topology(lease.prefix, subnets, hosts)
         network = Network(topo, lease)
@@ -85,13 +86,14 @@ def pingmesh_figures(repeats: int) -> None:
         )
 
 
-def _oracle_worker(args: tuple[int, int, int, int]) -> tuple[int, int, float]:
-    worker, workers, seed, queries = args
+def _oracle_worker(args: tuple[int, int, int, int, bool]) -> tuple[int, int, float]:
+    worker, workers, seed, queries, small = args
     os.environ["PYTEST_XDIST_WORKER"] = f"gw{worker}"
     from pytest_netarena.core.episode import EpisodeConfig, run_episode
     from pytest_netarena.core.types import Outcome, Task, new_episode_id
 
-    options = RunOptions(seed=seed, queries=queries)
+    options = (RunOptions(seed=seed, queries=queries, levels=(1,), extra={"route_size": "2x1"}) if small
+               else RunOptions(seed=seed, queries=queries))
     mine = APP.generate(options)[worker::workers]
     env = APP.make_environment(options)
     resolved = 0
@@ -107,15 +109,16 @@ def _oracle_worker(args: tuple[int, int, int, int]) -> tuple[int, int, float]:
     return len(mine), resolved, time.perf_counter() - started
 
 
-def oracle_rate(workers: int, queries: int, seed: int) -> None:
+def oracle_rate(workers: int, queries: int, seed: int, small: bool = False) -> None:
     started = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
-        results = list(pool.map(_oracle_worker, [(w, workers, seed, queries) for w in range(workers)]))
+        results = list(pool.map(_oracle_worker, [(w, workers, seed, queries, small) for w in range(workers)]))
     wall = time.perf_counter() - started
     episodes = sum(r[0] for r in results)
     resolved = sum(r[1] for r in results)
     print(
-        f"oracle: {episodes} episodes (seed {seed}, sizes from the seed, levels 1-3) on {workers} worker(s): "
+        f"oracle: {episodes} episodes (seed {seed}, {'2x1, level 1' if small else 'sizes from the seed, levels 1-3'}) "
+        f"on {workers} worker(s): "
         f"{wall:.1f}s wall, {episodes / wall * 60:.1f} episodes/min, resolved {resolved}/{episodes}"
     )
 
@@ -162,7 +165,7 @@ STORM = ("ip link add va type veth peer name vb && ip link set va up && ip link 
          "ping -c1 -W0.2 -I va 10.99.99.99 >/dev/null")
 
 
-def check_figures(steps: int) -> None:
+def check_figures(steps: int, sizes: tuple[tuple[int, int], ...] = ((2, 1), (16, 4))) -> None:
     """Median per-step cost of the kernel accounting (router listed before and after) and of the storm windows, on
     2x1 and 16x4 networks; then the time from a tc mirred loop's start to its removal. The guard beside a command
     and whole steps are measured by benchmarks/route_guard.py."""
@@ -173,7 +176,7 @@ def check_figures(steps: int) -> None:
 
     print(f"per-step checks (median of {steps} router commands; storm window: {WINDOW_S * 1000:.0f} ms after the "
           f"command and after the pingmesh, budget {STORM_PPS:,} packets/s over the whole network):")
-    for episode, (subnets, hosts) in enumerate(((2, 1), (16, 4))):
+    for episode, (subnets, hosts) in enumerate(sizes):
         lease = claim(1400 + episode)
         topo = Topology(lease.prefix, subnets, hosts)
         network = Network(topo, lease)
@@ -232,19 +235,23 @@ def main() -> None:
     parser.add_argument("--box-steps", type=int, default=60)
     parser.add_argument("--box-only", action="store_true", help="only the per-step box cost")
     parser.add_argument("--checks-only", action="store_true", help="only the per-step accounting and storm watch")
+    parser.add_argument("--small", action="store_true",
+                        help="2x1 networks only, the oracle on level 1 (a quick check that every part runs)")
     args = parser.parse_args()
+    sizes = ((2, 1),) if args.small else SIZES
     if os.geteuid() != 0:
         sys.exit("benchmarks/route.py needs root (Mininet)")
     print(APP.header(RunOptions()))
+    checked = ((2, 1),) if args.small else ((2, 1), (16, 4))
     if args.checks_only:
-        check_figures(args.box_steps)
+        check_figures(args.box_steps, checked)
         return
     box_figures(args.box_steps)
     if args.box_only:
         return
-    check_figures(args.box_steps)
-    pingmesh_figures(args.repeats)
-    oracle_rate(args.workers, args.queries, args.seed)
+    check_figures(args.box_steps, checked)
+    pingmesh_figures(args.repeats, sizes)
+    oracle_rate(args.workers, args.queries, args.seed, args.small)
 
 
 if __name__ == "__main__":

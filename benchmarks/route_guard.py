@@ -5,7 +5,7 @@ guard and the storm windows); the cost of one reading of the meter (the watch's 
 episode whose agent made the most objects the caps allow, and of one whose agent asked for a flood of veth pairs;
 and, for both, the worst delay another process's netlink work suffered meanwhile (a probe in a namespace of its own
 changing its loopback's MTU every 5 ms: a request that takes the kernel's rtnl lock, as every link change does).
-Needs root and Mininet. Run: python benchmarks/route_guard.py [--steps N] [--flood PAIRS]; with PYTHONPATH set to an
+Needs root and Mininet. Run: python benchmarks/route_guard.py [--steps N] [--flood PAIRS] [--small]; with PYTHONPATH set to an
 older checkout it measures that code instead (the figures before)."""
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ def query(subnets: int, hosts: int) -> Query:
     return Query("route", 1, "disable_routing", 0, 0, {"subnets": subnets, "hosts": hosts, "faults": [FORWARD_OFF]})
 
 
-def step_figures(steps: int) -> None:
+def step_figures(steps: int, sizes: tuple[tuple[int, int], ...] = ((2, 1), (16, 4))) -> None:
     guarded = _new_code()
     print(f"per step (median of {steps} router commands: {', '.join(COMMANDS)}), {'new' if guarded else 'old'} code:")
-    for subnets, hosts in ((2, 1), (16, 4)):
+    for subnets, hosts in sizes:
         env = APP.make_environment(RunOptions())
         try:
             env.reset(query(subnets, hosts))
@@ -157,13 +157,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--flood", type=int, default=1500, help="veth pairs the flooding command asks for")
+    parser.add_argument("--small", action="store_true", help="the step figures on 2x1 only (a quick check that it runs)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("benchmarks/route_guard.py needs root (Mininet)")
     import pytest_netarena
 
     print(f"code: {Path(pytest_netarena.__file__).parent}")
-    step_figures(args.steps)
+    step_figures(args.steps, ((2, 1),) if args.small else ((2, 1), (16, 4)))
     print("teardown (2x1 network; the probe's delays from the last command's start to the end of the teardown):")
     teardown_figures(args.flood)
 

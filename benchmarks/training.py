@@ -1,6 +1,6 @@
 """Expert trajectories generated per minute per app on this machine, with one job and with several.
 
-    python benchmarks/training.py [--episodes N] [--jobs J] [--app APP ...] [--malt-topology SPEC]
+    python benchmarks/training.py [--episodes N] [--jobs J] [--app APP ...] [--malt-topology SPEC] [--random-steps N]
 
 Each figure is `netarena generate --agent builtin:expert` end to end (query generation, environment
 start, episodes, run folder and report), so it is what a user producing imitation data gets. Also
@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="jobs of the parallel setting (default 2)")
     parser.add_argument("--app", action="append", default=[])
     parser.add_argument("--malt-topology", default=None, help="default: the real-size synthetic topology")
+    parser.add_argument("--random-steps", type=int, default=200, help="steps of the random-policy figure (default 200)")
     args = parser.parse_args()
     extra = {"malt_topology": args.malt_topology} if args.malt_topology else {}
     print(f"expert trajectories per minute ({args.episodes} episodes per app and setting)")
@@ -69,7 +70,7 @@ def main() -> None:
             continue
         many, _, _ = trajectories_per_minute(app, args.episodes, args.jobs, extra)
         try:
-            steps = f"{random_steps_per_second(app, 200, extra):.0f}"
+            steps = f"{random_steps_per_second(app, args.random_steps, extra):.0f}"
         except ImportError:
             steps = "n/a (no gymnasium)"
         print(f"{app:<7}{one:>12.0f}{many:>12.0f}{many / one:>8.2f}{f'{resolved}/{written}':>10}{steps:>16}")

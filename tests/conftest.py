@@ -12,9 +12,21 @@ import pytest
 # an EllipticCurve instance" in the embedded API server's certificates). Imported once here, it stays.
 import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
 import pytest_netarena
-from pytest_netarena.testing.netarena_checkout import malt_checkout
+from pytest_netarena.testing.netarena_checkout import CHECKOUT_ENV, malt_checkout
 
 pytest_plugins = ["pytester"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--netarena-checkout", metavar="PATH", default=None,
+                     help=f"a NetArena checkout (or a bare git mirror of it) for the tests that compare with NetArena; "
+                          f"default ${CHECKOUT_ENV} or $NETARENA_MIRROR; without one those tests skip")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    given = config.getoption("--netarena-checkout")
+    if given:  # through the environment, so pytester's runs and subprocesses find it too
+        os.environ[CHECKOUT_ENV] = str(Path(given).expanduser().resolve())
 
 HERE = Path(__file__).parent / "plugin"
 PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
@@ -42,7 +54,8 @@ def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
-    """A NetArena checkout holding its MALT data (from ../shared or the git mirror); skips without one."""
+    """A NetArena checkout holding its MALT data (--netarena-checkout, or a checkout or mirror the environment names);
+    skips, saying how to give one, without."""
     root, why = malt_checkout(tmp_path_factory.mktemp("netarena"))
     if root is None:
         pytest.skip(why)

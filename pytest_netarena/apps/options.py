@@ -27,7 +27,7 @@ BUILTIN_OPTIONS: dict[str, tuple[OptionSpec, ...]] = {
     "k8s": (
         OptionSpec("k8s-app", "application: online-boutique (default) or synthetic:N[:SEED] "
                    "(N services, random acyclic call graph)", "online-boutique",
-                   check=_check("pytest_netarena.apps.k8s.app:check_app"), metavar="APP"),
+                   check=_check("pytest_netarena.apps.k8s.app:check_k8s_app"), metavar="APP"),
         OptionSpec("k8s-backend", "cluster: embedded (default: in-process API server + policy engine) or "
                    "kubeconfig[:CONTEXT] (a real cluster from $KUBECONFIG whose CNI enforces "
                    "NetworkPolicy; see docs/k8s.md)", "embedded",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
-from ..core.app import RunOptions
+from ..core.app import App, RunOptions
 from ..core.episode import EpisodeConfig, run_episode
 from ..core.types import EpisodeResult, Outcome, Query, Task, new_episode_id
 from ..core.errors import BackendUnavailable
@@ -54,17 +54,27 @@ class AppAudit:
         return [result for result in self.episodes if cheat_won(result)]
 
 
-def audit_queries(app_name: str, count: int, options: RunOptions) -> list[Query]:
+def _app(app: App | str) -> App:
+    """An app given by its registered name or as the App itself (e.g. one a user checks before registering it)."""
+    return get_app(app) if isinstance(app, str) else app
+
+
+def _name(app: App | str) -> str:
+    """The name an app is registered (or, given as an App, calls itself) under."""
+    return app if isinstance(app, str) else app.name
+
+
+def audit_queries(app: App | str, count: int, options: RunOptions) -> list[Query]:
     """count queries of the app, one category after another (lowest levels first), from the run seed."""
-    app = get_app(app_name)
+    app = _app(app)
     every = app.generate(RunOptions(seed=options.seed, queries=1, levels=options.levels, extra=dict(options.extra)))
     return sorted(every, key=lambda query: (query.level, query.category))[:count]
 
 
-def play_cheat(app_name: str, env, cheat: Cheat, query: Query, options: RunOptions,
+def play_cheat(app: App | str, env, cheat: Cheat, query: Query, options: RunOptions,
                agent_timeout_s: float = 60.0) -> EpisodeResult:
     """One ordinary episode with the cheat's agent, of at most the cheat's steps."""
-    app = get_app(app_name)
+    app_name, app = _name(app), _app(app)
     task = Task(app=app_name, episode_id=new_episode_id(),
                 system_prompt=build_system_prompt(app.prompt_for(options), "zero-shot", cheat.steps),
                 strategy="zero-shot", max_steps=cheat.steps)
@@ -76,19 +86,20 @@ def play_cheat(app_name: str, env, cheat: Cheat, query: Query, options: RunOptio
         agent.close()
 
 
-def audit_app(app_name: str, queries: int, options: RunOptions, progress: Callable[[str], None] = print) -> AppAudit:
+def audit_app(app: App | str, queries: int, options: RunOptions, progress: Callable[[str], None] = print) -> AppAudit:
     """Every cheat for the app on `queries` of its queries, in one environment."""
+    app_name, app = _name(app), _app(app)
     result = AppAudit(app_name)
     try:
-        env = get_app(app_name).make_environment(options)
+        env = app.make_environment(options)
     except BackendUnavailable as error:
         result.skipped = str(error)
         return result
     try:
-        chosen = audit_queries(app_name, queries, options)
+        chosen = audit_queries(app, queries, options)
         for cheat in cheats_for(app_name):
             for query in chosen:
-                result.episodes.append(play_cheat(app_name, env, cheat, query, options))
+                result.episodes.append(play_cheat(app, env, cheat, query, options))
             progress(f"{app_name}: {cheat.name} ({cheat.attack}): "
                      + ", ".join(str(r.outcome.value) for r in result.episodes[-len(chosen):]))
     finally:

@@ -1,40 +1,80 @@
-"""Tests' access to a NetArena checkout's MALT data: a real checkout, or files read from a git mirror at test time.
+"""Tests' access to NetArena's files: a checkout, or a bare git mirror read at test time, named by the environment.
 
-Nothing of NetArena's is stored in this project: NETARENA_CHECKOUT names a checkout; otherwise the
-files are read out of a bare git mirror (NETARENA_MIRROR, default the shared mirror path) into a
-folder the test owns.
+Nothing of NetArena's is stored in this project, and no folder of any machine is assumed: NETARENA_CHECKOUT
+names a checkout (the tests' `--netarena-checkout PATH` sets it), NETARENA_MIRROR a bare git mirror whose
+files are read with `git show`. Either may be given in either form. Without one, the tests that need
+NetArena's files skip and say how to give them.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
-MIRROR = Path(os.environ.get("NETARENA_MIRROR", "/work/.mirror/Froot-NetSys+NetArena/repo"))
+CHECKOUT_ENV, MIRROR_ENV = "NETARENA_CHECKOUT", "NETARENA_MIRROR"
 MALT_FILES = ("malt-graph.textproto.txt", "sampled_500_benchmark_malt.jsonl")
+HOW = (f"give --netarena-checkout PATH, or set {CHECKOUT_ENV} to a NetArena checkout or {MIRROR_ENV} to a bare "
+       "git mirror of it")
+
+
+@dataclass(frozen=True)
+class NetArenaSource:
+    """A NetArena checkout, or a bare git mirror of one (its files read from HEAD)."""
+
+    path: Path
+    bare: bool
+
+    def read(self, relative: str) -> bytes:
+        """A file of NetArena's by its path in the repository; FileNotFoundError saying why when it cannot."""
+        if not self.bare:
+            target = self.path / relative
+            if not target.is_file():
+                raise FileNotFoundError(f"{self.path} has no {relative}")
+            return target.read_bytes()
+        done = subprocess.run(["git", "-C", str(self.path), "show", f"HEAD:{relative}"], capture_output=True,
+                              timeout=120, check=False)
+        if done.returncode:
+            raise FileNotFoundError(f"cannot read {relative} from {self.path}: "
+                                    f"{done.stderr.decode(errors='replace')[:200]}")
+        return done.stdout
+
+
+def _is_bare(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and not (path / ".git").exists()
+
+
+def netarena_source() -> tuple[NetArenaSource | None, str]:
+    """(the NetArena source the environment names, or None and why there is none)."""
+    for name in (CHECKOUT_ENV, MIRROR_ENV):
+        given = os.environ.get(name, "").strip()
+        if not given:
+            continue
+        path = Path(given).expanduser()
+        if not path.is_dir():
+            return None, f"{name}={given} is not a folder"
+        return NetArenaSource(path, _is_bare(path)), ""
+    return None, f"no NetArena checkout: {HOW}"
 
 
 def malt_checkout(dest: Path) -> tuple[Path | None, str]:
-    """(a folder laid out like a NetArena checkout with app-malt/data, or None, and why not)."""
-    given = os.environ.get("NETARENA_CHECKOUT")
-    if given:
-        root = Path(given)
-        if all((root / "app-malt" / "data" / name).is_file() for name in MALT_FILES):
-            return root, ""
-        return None, f"NETARENA_CHECKOUT={given} has no app-malt/data/{MALT_FILES[0]}"
-    if not MIRROR.exists():
-        return None, f"no NetArena checkout: set NETARENA_CHECKOUT (the git mirror {MIRROR} is absent)"
+    """(a folder laid out like a NetArena checkout with app-malt/data, or None, and why not): the checkout itself,
+    or, from a mirror, the MALT files copied into dest."""
+    source, why = netarena_source()
+    if source is None:
+        return None, why
+    if not source.bare:
+        missing = [name for name in MALT_FILES if not (source.path / "app-malt" / "data" / name).is_file()]
+        return (None, f"{source.path} has no app-malt/data/{missing[0]}") if missing else (source.path, "")
     data = dest / "app-malt" / "data"
     data.mkdir(parents=True, exist_ok=True)
     for name in MALT_FILES:
         target = data / name
         if target.is_file():
             continue
-        with open(target, "wb") as out:
-            done = subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:app-malt/data/{name}"],
-                                  stdout=out, stderr=subprocess.PIPE, timeout=120, check=False)
-        if done.returncode != 0:
-            target.unlink(missing_ok=True)
-            return None, f"cannot read app-malt/data/{name} from {MIRROR}: {done.stderr.decode(errors='replace')[:200]}"
+        try:
+            target.write_bytes(source.read(f"app-malt/data/{name}"))
+        except FileNotFoundError as error:
+            return None, str(error)
     return dest, ""

@@ -1,4 +1,4 @@
-"""`netarena validity [APP ...]`: measures the validity card's evidence and writes validity.md and validity.json."""
+"""`netarena validity [APP ...]` measures the validity card and writes it; `netarena check-app APP` runs check_app."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_UNMEASURED = 0, 1, 2, 3
-#: small sizes by default: the card's figures are about the harness, not about an agent
-SMALL = {"route_size": "2x1", "malt_topology": "synthetic:300"}
 
 
 def register(subparsers) -> None:
@@ -32,6 +30,19 @@ def register(subparsers) -> None:
     validity.add_argument("--register-app", action="append", default=[], metavar="NAME=MODULE:ATTR",
                           help="register your own app first (as the netarena_apps ini key does)")
     validity.set_defaults(handler=run_validity)
+    check = subparsers.add_parser(
+        "check-app", help="check that an app keeps every app's guarantees (check_app); exit 0 if it does",
+        description="Check an app as pytest_netarena.validity.check_app does: seeded generation, every fault breaks "
+                    "something, solvable by its builtin:oracle, no hidden parameter in what the agent sees, a grader "
+                    "that survives the audit battery. Exit status: 0 all kept, 1 some broken (each named with its "
+                    "query), 2 usage error, 3 the app cannot run on this host.")
+    check.add_argument("app", metavar="APP|MODULE:ATTR", help="a registered app's name, or MODULE:ATTR of an App")
+    check.add_argument("--episodes", type=int, default=3, help="queries played, one per category (default 3)")
+    check.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    check.add_argument("--no-audit", action="store_true", help="leave out the audit battery (the slowest part)")
+    check.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                       help="an app option (repeatable); defaults: route-size=2x1, malt-topology=synthetic:300")
+    check.set_defaults(handler=run_check_app)
 
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
@@ -41,6 +52,8 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
     apps = select_apps(args.register_app, args.apps, ["k8s", "route", "malt"])
     if args.queries < 1 or args.seed < 0 or (args.max_steps is not None and args.max_steps < 1):
         raise ValueError("--queries and --max-steps must be at least 1, --seed zero or more")
+    from .conformance import SMALL
+
     return apps, SMALL | app_options(args.option)
 
 
@@ -69,3 +82,51 @@ def run_validity(args: argparse.Namespace) -> int:
     if any(m.skipped for m in measures):
         return EXIT_UNMEASURED
     return EXIT_PASSED if card["passed"] else EXIT_FAILED
+
+
+def _app_to_check(target: str):
+    """The App a check-app argument names: MODULE:ATTR, or a registered app's name."""
+    import importlib
+
+    from ..apps import get_app
+    from ..core.app import App
+
+    if ":" not in target:
+        try:
+            return get_app(target)
+        except KeyError:
+            raise ValueError(f"unknown app {target!r}: give a registered app's name or MODULE:ATTR") from None
+    module_name, _, attr = target.partition(":")
+    try:
+        app = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"cannot load {target}: {error}") from None
+    if not isinstance(app, App):
+        kind = "class" if isinstance(app, type) else type(app).__name__
+        raise ValueError(f"{target} is a {kind}, not an App instance")
+    return app
+
+
+def run_check_app(args: argparse.Namespace) -> int:
+    from ..core.app import RunOptions
+    from ..core.errors import BackendUnavailable, UsageError
+    from ..run.settings import app_options
+    from .conformance import SMALL, check_app
+
+    try:
+        app = _app_to_check(args.app)
+        if args.episodes < 1 or args.seed < 0:
+            raise ValueError("--episodes must be at least 1, --seed zero or more")
+        options = RunOptions(seed=args.seed, queries=1, levels=(1,), extra=SMALL | app_options(args.option))
+    except (ValueError, UsageError) as error:
+        print(f"netarena check-app: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        check = check_app(app, options, episodes=args.episodes, audit=not args.no_audit, raise_on_failure=False)
+    except BackendUnavailable as error:
+        print(f"netarena check-app: {app.name} cannot run on this host: {error}", file=sys.stderr)
+        return EXIT_UNMEASURED
+    print("\n".join(check.lines()))
+    print(f"check-app {app.name}: " + ("every guarantee kept" if check.passed else
+                                       f"{len(check.failures)} broken: {', '.join(sorted(check.broken()))}"))
+    return EXIT_PASSED if check.passed else EXIT_FAILED

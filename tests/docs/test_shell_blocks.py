@@ -26,7 +26,7 @@ from pytest_netarena.testing.doc_blocks import Block, fenced_blocks, runnable_bl
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCKS = runnable_blocks(PAGES)
 #: markers of blocks that another test module runs, and the module that must name them
 RUN_ELSEWHERE = {"recipe": ROOT / "tests" / "scale" / "test_docs.py",

@@ -29,6 +29,7 @@ def test_oracle_resolves_every_query_of_a_default_suite_safely(k8s_env):
 
 def test_expert_resolves_a_sample_of_every_category_safely(k8s_env):
     queries = APP.generate(RunOptions(seed=5, queries=1))
+    assert queries
     results = run(k8s_env, "expert", queries)
     failed = [(r.query.id, r.outcome, r.details) for r in results if r.outcome is not Outcome.RESOLVED]
     assert not failed

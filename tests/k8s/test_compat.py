@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +15,8 @@ from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.space import Category
 from pytest_netarena.core.errors import UsageError
+from pytest_netarena.testing.netarena_checkout import netarena_source as netarena_files
 
-MIRROR = Path(os.environ.get("NETARENA_MIRROR", "/work/.mirror/Froot-NetSys+NetArena/repo"))
 BOUTIQUE = load_app("online-boutique")
 INTENT = intended_matrix(BOUTIQUE)
 FLOWS = compat.probed_flows(INTENT)
@@ -36,14 +33,14 @@ NETARENA_ALLOWED = {
 
 
 def netarena_source(path: str) -> str:
-    """A file of NetArena's app-k8s read from the git mirror at test time (nothing of it is stored here)."""
-    if not MIRROR.exists():
-        pytest.skip(f"no NetArena mirror at {MIRROR}")
-    done = subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:app-k8s/{path}"], capture_output=True,
-                          text=True, timeout=60, check=False)
-    if done.returncode:
-        pytest.skip(f"cannot read app-k8s/{path}: {done.stderr[:200]}")
-    return done.stdout
+    """A file of NetArena's app-k8s read from its checkout or mirror at test time (nothing of it is stored here)."""
+    source, why = netarena_files()
+    if source is None:
+        pytest.skip(why)
+    try:
+        return source.read(f"app-k8s/{path}").decode()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
 
 
 def netarena_literal(path: str, name: str):
@@ -180,7 +177,9 @@ def test_fixed_lists_at_level_1():
 
 
 def test_drawn_queries_follow_netarenas_ranges():
-    for query in generate(30):
+    queries = generate(30)
+    assert queries
+    for query in queries:
         faults = query.params["faults"]
         assert [f["type"] for f in faults] == query.category.split("+")  # pairs applied in order
         for fault in faults:
@@ -209,7 +208,9 @@ def test_generator_ranges_equal_netarenas():
 
 def test_every_generated_query_breaks_some_probe():
     offline = OfflineMatrix(BOUTIQUE)
-    for query in generate(5):
+    queries = generate(5)
+    assert queries
+    for query in queries:
         matrix = offline.matrix(apply_faults(BOUTIQUE.healthy_view(), query.params["faults"]))
         assert compat.mismatch_lines(INTENT, matrix, FLOWS), query.id
 

@@ -45,6 +45,7 @@ def test_the_matrix_equals_real_packets_in_every_faulted_state(env):
     environment, queries = env
     backend = environment.backend
     assert backend.mode == "live" and backend.server.mode == "live"
+    assert len(queries) >= 4
     for query in queries[:4]:
         environment.reset(query)
         expected = dict(backend.observe().matrix)

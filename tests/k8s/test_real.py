@@ -33,6 +33,7 @@ def test_episodes_run_in_their_own_namespace_which_is_deleted_afterwards(server)
     backend.prepare()
     env = K8sEnvironment(app, "online-boutique", backend)
     queries = APP.generate(RunOptions(seed=4, queries=1, levels=(2,)))[:2]
+    assert len(queries) == 2
     namespaces = []
     try:
         for query in queries:

@@ -199,7 +199,7 @@ def test_a_topology_file_given_by_option(tmp_path):
     path.write_text(topo.to_textproto(*topo.synthetic_records(topo.Shape(2, 2, 4, 1, 4, 4), seed=9)))
     options = RunOptions(seed=2, queries=1, levels=(1, 3), extra={"malt_topology": str(path)})
     queries = APP.generate(options)
-    assert all(str(q.params).count("ju1.a") or str(q.params).count("ju1.s") for q in queries)
+    assert queries and all(str(q.params).count("ju1.a") or str(q.params).count("ju1.s") for q in queries)
     file_env = APP.make_environment(options)
     try:
         results = run(file_env, queries, "oracle")

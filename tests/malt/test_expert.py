@@ -55,6 +55,7 @@ def test_expert_resolves_every_category_without_params(env, queries):
 
 def test_expert_parses_each_question_into_the_hidden_program(queries):
     # the parse must recover exactly what the generator hid (read here by the test, not the agent)
+    assert queries
     for query in queries:
         steps, unparsed = parse_question(query.params["question"])
         assert unparsed == []

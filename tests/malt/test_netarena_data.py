@@ -73,6 +73,7 @@ def test_question_params_match_netarena_answer_literals(reading, checkout):
     """The names our reader takes from each question are the ones NetArena's answer code uses."""
     path = netarena_data.data_dir(checkout) / netarena_data.QUESTIONS_FILE
     answers = [json.loads(line)["messages"][1]["answer"] for line in path.read_text().splitlines()]
+    assert reading.queries
     for query in reading.queries:
         answer = answers[query.seed - 1]
         for step in query.params["program"]:

@@ -224,6 +224,7 @@ def test_queries_carry_netarenas_error_detail_for_the_green_agent():
     from pytest_netarena.core.app import RunOptions
 
     queries = APP.generate(RunOptions(seed=2, queries=1, profile="netarena"))
+    assert queries
     for q in queries:
         details = [compat.netarena_detail(fault) for fault in q.params["faults"]]
         assert q.params["error_detail"] == (details[0] if len(details) == 1 else details)

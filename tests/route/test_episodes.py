@@ -43,6 +43,7 @@ def test_every_pair_category_is_repaired_by_the_oracle(route_env):
 
 def test_expert_meets_its_targets_on_a_sample(route_env):
     queries = APP.generate(RunOptions(seed=11, queries=1, extra={"route_size": "3x2"}))
+    assert queries
     results = [run(route_env, "expert", query) for query in queries]
     resolved = sum(result.outcome is Outcome.RESOLVED for result in results)
     assert all(result.safe for result in results), [r.first_unsafe_step for r in results if not r.safe]
@@ -52,7 +53,9 @@ def test_expert_meets_its_targets_on_a_sample(route_env):
 
 
 def test_noop_resolves_nothing(route_env):
-    for query in APP.generate(RunOptions(seed=2, queries=1, levels=(1,), extra={"route_size": "2x1"}))[:2]:
+    queries = APP.generate(RunOptions(seed=2, queries=1, levels=(1,), extra={"route_size": "2x1"}))[:2]
+    assert len(queries) == 2
+    for query in queries:
         result = run(route_env, "noop", query, max_steps=2)
         assert result.outcome is Outcome.UNRESOLVED and result.safe
         assert "pairs unreachable" in result.details
@@ -60,7 +63,9 @@ def test_noop_resolves_nothing(route_env):
 
 
 def test_reckless_is_flagged_unsafe_with_named_pairs(route_env):
-    for query in APP.generate(RunOptions(seed=3, queries=1, levels=(1,), extra={"route_size": "2x2"}))[:3]:
+    queries = APP.generate(RunOptions(seed=3, queries=1, levels=(1,), extra={"route_size": "2x2"}))[:3]
+    assert len(queries) == 3
+    for query in queries:
         result = run(route_env, "reckless", query, max_steps=2)
         assert result.outcome is Outcome.UNSAFE, (query.id, result.details)
         assert any(" -> " in violation and "became unreachable" in violation for violation in result.first_unsafe_step.violations)

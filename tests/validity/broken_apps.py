@@ -37,3 +37,75 @@ class LeakyApp(CounterApp):
 
 
 LEAKY = LeakyApp()
+
+
+class SeedlessApp(CounterApp):
+    """Draws its target without the chooser: every seed gives the same queries."""
+
+    name = "seedless"
+
+    def draw_params(self, category, chooser, options):
+        return {"target": 7}
+
+
+class UnseededApp(CounterApp):
+    """Draws from Python's global random generator: the same seed gives other queries each time."""
+
+    name = "unseeded"
+
+    def draw_params(self, category, chooser, options):
+        import random
+
+        return {"target": random.randint(1, 10**9)}
+
+
+class HarmlessEnvironment(CounterEnvironment):
+    """Its fault breaks nothing: the counter starts at the target."""
+
+    def reset(self, query):
+        observation = super().reset(query)
+        self.value = self.target
+        return observation
+
+
+class HarmlessApp(CounterApp):
+    name = "harmless"
+
+    def make_environment(self, options):
+        return HarmlessEnvironment()
+
+
+class TellingEnvironment(CounterEnvironment):
+    """Names the hidden fault in its first observation."""
+
+    def reset(self, query):
+        return super().reset(query) + f" (injected: {query.params['faults'][0]['type']})"
+
+
+class TellingApp(CounterApp):
+    """Its queries hold a fault the environment tells the agent about."""
+
+    name = "telling"
+
+    def draw_params(self, category, chooser, options):
+        return {**super().draw_params(category, chooser, options),
+                "faults": [{"type": chooser.choice(["stuck_counter", "sign_flip"])}]}
+
+    def make_environment(self, options):
+        return TellingEnvironment()
+
+
+SEEDLESS, UNSEEDED, HARMLESS, TELLING = SeedlessApp(), UnseededApp(), HarmlessApp(), TellingApp()
+
+
+class HashOrderApp(CounterApp):
+    """Draws from a set of names: one process draws the same each time, another process (other string hashing) not."""
+
+    name = "hash-order"
+
+    def draw_params(self, category, chooser, options):
+        names = list({f"switch-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz"})
+        return {**super().draw_params(category, chooser, options), "switch": chooser.choice(names)}
+
+
+HASH_ORDER = HashOrderApp()

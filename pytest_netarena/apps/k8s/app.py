@@ -21,7 +21,7 @@ DEFAULT_PODS, PODS_CHOICES = "auto", ("auto", "live", "off")
 DEFAULT_STORY = "mismatch"
 
 
-def check_app(spec: str) -> None:
+def check_k8s_app(spec: str) -> None:
     """A --k8s-app value names an app that loads (cached: the run's queries reuse it)."""
     from .workloads.load import load_app
 
