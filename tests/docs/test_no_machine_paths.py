@@ -38,10 +38,11 @@ def test_code_tests_and_scripts_name_no_path_of_a_developers_machine():
 
 def test_a_default_that_names_a_machine_folder_is_caught(tmp_path: Path):
     """The NetArena mirror's old default: an environment variable's fallback is a path like any other."""
+    machine_folder = "/" + "work/.mirror/Froot-NetSys+NetArena/repo"  # split, so this file names no machine itself
     old = tmp_path / "old.py"
-    old.write_text('MIRROR = Path(os.environ.get("NETARENA_MIRROR", "/work/.mirror/Froot-NetSys+NetArena/repo"))\n'
+    old.write_text(f'MIRROR = Path(os.environ.get("NETARENA_MIRROR", "{machine_folder}"))\n'
                    'HOME_DATA = "/Users/someone/data"\nBOX_HOME = "/root/.config"  # the box\'s own folder\n')
-    assert machine_paths([old], CODE_PATH, tmp_path) == ["old.py:1: /work/.mirror/Froot-NetSys+NetArena/repo",
+    assert machine_paths([old], CODE_PATH, tmp_path) == [f"old.py:1: {machine_folder}",
                                                          "old.py:2: /Users/someone/data"]
 
 

@@ -27,7 +27,7 @@ def shell(command: str, spec: sandbox.BoxSpec = SHELL) -> sandbox.box.Finished:
 @needs_boxes
 def test_host_files_are_invisible_by_path_and_by_proc(canary: Path) -> None:
     secret = canary.read_text().strip()
-    result = shell(f"cat {canary}; cat /proc/1/root{canary}; ls {canary.parent}; ls /work /root /var 2>&1; "
+    result = shell(f"cat {canary}; cat /proc/1/root{canary}; ls {canary.parent}; ls {canary.parent.parent} /root /var 2>&1; "
                    f"cat /proc/*/cwd/{canary.name} 2>&1; find / -name {canary.name} 2>/dev/null")
     assert secret not in result.text
     assert "No such file or directory" in result.text
