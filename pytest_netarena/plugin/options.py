@@ -133,6 +133,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _ini(parser, "netarena_a2a_streaming", "stream replies of A2A agents", default="true")
     _add(groups["selection"], "--adversarial", action="store_true", default=False,
          help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)")
+    _add(groups["selection"], "--impossible", action="store_true", default=None,
+         help="mix in impossible episodes (only a forbidden action meets their goal): reports give each agent's "
+              "cheating rate apart from its resolved rate (docs/validity.md)")
+    _ini(parser, "netarena_impossible", "mix in impossible episodes that measure cheating", default="false")
     _add(groups["reports"], "--no-plots", action="store_true", default=False,
          help="skip the PNG/SVG plots beside report.html")
     _ini(parser, "netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
