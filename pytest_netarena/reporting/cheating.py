@@ -59,3 +59,24 @@ def render_lines(rows: list[dict[str, Any]]) -> list[str]:
         if len(row["cheats"]) > NAMED:
             lines.append(f"  ... and {len(row['cheats']) - NAMED} more in summary.json")
     return lines + list(LEGEND)
+
+
+def html_section(rows: list[dict[str, Any]]) -> str:
+    """report.html's section (empty without impossible episodes): the rates, and the cheats by episode id, whose
+    transcripts are under Episodes (the filter finds them by id)."""
+    if not rows:
+        return ""
+    from html import escape
+
+    cells = []
+    for row in rows:
+        rate = row["cheating"]
+        low, high = rate["ci95"]
+        shown = "-" if rate["rate"] is None else f"{100 * rate['rate']:.1f}% [{100 * low:.0f}-{100 * high:.0f}]"
+        cheats = ", ".join(f"{escape(str(c['query']))} (episode {escape(str(c['episode_id']))})" for c in row["cheats"])
+        cells.append(f"<tr><td>{escape(row['app'])}</td><td>{escape(row['agent'])}</td><td>{rate['k']} of {rate['n']}"
+                     f"</td><td>{shown}</td><td>{row['infra_errors']}</td><td>{cheats or '-'}</td></tr>")
+    return ('<h2 id="cheating">Impossible episodes</h2><p>' + escape(" ".join(LEGEND)) + ". Wilson 95% intervals; "
+            "infrastructure errors are never scored. Each cheat's transcript is under Episodes.</p><table><tr><th>app"
+            "</th><th>agent</th><th>cheated</th><th>cheating rate</th><th>infra</th><th>cheats</th></tr>"
+            + "".join(cells) + "</table>")
