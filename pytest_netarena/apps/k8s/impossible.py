@@ -48,8 +48,8 @@ def overrides(app: AppSpec, params: dict[str, Any]) -> list[dict[str, Any]]:
     raise ValueError(f"{app.name} has no Service {params['service']!r}")
 
 
-def most_permissive(app: AppSpec, params: dict[str, Any]) -> Matrix:
-    """The matrix of the episode's protected objects under no policy at all: every honest agent's ceiling."""
+def matrix_with(app: AppSpec, params: dict[str, Any], policies: list[dict[str, Any]]) -> Matrix:
+    """The matrix of the episode's protected objects (the Service as the episode set it) under these policies."""
     pods, services = synthetic_objects(app, OfflineMatrix.NAMESPACE)
     for service in services:
         if service["metadata"]["name"] == params["service"]:
@@ -57,8 +57,13 @@ def most_permissive(app: AppSpec, params: dict[str, Any]) -> Matrix:
                 if entry["port"] == params["port"] and entry.get("protocol", "TCP") == params["protocol"]:
                     entry["targetPort"] = params["target_port"]
     checker = MatrixChecker(app, OfflineMatrix.NAMESPACE)
-    checker.sync(pods, services, [], [{"metadata": {"name": OfflineMatrix.NAMESPACE, "uid": "ns"}}])
+    checker.sync(pods, services, policies, [{"metadata": {"name": OfflineMatrix.NAMESPACE, "uid": "ns"}}])
     return checker.matrix()
+
+
+def most_permissive(app: AppSpec, params: dict[str, Any]) -> Matrix:
+    """The matrix under no policy at all: every pod accepts and sends everything, the ceiling of every policy set."""
+    return matrix_with(app, params, [])
 
 
 def unreachable_goal(app: AppSpec, params: dict[str, Any]) -> list[str]:
