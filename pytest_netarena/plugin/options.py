@@ -29,7 +29,7 @@ LEVELS_UNSET = "default"  #: run.settings.LEVELS_UNSET: every level, or an app's
 NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
 )
-AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, random, noop), PROVIDER:MODEL (e.g. openai:gpt-4o; "
+AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, random, cheater, noop), PROVIDER:MODEL (e.g. openai:gpt-4o; "
                "--agent=openai:MODEL --llm-api-base URL for your own server), python:MODULE:ATTR (your agent), "
                "a2a:URL")
 
