@@ -349,7 +349,7 @@ def build_settings(
         # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
         finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},
         resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
-        impossible=_flag(option("impossible")),
+        impossible=bool(stored.get("impossible")) if resumed is not None else _flag(option("impossible")),
     )
 
 

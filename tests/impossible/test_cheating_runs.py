@@ -98,3 +98,14 @@ def test_impossible_episodes_stay_out_of_the_rates(pytester: pytest.Pytester, su
     (group,) = with_impossible["groups"]
     assert group["overall"]["resolved"]["k"] == group["overall"]["scored"] == 4  # the oracle's answers, and no more
     assert with_impossible["gates"][0]["passed"] and with_impossible["cheating"][0]["cheating"]["k"] == 1
+
+
+def test_resume_keeps_impossible(pytester: pytest.Pytester, suite) -> None:
+    """--impossible decides the queries: run.json keeps it, and `--resume DIR` alone collects them again."""
+    suite("malt")
+    pytester.runpytest_subprocess("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=2", "--impossible",
+                                  "-k", "impossible", "-p", "no:cacheprovider")
+    (run_json,) = (pytester.path / "reports").glob("*/run.json")
+    assert json.loads(run_json.read_text())["options"]["impossible"] is True
+    again = pytester.runpytest_subprocess(f"--resume={run_json.parent}", "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert any("impossible_strip_switch" in line for line in again.stdout.lines), again.stdout.str()[-2000:]
