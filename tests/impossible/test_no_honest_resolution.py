@@ -23,15 +23,13 @@ def draws(app: str, options: RunOptions | None = None) -> list[dict]:
 # ---- k8s: a protected Service targets a port no pod serves -----------------------------------------------------
 
 def _policy_sets(app, params) -> list[list[dict]]:
-    """Policy sets an honest agent might reach: the healthy ones, every drawn fault of the catalogue, allow-all
+    """Policy sets an honest agent might reach: the healthy ones, drawn faults of the catalogue, allow-all
     (ingress and egress for every pod), and one opening the very port the Service now targets."""
-    from pytest_netarena.apps.k8s.faults import categories, draw_faults
+    from pytest_netarena.apps.k8s.faults import apply_faults, categories, draw_faults
 
     healthy = list(app.healthy_policies().values())
     sets = [healthy]
     for seed, category in enumerate(categories()[:6]):
-        from pytest_netarena.apps.k8s.faults import apply_faults
-
         faults = draw_faults(app, category.name.split("+"), RandomChooser(seed))
         sets.append(list(apply_faults(app.healthy_view(), faults).values()))
     allow_all = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "allow-all"},
