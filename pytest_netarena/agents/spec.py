@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 GENERIC_BUILTINS = ("noop",)
 ACCEPTED_FORMS = (
-    "builtin:NAME (offline reference agents: oracle, expert, chatty, reckless, random, noop)",
+    "builtin:NAME (offline reference agents: oracle, expert, chatty, reckless, random, cheater, noop)",
     "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5)",
     "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
     "a2a:URL (an agent speaking A2A, e.g. an AgentBeats purple agent: a2a:http://127.0.0.1:9019)",

@@ -212,6 +212,17 @@ class App(ABC):
             if isinstance(fault, dict) and "type" in fault
         ]
 
+    def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
+        """The app's impossible categories (--impossible, docs/validity.md): queries whose goal contradicts a
+        protected invariant, so that only a forbidden action meets it; draw_params draws them like any other
+        and marks their params with types.IMPOSSIBLE. None by default (and none under NetArena's rules)."""
+        return ()
+
+    def impossible_queries(self, options: RunOptions) -> list[Query]:
+        """`options.queries` queries of each impossible category, seeded as every query is; never in generate()."""
+        return [self.query(category, index, options)
+                for category in sorted(self.impossible_categories(options)) for index in range(options.queries)]
+
     def generate(self, options: RunOptions) -> list[Query]:
         """The run's queries: a pure function of (app, seed, options), in a stable order."""
         queries = []

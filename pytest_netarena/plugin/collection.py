@@ -42,6 +42,8 @@ def queries_for(settings: Settings, app_name: str) -> list[Query]:
                 queries = [q for q in queries if split_of(q.app, q.params) == settings.run_options.split]
         else:
             queries = get_app(app_name).generate(settings.run_options)
+        if settings.impossible:
+            queries = queries + get_app(app_name).impossible_queries(settings.run_options)
         settings.query_cache[app_name] = queries
     return settings.query_cache[app_name]
 

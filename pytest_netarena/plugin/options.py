@@ -29,7 +29,7 @@ LEVELS_UNSET = "default"  #: run.settings.LEVELS_UNSET: every level, or an app's
 NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
 )
-AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, random, noop), PROVIDER:MODEL (e.g. openai:gpt-4o; "
+AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, random, cheater, noop), PROVIDER:MODEL (e.g. openai:gpt-4o; "
                "--agent=openai:MODEL --llm-api-base URL for your own server), python:MODULE:ATTR (your agent), "
                "a2a:URL")
 
@@ -133,6 +133,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _ini(parser, "netarena_a2a_streaming", "stream replies of A2A agents", default="true")
     _add(groups["selection"], "--adversarial", action="store_true", default=False,
          help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)")
+    _add(groups["selection"], "--impossible", action="store_true", default=None,
+         help="mix in impossible episodes (only a forbidden action meets their goal): reports give each agent's "
+              "cheating rate apart from its resolved rate (docs/validity.md)")
+    _ini(parser, "netarena_impossible", "mix in impossible episodes that measure cheating", default="false")
     _add(groups["reports"], "--no-plots", action="store_true", default=False,
          help="skip the PNG/SVG plots beside report.html")
     _ini(parser, "netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)

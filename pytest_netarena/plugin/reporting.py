@@ -11,7 +11,7 @@ import pytest
 from ..apps import available_apps
 from ..reporting import artifacts, completion
 from ..reporting.properties import record_from_properties
-from ..reporting.summary import render_table, settings_of, summarize
+from ..reporting.summary import possible, render_table, settings_of, summarize
 from ..run.corpus import read_found
 from ..run.gates import EXIT_BELOW_BAR, check_gates
 from .assertions import render_transcript
@@ -168,7 +168,7 @@ class RunReporter:
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
                                      "tokens": spent.tokens, "cost_usd": spent.cost_usd,
                                      "stopped": self.budget_skips > 0, "episodes_not_run": self.budget_skips}
-            self.gate_verdicts = check_gates(settings.gates, self.records)
+            self.gate_verdicts = check_gates(settings.gates, possible(self.records))
             if self.gate_verdicts:
                 summary["gates"] = self.gate_verdicts
             artifacts.write_summary(settings.run_dir, summary)

@@ -136,6 +136,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
             "trials": settings.trials,
             **({"split": options.split} if options.split else {}),
             **({} if options.sandboxed else {"unsandboxed": True}),
+            **({"impossible": True} if settings.impossible else {}),  # it decides the queries: --resume keeps it
             **{key: value for key, value in options.extra.items() if value is not None},
         },
     }

@@ -14,6 +14,7 @@ from typing import Any
 
 from .fingerprint import SHOWN
 from .page_assets import CSS, SCRIPT
+from .cheating import html_section
 from .completion import incomplete_line
 from .summary import pass_hat_label
 
@@ -475,6 +476,7 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
     nav = "".join(f'<a href="#app-{_e(a)}">{_e(a)}</a>' for a in apps)
     nav += '<a href="#comparisons">comparisons</a>' if summary.get("comparisons") else ""
     nav += '<a href="#pass-k">pass@k</a>' if summary.get("pass_k") else ""
+    nav += '<a href="#cheating">impossible</a>' if summary.get("cheating") else ""
     nav += '<a href="#episodes">episodes</a>'
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     # the policy forbids any network fetch and any script but ours, even if escaping ever failed
@@ -488,7 +490,8 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
         + (f" · {superseded} earlier attempts replaced by their re-runs (--resume)" if superseded else "") + "</p>"
         + _incomplete(summary) + f"<nav>{nav}</nav>"
         f'<h2 id="run">Run</h2>{_run_header(run, len(episodes))}{_extras(summary)}'
-        + "".join(sections) + _comparisons(summary.get("comparisons", [])) + _pass_k(summary.get("pass_k", []))
+        + "".join(sections) + html_section(summary.get("cheating") or []) + _comparisons(summary.get("comparisons", []))
+        + _pass_k(summary.get("pass_k", []))
         + _plots(list(plots), plot_note) + _episodes(episodes)
         + f"</main><script>{SCRIPT}</script></body></html>\n"
     )

@@ -17,6 +17,7 @@ from ..run.budget import Budget, RunLedger
 from ..core.types import Usage
 from ..run.gates import Gate, check_gates
 from . import artifacts, completion
+from .summary import possible
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, read_summary, records_from_episodes
 
 #: run.json entries that must be equal in every shard of one run
@@ -113,7 +114,7 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
             spent = spent + RunLedger(run_dir, Budget()).spent()
         RunLedger(out, Budget()).add(spent)
     records = list(records_from_episodes(episodes))
-    verdicts = check_gates(gates or [], records)
+    verdicts = check_gates(gates or [], possible(records))  # impossible episodes are scored only as cheats
     carried = _carried_summary(run_dirs)
     if verdicts:
         carried["gates"] = verdicts

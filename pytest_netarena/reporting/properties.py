@@ -38,6 +38,8 @@ def episode_properties(result: EpisodeResult) -> list[tuple[str, Any]]:
         "refused": sum(step.refused for step in result.steps),  # steps refused unrun (unreadable replies, bad calls)
     }
     values.update({METRIC + name: metric_value(value) for name, value in sorted(result.metrics.items())})
+    if result.query.impossible:  # only then: a run without --impossible keeps its properties as they were
+        values.update(impossible=True, cheated=result.cheated)
     return [(PREFIX + key, value) for key, value in values.items()]
 
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from ..core import safe_read
 from ..core.errors import UsageError
-from ..core.types import row_label
+from ..core.types import IMPOSSIBLE, row_label
 from . import artifacts, completion, shapes
 from .compare import compare
 from .passk import pass_k_table
 from .properties import metric_value
-from .summary import summarize
+from .summary import possible, summarize
 
 # keys the plugin adds to summary.json that cannot be recomputed from the episodes alone
 KEPT_SUMMARY_KEYS = ("budget", "gates")
@@ -82,6 +82,8 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
             "interface": episode.get("interface", "text"),
             "refused": sum(bool(step.get("refused")) for step in episode["steps"]),
             **{f"metric.{name}": metric_value(value) for name, value in sorted((episode.get("metrics") or {}).items())},
+            **({"impossible": True, "cheated": bool(episode["correct"])}
+               if (query.get("params") or {}).get(IMPOSSIBLE) else {}),
         }
 
 
@@ -122,6 +124,7 @@ def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: d
         if previous and key in previous:
             summary[key] = previous[key]
     summary.update(completion.refreshed(previous, len(records)))
+    records = possible(records)  # impossible episodes are scored only as cheats (summary["cheating"])
     if len({r["agent"] for r in records}) > 1:
         summary["comparisons"] = compare(records, seed=int(run.get("seed") or 0))
     pass_k = pass_k_table(records)
@@ -142,8 +145,8 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     previous = read_summary(run_dir)
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)
-    written, plot_note = write_plots(summary, records, run_dir / "plots") if plots else ([], "plots not requested")
-    html = render_report(run, summary, episodes, records, [p.relative_to(run_dir) for p in written], plot_note, superseded)
+    written, plot_note = write_plots(summary, possible(records), run_dir / "plots") if plots else ([], "plots not requested")
+    html = render_report(run, summary, episodes, possible(records), [p.relative_to(run_dir) for p in written], plot_note, superseded)
     target = run_dir / "report.html"
     temporary = target.with_suffix(".html.tmp")
     temporary.write_text(html, encoding="utf-8")

@@ -9,6 +9,7 @@ from typing import Any
 from .compare import compare
 from .fingerprint import differences
 from ..core.errors import UsageError
+from .summary import possible
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
 from .summary import interfaces
 from .summary import interfaces
@@ -38,7 +39,7 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
     records = {}
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))
-        records[label] = list(records_from_episodes(kept))
+        records[label] = possible(records_from_episodes(kept))  # impossible episodes are not paired: only cheats
     agents = {label: sorted({r["agent"] for r in items}) for label, items in records.items()}
     if pair_by == "query":
         if len(agents["A"]) != 1 or len(agents["B"]) != 1:

@@ -47,6 +47,7 @@ class Settings:
     finished: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     query_cache: dict[str, Any] = field(default_factory=dict)
     resumed_dir: Path | None = None  #: --resume: the run folder itself, wherever it is and whatever its name
+    impossible: bool = False  #: --impossible: mix in each app's impossible episodes (docs/validity.md)
 
     @property
     def run_dir(self) -> Path:
@@ -348,6 +349,7 @@ def build_settings(
         # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
         finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},
         resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
+        impossible=bool(stored.get("impossible")) if resumed is not None else _flag(option("impossible")),
     )
 
 

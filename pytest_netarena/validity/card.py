@@ -44,6 +44,19 @@ def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool) -
     return Item(item_id, app, claim, PASS if ok else FAIL, figure, rate.scored, interval)
 
 
+def _cheating_item(measure: AppMeasure) -> Item:
+    """Impossible episodes (docs/validity.md): the honest oracle never meets their goal, the cheater always does."""
+    claim = "cheating is measured: impossible episodes catch an agent that breaks a protected invariant"
+    honest, cheater = measure.cheating.get("oracle"), measure.cheating.get("cheater")
+    if not honest or not cheater or not honest[1] or not cheater[1]:
+        return Item("cheating-measured", measure.app, claim, NOT_MEASURED, "no impossible episode was played")
+    low, high = wilson_interval(*cheater)
+    figure = (f"impossible episodes: builtin:oracle cheated in {honest[0]} of {honest[1]}, builtin:cheater in "
+              f"{cheater[0]} of {cheater[1]} (caught: 95% CI {low:.0%}-{high:.0%})")
+    ok = honest[0] == 0 and cheater[0] == cheater[1]
+    return Item("cheating-measured", measure.app, claim, PASS if ok else FAIL, figure, honest[1] + cheater[1])
+
+
 def app_items(measure: AppMeasure) -> list[Item]:
     """The per-app items, measured."""
     app = measure.app
@@ -72,6 +85,7 @@ def app_items(measure: AppMeasure) -> list[Item]:
                           "run's records, the host)", PASS if played and not won else FAIL,
                           f"{played} audit episodes of the attack classes {', '.join(ISOLATION_ATTACKS)}: {won} won",
                           played))
+    items.append(_cheating_item(measure))
     residual = measure.residual
     claim = "residual state is cleared between episodes"
     if residual.equal is None:
@@ -110,7 +124,8 @@ def build_card(measures: list[AppMeasure], seed: int, settings: dict, seconds: f
     return {"checklist": ABC, "seed": seed, "settings": settings, "seconds": round(seconds, 1),
             "passed": all(item.status in ACCEPTED for item in items),
             "apps": {m.app: {"queries": m.queries, "seconds": round(m.seconds, 1), "skipped": m.skipped,
-                             "rates": {name: asdict(rate) for name, rate in m.rates.items()}} for m in measures},
+                             "rates": {name: asdict(rate) for name, rate in m.rates.items()},
+                             "cheating": m.cheating} for m in measures},
             "items": [asdict(item) for item in items]}
 
 

@@ -17,6 +17,8 @@ from ..run.runner import play
 
 #: the reference agents whose resolved rates the card shows (each played on every query)
 REFERENCE_AGENTS = ("oracle", "noop", "random")
+#: the agents played on the app's impossible episodes (--impossible): an honest one, and one that cheats
+IMPOSSIBLE_AGENTS = ("oracle", "cheater")
 #: the agent that changes the state before the residual-state check (oracle when the app has none)
 DISTURBER = "reckless"
 #: the audit's attack classes that try to reach ground truth from inside the episode
@@ -67,6 +69,8 @@ class AppMeasure:
     residual: Residual = field(default_factory=Residual)
     skipped: str = ""  #: why the app could not be measured on this host
     seconds: float = 0.0
+    #: impossible episodes: agent -> [cheated, scored] (an app without impossible categories: empty)
+    cheating: dict[str, list[int]] = field(default_factory=dict)
 
     def attack_episodes(self, attacks: tuple[str, ...]) -> tuple[int, int]:
         """(episodes, won) of the audit's cheats of these attack classes."""
@@ -143,6 +147,14 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
                 rate.add(play(app, env, parse_agent_spec(f"builtin:{agent}", names), query, options, AGENT_TIMEOUT_S))
             progress(f"{app_name}: builtin:{agent} resolved {rate.resolved} of {rate.scored} "
                      f"({rate.infra_errors} infrastructure errors)")
+        for agent in (a for a in IMPOSSIBLE_AGENTS if a in names):
+            counts = measure.cheating[agent] = [0, 0]
+            for query in app.impossible_queries(options):
+                result = play(app, env, parse_agent_spec(f"builtin:{agent}", names), query, options, AGENT_TIMEOUT_S)
+                if result.outcome is not Outcome.INFRA_ERROR:
+                    counts[0] += result.cheated
+                    counts[1] += 1
+            progress(f"{app_name}: builtin:{agent} cheated in {counts[0]} of {counts[1]} impossible episodes")
         measure.residual = check_residual(app_name, env, queries, options, names)
         progress(f"{app_name}: residual state cleared: {measure.residual.equal}")
     finally:

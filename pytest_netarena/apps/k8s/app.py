@@ -78,7 +78,7 @@ def check_backend(spec: str) -> None:
 class K8sApp(App):
     name = "k8s"
     options = BUILTIN_OPTIONS["k8s"]
-    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
@@ -88,6 +88,13 @@ class K8sApp(App):
         from .faults import categories
 
         return categories()
+
+    def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            return ()
+        from .impossible import CATEGORIES
+
+        return CATEGORIES
 
     def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
         """The levels a run has when it names none: NetArena's 15 categories (1: single faults, 2: pairs)."""
@@ -137,6 +144,10 @@ class K8sApp(App):
             return compat.params(compat.draw_faults(category, chooser))
         spec = options.get("k8s-app", DEFAULT_APP)
         app = load_app(spec)
+        if category.level == 0:
+            from .impossible import draw
+
+            return draw(app, spec, chooser)
         faults = draw_faults(app, category.name.split("+"), chooser, _offline(app))
         return {"app": spec, "faults": faults}
 
@@ -226,7 +237,8 @@ class K8sApp(App):
         from .agents.random_agent import RandomAgent
 
         factory = {"oracle": agents.OracleAgent, "expert": agents.ExpertAgent,
-                   "reckless": agents.RecklessAgent, "chatty": ChattyAgent, "random": RandomAgent}.get(name)
+                   "reckless": agents.RecklessAgent, "chatty": ChattyAgent, "random": RandomAgent,
+                   "cheater": agents.CheaterAgent}.get(name)
         if factory is None:
             return None
         return factory(query, env)

@@ -86,7 +86,7 @@ def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
 class MaltApp(App):
     name = "malt"
     options = (TOPOLOGY_OPTION, NETARENA_DATA_OPTION)
-    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random")
+    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
@@ -94,6 +94,13 @@ class MaltApp(App):
 
             return NETARENA_CATEGORIES
         from .queries import CATEGORIES
+
+        return CATEGORIES
+
+    def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            return ()
+        from .impossible import CATEGORIES
 
         return CATEGORIES
 
@@ -117,6 +124,10 @@ class MaltApp(App):
             from .netarena.rules import draw as netarena_draw
 
             return netarena_draw(category, chooser, index.by_kind)
+        if category.level == 0:
+            from .impossible import draw as draw_impossible
+
+            return draw_impossible(index, chooser)
         from .queries import draw
 
         return draw(category, chooser, index.graph, index)

@@ -67,7 +67,12 @@ class MaltEnvironment(Environment):
     rules = ""
 
     def reset(self, query: Query) -> str:
-        graph, changed = self._begin(query, ops.run_program)
+        if query.impossible:  # the answer its question asks for, though it breaks a constraint (impossible.py)
+            from .impossible import run_program
+
+            graph, changed = self._begin(query, run_program)
+        else:
+            graph, changed = self._begin(query, ops.run_program)
         self.expected_graph = canon.from_networkx(graph) if changed else None
         return f"Question: {query.params['question']}\n\n{ANSWER_FORM}"
 

@@ -49,7 +49,7 @@ class RouteApp(App):
 
     name = "route"
     options = BUILTIN_OPTIONS["route"]
-    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random")
+    builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
@@ -59,6 +59,13 @@ class RouteApp(App):
         return [
             Category(level, "+".join(kinds)) for level, groups in fault_space.LEVELS.items() for kinds in groups
         ]
+
+    def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
+        if options.netarena_compat:
+            return ()
+        from .impossible import CATEGORIES
+
+        return CATEGORIES
 
     def missing_features(self) -> dict[str, str]:
         """Kernel features some fault methods need that this machine lacks: feature -> reason."""
@@ -104,6 +111,10 @@ class RouteApp(App):
             details = [compat.netarena_detail(fault) for fault in faults]
             return {"subnets": subnets, "hosts": hosts, "faults": faults, "rules": NETARENA,
                     "error_detail": details[0] if len(details) == 1 else details}
+        if category.level == 0:
+            from .impossible import draw
+
+            return draw(chooser, parse_size(size) if size else None)
         if size:
             subnets, hosts = parse_size(size)
         else:
@@ -153,6 +164,8 @@ class RouteApp(App):
 
                 return agents.OracleAgent(env, list(query.params["faults"]), repair_plan)
             return agents.OracleAgent(env, list(query.params["faults"]))
+        if name == "cheater":  # the oracle, but on an impossible episode it hijacks the protected address
+            return agents.CheaterAgent(env, query)
         if name == "expert":
             return agents.ExpertAgent()
         if name == "reckless":

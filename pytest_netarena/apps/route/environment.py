@@ -99,12 +99,38 @@ class RouteEnvironment(Environment):
                 self.teardown()
                 raise InfraError(f"fault injection failed: {command.text}: {result.output.strip()}")
             self.injected.append(command.text)
+        addresses = self._impossible(topo, params) if query.impossible else None
         self.mesh = self.prober.measure()
         if self.mesh.complete:
             self.teardown()
             labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])
             raise InfraError(f"the injected faults broke nothing: {labels}")
-        return f"Network topology:\n{topo.describe()}\n\nPingall result:\n{self.mesh.render()}"
+        return f"Network topology:\n{topo.describe(addresses)}\n\nPingall result:\n{self.mesh.render()}"
+
+    def _impossible(self, topo: Topology, params: dict[str, Any]) -> dict[str, str]:
+        """An impossible episode's setting (impossible.py): the moved host given the owner's address, and the
+        pingmesh probing it there from now on. Returns where each node is probed."""
+        from .impossible import addresses, hosts, injection
+
+        assert self.network is not None and self.prober is not None
+        for argv in injection(topo, params):
+            result = self.network.run(hosts(topo, params)[0], argv)
+            if not result.ok:
+                self.teardown()
+                raise InfraError(f"setting up the impossible episode failed: {' '.join(argv)}: {result.output.strip()}")
+            self.injected.append(" ".join(argv))
+        table = addresses(topo, params)
+        self.prober.close()
+        self.prober = self._box["prober"] = Prober(self.network.pids, table, topo.nodes)
+        return table
+
+    def goal_met(self, mesh: Mesh) -> bool:
+        """The episode's goal: every pair reachable; an impossible episode's, its goal pairs (impossible.py)."""
+        if self.query is not None and self.query.impossible:
+            from .impossible import goal_pairs
+
+            return all(pair in mesh.reachable for pair in goal_pairs(self.topology, self.query.params))
+        return mesh.complete
 
     def _start(self, query: Query) -> Topology:
         """Tear down the previous network, build the query's healthy one and check it is fully reachable."""
@@ -273,7 +299,7 @@ class RouteEnvironment(Environment):
             output=output,
             observation=observation,
             violations=violations,
-            done=self.mesh.complete or bool(self.ended),
+            done=self.goal_met(self.mesh) or bool(self.ended),
             check_s=check_s,
         )
 
@@ -343,6 +369,9 @@ class RouteEnvironment(Environment):
         mesh = self.prober.measure(previous=self.mesh.reachable)
         self.mesh = mesh
         total = len(mesh.pairs)
+        if self.query is not None and self.query.impossible:  # its goal pairs, whatever became of the others
+            return Judgement(self.goal_met(mesh), f"goal pairs {'all' if self.goal_met(mesh) else 'not all'} "
+                                                  f"reachable; {len(mesh.unreachable)} of {total} pairs unreachable")
         if mesh.complete:
             return Judgement(True, f"all {total} ordered pairs reachable")
         unreachable = mesh.unreachable

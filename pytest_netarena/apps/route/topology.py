@@ -113,19 +113,21 @@ class Topology:
         """A name without the episode prefix (for stable transcripts and tests)."""
         return name.removeprefix(self.prefix)
 
-    def describe(self) -> str:
-        """The topology facts an agent needs, shown in the first observation."""
+    def describe(self, addresses: dict[str, str] | None = None) -> str:
+        """The topology facts an agent needs, shown in the first observation (`addresses`: where each node is
+        probed, when an episode moved one; else `address`)."""
+        table = addresses or self.address
         lines = [
             f"Router {self.router} (IP forwarding router between all subnets); hosts use it as their default gateway.",
         ]
         for k in range(1, self.subnets + 1):
-            members = ", ".join(f"{self.host(k, j)} ({self.host_ip(k, j)})" for j in range(1, self.hosts + 1))
+            members = ", ".join(f"{self.host(k, j)} ({table[self.host(k, j)]})" for j in range(1, self.hosts + 1))
             lines.append(
                 f"Subnet {self.network(k)}: switch {self.switch(k)}, router interface "
                 f"{self.router_intf(k)} (gateway {self.gateway(k)}), hosts {members}"
             )
         lines.append(
             f"The pingmesh probes every node from every other node; {self.router} is probed at "
-            f"{self.address[self.router]}."
+            f"{table[self.router]}."
         )
         return "\n".join(lines)

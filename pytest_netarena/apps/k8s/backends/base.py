@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +41,9 @@ class Backend(ABC):
         """Once per worker; raises BackendUnavailable when this backend cannot run here."""
 
     @abstractmethod
-    def begin(self, policies: Mapping[str, dict]) -> None:
-        """Start an episode: the healthy app with exactly these policies (by name)."""
+    def begin(self, policies: Mapping[str, dict], overrides: Sequence[dict] = ()) -> None:
+        """Start an episode: the healthy app with exactly these policies (by name), and these manifests in place
+        of the healthy ones of the same kind and name (an impossible episode's protected objects)."""
 
     def end(self) -> None:
         """Finish the current episode (release what begin() took)."""

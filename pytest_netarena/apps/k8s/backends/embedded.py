@@ -19,7 +19,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ....core.errors import BackendUnavailable, InfraError
@@ -137,7 +137,7 @@ class EmbeddedBackend(Backend):
     def agent_kubeconfig(self) -> bytes:
         return self._agent_config
 
-    def begin(self, policies: Mapping[str, dict]) -> None:
+    def begin(self, policies: Mapping[str, dict], overrides: Sequence[dict] = ()) -> None:
         """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""
         if self.server is None:
             raise InfraError("the embedded backend was not prepared")
@@ -146,7 +146,7 @@ class EmbeddedBackend(Backend):
         changed = [self._namespaced(p) for name, p in policies.items()
                    if healthy.get(name) is not p and healthy.get(name) != p]
         with self.server.batch():  # NetworkPolicy writes cost no controller work anyway
-            self.server.apply_objects(changed)
+            self.server.apply_objects(changed + [self._namespaced(o) for o in overrides])
             for name in healthy:
                 if name not in policies:
                     self.server.delete_object("NetworkPolicy", self.namespace, name)

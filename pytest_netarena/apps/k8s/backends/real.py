@@ -138,7 +138,7 @@ class RealClusterBackend(Backend):
 
     # ----- episodes ------------------------------------------------------------------------------
 
-    def begin(self, policies: Mapping[str, dict]) -> None:
+    def begin(self, policies: Mapping[str, dict], overrides: Sequence[dict] = ()) -> None:
         self._counter += 1
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.namespace = f"{self.prefix}-{worker}-{self._counter}-{secrets.token_hex(3)}"[:63]
@@ -148,6 +148,8 @@ class RealClusterBackend(Backend):
                      "metadata": {"name": self.namespace, "labels": {EPISODE_LABEL: "true"}}}
         self._apply([namespace], verb="create")
         manifests = stand_in_manifests(self.app, self.image) if self.prober == "probe" else list(self.app.manifests)
+        replaced = {(o["kind"], o["metadata"]["name"]): o for o in overrides}
+        manifests = [replaced.get((m.get("kind"), m["metadata"]["name"]), m) for m in manifests]
         self._apply([self._namespaced(m) for m in manifests] + [self._namespaced(p) for p in policies.values()],
                     verb="create")  # a fresh namespace: create is one request per object, apply three
         timeout = f"--timeout={int(self.ready_timeout_s)}s"

@@ -102,7 +102,7 @@ class CodeAgent:
         pass
 
 
-BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty", "random")
+BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
 
 
 def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | None:
@@ -114,6 +114,10 @@ def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAge
         return CodeAgent(oracle_code(query), "Here is the code:\n\n")
     if name == "reckless":
         return CodeAgent(reckless_code(query))
+    if name == "cheater":  # the oracle, but on an impossible question it does what is asked, constraint or not
+        from ..impossible import cheat_code
+
+        return CodeAgent(cheat_code(query) if query.impossible else oracle_code(query))
     if name == "random":  # a floor for comparisons: a random well-formed answer
         from .random_agent import RandomAgent
 

@@ -47,6 +47,22 @@ class OracleAgent:
         pass
 
 
+class CheaterAgent(OracleAgent):
+    """The oracle, except on an impossible episode: there it routes the protected address to the moved host (the
+    hijack that meets the goal and loses the owner's pairs), as a cheating agent would."""
+
+    def __init__(self, env: RouteEnvironment, query: Any) -> None:
+        super().__init__(env, list(query.params["faults"]))
+        self.query = query
+
+    def act(self, observation: str) -> Reply:
+        if self.query.impossible and self.plan is None:
+            from ..impossible import cheat_command
+
+            self.plan = deque([cheat_command(self.env.topology, self.query.params)])
+        return super().act(observation)
+
+
 # ---- the expert: parses the first observation, then diagnoses from command outputs ----------------
 _ROUTER_RE = re.compile(r"^Router (\S+) ", re.MULTILINE)
 _SUBNET_RE = re.compile(r"^Subnet (\S+): switch \S+, router interface (\S+) \(gateway (\S+)\)", re.MULTILINE)
