@@ -16,7 +16,7 @@ from ..scale.options import build_scale_options
 from .reporting import RunReporter
 from .runfile import option_lookup, restore_agent_folder, restore_selection, resumed_run
 from .scheduling import XdistHooks, fold_workers_into_flight
-from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, WARNINGS_KEY, Scale
+from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, WARNINGS_KEY, Scale, worker_input
 
 
 def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None:
@@ -41,7 +41,7 @@ def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None
 
 def start(config: pytest.Config) -> None:
     """Build this process's part of the run; a bad option is one usage error before collection."""
-    worker = getattr(config, "workerinput", None)
+    worker = worker_input(config)
     try:
         resumed = resumed_run(config) or {}
         _register_user_apps(config, dict(resumed.get("apps") or {}))
