@@ -146,8 +146,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         _ini(parser, "netarena_" + name.replace("-", "_"), help_text, default=default)
     for app, specs in BUILTIN_OPTIONS.items():
         for spec in specs:
-            _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, type=_typed(spec.type),
-                 help=f"[{app}] {spec.help}")
+            _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, help=f"[{app}] {spec.help}")
             _ini(parser, f"netarena_{spec.dest}", spec.help, default=spec.default)
 
 
