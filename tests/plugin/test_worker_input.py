@@ -40,3 +40,50 @@ def test_the_plugin_reads_the_hand_off_once_and_refuses_a_controller_without_net
     assert first is not None and first.seed == 5 and worker_input(config) is first
     with pytest.raises(pytest.UsageError, match="controller must run pytest-netarena"):
         worker_input(SimpleNamespace(workerinput=dict(XDIST_KEYS), stash=pytest.Stash()))
+
+
+def _lookup(**given):
+    """An option lookup as the plugin's: the value given, else the ini default."""
+    from pytest_netarena.apps.options import BUILTIN_OPTIONS
+    from pytest_netarena.plugin.options import _OPTIONS
+
+    values = {name: default for _, name, _, _, _, default in _OPTIONS}
+    values.update({spec.name: spec.default for specs in BUILTIN_OPTIONS.values() for spec in specs})
+    values.update({"a2a-streaming": "true", "unsandboxed": "false"})
+    values.update({name.replace("_", "-"): value for name, value in given.items()})
+    return values.get
+
+
+def test_a_worker_takes_the_controllers_seed_run_and_corpus_and_checks_no_controller_path(tmp_path):
+    from pytest_netarena.core.errors import UsageError
+    from pytest_netarena.run.settings import build_settings
+
+    query = Query("malt", 1, "list", 0, 99, {"question": "q"})
+    option = _lookup(corpus=str(tmp_path / "only-on-the-controller.jsonl"), seed="1", reports_dir=str(tmp_path))
+    worker = WorkerInput(seed=7, run_id="r7", corpus=(query,))
+    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=worker, rootpath=tmp_path)
+    assert (settings.seed, settings.run_id, settings.corpus, settings.run_options.seed) == (7, "r7", [query], 7)
+    with pytest.raises(UsageError, match="only-on-the-controller.jsonl: no such file"):
+        build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None, rootpath=tmp_path)
+
+
+def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
+    import json
+
+    from pytest_netarena.run.settings import build_settings
+
+    run = tmp_path / "run-1"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({
+        "run_id": "run-1", "seed": 42, "profile": "netarena", "agents": ["builtin:oracle"],
+        "options": {"queries": 2, "levels": [1, 3], "levels_given": False, "strategy": "cot", "trials": 3,
+                    "max_steps": 4, "split": "test", "unsandboxed": True},
+    }))
+    option = _lookup(resume=str(run), queries="5", levels="2", strategy="few-shot", trials="1", max_steps="9",
+                     seed="3", reports_dir=str(tmp_path / "elsewhere"))
+    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None, rootpath=tmp_path)
+    options = settings.run_options
+    assert (settings.seed, settings.run_id, settings.trials, settings.run_dir) == (42, "run-1", 3, run.resolve())
+    assert (options.queries, options.levels, options.levels_given, options.strategy, options.max_steps) == \
+        (2, (1, 3), False, "cot", 4)
+    assert (options.split, options.sandboxed, options.profile) == ("test", False, "netarena")
