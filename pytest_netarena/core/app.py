@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """An app-specific command-line option (registered by the plugin as --NAME)."""
+    """An app-specific option (registered by the plugin as --NAME). Its value is text wherever it is given (command
+    line, ini file, --option NAME=VALUE, a resumed run): `check` is what parses it, so every source parses alike."""
 
     name: str  #: e.g. "malt-topology"
     help: str
     default: Any = None
-    type: type = str
     #: checks a value the user gave (command line or ini) before anything runs: raises UsageError
     #: (or ValueError) saying what is wrong; the run then ends with a one-line usage error
     check: Callable[[str], object] | None = None

@@ -10,6 +10,7 @@ from typing import Any
 from ..agents.prompting import STRATEGIES
 from ..core.app import NETARENA, App, RunOptions, parse_profile
 from ..core.seeding import new_run_seed
+from ..core.space import Category
 from ..core.types import EpisodeResult, Outcome, Query
 from ..core.errors import UsageError
 
@@ -110,18 +111,8 @@ def _strategy(config: dict[str, Any]) -> str:
 
 def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -> Assessment:
     """Validate `{"participants": {role: url}, "config": {...}}`; UsageError says what is wrong."""
-    try:
-        request = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"the request must be JSON {{\"participants\": {{role: url}}, \"config\": {{...}}}}: {error}") from None
-    if not isinstance(request, dict) or not isinstance(request.get("participants"), dict):
-        raise UsageError("the request needs \"participants\": {role: url}")
-    participants = request["participants"]
-    if len(participants) != 1:
-        raise UsageError(f"exactly one participant is evaluated at a time, got {len(participants)}")
-    (role, url), = participants.items()
-    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-        raise UsageError(f"participant {_shown(role)} needs an http(s) URL, got {_shown(url)}")
+    request = _request(text)
+    role, url = _participant(request)
     config = request.get("config", {})
     if not isinstance(config, dict):
         raise UsageError("\"config\" must be an object")
@@ -130,9 +121,44 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     unknown = sorted(set(config) - set(KNOWN_KEYS) - IGNORED_KEYS)
     warnings = tuple(f"unknown config key {_shown(key)} ignored; accepted: {', '.join(KNOWN_KEYS)}"
                      for key in unknown[:10])
+    options, categories = _run_options(config, app, defaults or {})
+    timeout = _seconds(config, "timeout_s", DEFAULT_TIMEOUT_S)
+    max_reply = max(_seconds(config, "max_reply_s", DEFAULT_MAX_REPLY_S), timeout)
+    streaming = config.get("streaming", True)
+    if not isinstance(streaming, bool):
+        raise UsageError(f"config.streaming must be true or false, got {_shown(streaming)}")
+    queries = _queries(config, app, options, categories)
+    ignored = tuple(sorted(set(config) & IGNORED_KEYS))
+    return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, timeout, ignored,
+                      max_reply, streaming, warnings)
+
+
+def _request(text: str) -> dict[str, Any]:
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"the request must be JSON {{\"participants\": {{role: url}}, \"config\": {{...}}}}: {error}") from None
+    if not isinstance(request, dict) or not isinstance(request.get("participants"), dict):
+        raise UsageError("the request needs \"participants\": {role: url}")
+    return request
+
+
+def _participant(request: dict[str, Any]) -> tuple[str, str]:
+    """The one participant evaluated: its role and its http(s) URL."""
+    participants = request["participants"]
+    if len(participants) != 1:
+        raise UsageError(f"exactly one participant is evaluated at a time, got {len(participants)}")
+    (role, url), = participants.items()
+    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+        raise UsageError(f"participant {_shown(role)} needs an http(s) URL, got {_shown(url)}")
+    return role, url
+
+
+def _run_options(config: dict[str, Any], app: App, defaults: dict[str, Any]) -> tuple[RunOptions, list[Category]]:
+    """The run's options as NetArena's config names them (queries per query type), and the categories it asks for."""
     num = _int(config, "num_queries", DEFAULT_NUM_QUERIES.get(app.name, DEFAULT_NUM_QUERIES_OTHER), 1,
                MAX_NUM_QUERIES)
-    extra = dict((defaults or {}).get("options", {}))
+    extra = dict(defaults.get("options", {}))
     if app.name == "route" and ("num_switches" in config or "num_hosts_per_subnet" in config):
         subnets = _int(config, "num_switches", 2, 2, MAX_SUBNETS)
         hosts = _int(config, "num_hosts_per_subnet", 1, 1, MAX_HOSTS)
@@ -140,7 +166,7 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
     seed = _int(config, "seed", None, 0, MAX_SEED)
     if seed is None:  # new queries every assessment, as NetArena's; the result reports the seed to replay it
         seed = new_run_seed()
-    compat = config.get("compat", (defaults or {}).get("compat"))
+    compat = config.get("compat", defaults.get("compat"))
     if compat is not None and (not isinstance(compat, str) or len(compat) > 20):
         raise UsageError(f"config.compat takes netarena or none, got {_shown(compat)}")
     profile = parse_profile(compat, "config.compat")
@@ -152,23 +178,21 @@ def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -
         raise UsageError(f"the {app.name} app has no query at levels {list(levels)}")
     options.queries = num  # per query type, as NetArena counts
     options.max_steps = _int(config, "max_iterations", None, 1, MAX_ITERATIONS)
-    timeout = _seconds(config, "timeout_s", DEFAULT_TIMEOUT_S)
-    max_reply = max(_seconds(config, "max_reply_s", DEFAULT_MAX_REPLY_S), timeout)
-    streaming = config.get("streaming", True)
-    if not isinstance(streaming, bool):
-        raise UsageError(f"config.streaming must be true or false, got {_shown(streaming)}")
-    # round robin over levels, then over each level's categories: a few queries still cover every level
-    rank = {(c.level, c.name): i for level in levels
+    return options, categories
+
+
+def _queries(config: dict[str, Any], app: App, options: RunOptions, categories: list[Category]) -> list[Query]:
+    """The queries, round robin over levels, then over each level's categories (a few queries still cover every
+    level), cut to [start_index, end_index)."""
+    rank = {(c.level, c.name): i for level in options.levels
             for i, c in enumerate(sorted(c for c in categories if c.level == level))}
     queries = sorted(app.generate(options), key=lambda q: (q.index, rank[q.level, q.category], q.level))
     start = _int(config, "start_index", 0, 0, 2**31)
     end = _int(config, "end_index", None, 0, 2**31)
     queries = queries[start:end]
     if not queries:
-        raise UsageError(f"start_index {start} and end_index {end} leave no query of {len(categories) * num}")
-    ignored = tuple(sorted(set(config) & IGNORED_KEYS))
-    return Assessment(str(role), url, app.name, tuple(queries), options, options.max_steps, timeout, ignored,
-                      max_reply, streaming, warnings)
+        raise UsageError(f"start_index {start} and end_index {end} leave no query of {len(categories) * options.queries}")
+    return queries
 
 
 def _seconds(config: dict[str, Any], key: str, default: float) -> float:

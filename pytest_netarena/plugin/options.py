@@ -25,7 +25,7 @@ GROUPS = (
 )
 EXIT_BELOW_BAR = 6  #: run.gates.EXIT_BELOW_BAR (said here without importing the run's modules)
 STRATEGIES = "zero-shot, cot, few-shot, react"  #: agents.prompting.STRATEGIES
-LEVELS_UNSET = "default"  #: run.settings.LEVELS_UNSET: every level, or an app's own default (MALT compat)
+LEVELS_UNSET = "default"  #: run.values.LEVELS_UNSET: every level, or an app's own default (MALT compat)
 NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
 )
@@ -150,8 +150,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         _ini(parser, "netarena_" + name.replace("-", "_"), help_text, default=default)
     for app, specs in BUILTIN_OPTIONS.items():
         for spec in specs:
-            _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, type=_typed(spec.type),
-                 help=f"[{app}] {spec.help}")
+            _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, help=f"[{app}] {spec.help}")
             _ini(parser, f"netarena_{spec.dest}", spec.help, default=spec.default)
 
 

@@ -12,7 +12,7 @@ import pytest
 from ..apps import available_apps
 from ..reporting import artifacts
 from ..run.settings import RESUMED_OPTIONS, absolute_path, expand_home, path_options
-from .state import SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY
+from .state import SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, worker_input
 
 #: run.json command-line keys of runs made before options were renamed
 _RENAMED = {"record": "llm-record", "replay": "llm-replay"}
@@ -37,9 +37,9 @@ def option_lookup(config: pytest.Config, recorded: dict[str, Any] | None = None)
 
 def resumed_run(config: pytest.Config) -> dict[str, Any] | None:
     """The run.json of the run --resume completes (as the controller read it, on an xdist worker), or None."""
-    worker = getattr(config, "workerinput", None)
-    if worker is not None and worker.get("netarena_run_info"):
-        return worker["netarena_run_info"]
+    worker = worker_input(config)
+    if worker is not None and worker.run_info:
+        return dict(worker.run_info)
     folder = option_lookup(config)("resume")
     return artifacts.read_run_info(Path(folder)) if folder else None
 

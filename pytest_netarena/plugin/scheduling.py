@@ -11,7 +11,9 @@ import pytest
 from ..apps import get_app
 from ..reporting import artifacts
 from ..run.settings import Settings
+from ..run.worker_input import WorkerInput
 from ..scale.inflight import InFlight, runs_concurrently
+from ..scale.service import RemoteController
 from ..scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
 from .collection import Case, SearchCase, benchmark_case
 from .fixtures import obtain
@@ -58,15 +60,16 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         settings, scale = node.config.stash[SETTINGS_KEY], node.config.stash[SCALE_KEY]
-        node.workerinput["netarena_seed"] = settings.seed
-        node.workerinput["netarena_run_id"] = settings.run_id
-        node.workerinput["netarena_shard"] = str(scale.options.shard) if scale.options.shard else None
-        node.workerinput["netarena_in_flight"] = scale.options.in_flight
-        if settings.corpus is not None:  # the corpus file need not exist on the worker's host
-            node.workerinput["netarena_corpus"] = [query.to_dict() for query in settings.corpus]
         resume = option_lookup(node.config)("resume")
-        if resume:
-            node.workerinput["netarena_run_info"] = artifacts.read_run_info(Path(resume))
+        handed = WorkerInput(
+            seed=settings.seed,
+            run_id=settings.run_id,
+            shard=str(scale.options.shard) if scale.options.shard else None,
+            in_flight=scale.options.in_flight,
+            corpus=None if settings.corpus is None else tuple(settings.corpus),
+            run_info=artifacts.read_run_info(Path(resume)) if resume else None,
+        )
+        node.workerinput.update(handed.to_workerinput())
         if scale.service is not None:
             from ..scale.link import open_link
 
@@ -126,10 +129,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             why = scale.slots.probe(get_app(name))
             if why:
                 refused[name] = why
-    scale.controller.report_collection({**scale.collected, "apps": apps, "refused": refused})
-    if scale.in_flight is not None:
+    controller = scale.controller
+    controller.report_collection({**scale.collected, "apps": apps, "refused": refused})
+    if scale.in_flight is not None and isinstance(controller, RemoteController):  # a worker: the controller pushes
         items = session.items
-        scale.controller.client.handle_pushes(
+        controller.client.handle_pushes(
             "upcoming", lambda indices: scale.in_flight.submit([items[i] for i in indices if i < len(items)]))
 
 

@@ -11,12 +11,12 @@ from ..agents.model_agent import uses_litellm
 from ..apps import APP_ENTRY_POINTS, available_apps, get_app, register_app
 from ..core.errors import UsageError
 from ..run.search import PROFILES
-from ..run.settings import build_settings
+from ..run.settings import Settings, build_settings
 from ..scale.options import build_scale_options
 from .reporting import RunReporter
 from .runfile import option_lookup, restore_agent_folder, restore_selection, resumed_run
 from .scheduling import XdistHooks, fold_workers_into_flight
-from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, WARNINGS_KEY, Scale
+from .state import FOLDED_KEY, SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, WARNINGS_KEY, Scale, worker_input
 
 
 def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None:
@@ -41,7 +41,7 @@ def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None
 
 def start(config: pytest.Config) -> None:
     """Build this process's part of the run; a bad option is one usage error before collection."""
-    worker = getattr(config, "workerinput", None)
+    worker = worker_input(config)
     try:
         resumed = resumed_run(config) or {}
         _register_user_apps(config, dict(resumed.get("apps") or {}))
@@ -64,13 +64,7 @@ def start(config: pytest.Config) -> None:
             config.stash[FOLDED_KEY] = folded
         config.stash[WARNINGS_KEY] = []
         if worker is None and settings.agents and not config.option.collectonly:
-            for app in available_apps().values():  # a backend that cannot be reached fails now, not by skips
-                app.preflight(settings.run_options)
-            _reach_a2a_agents(settings.agents)
-            from ..agents.preflight import check_model_agents
-
-            config.stash[WARNINGS_KEY] = check_model_agents(settings.agents, settings.run_budget,
-                                                            settings.episode_budget)
+            config.stash[WARNINGS_KEY] = _preflight(settings)
     except UsageError as error:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
@@ -78,11 +72,25 @@ def start(config: pytest.Config) -> None:
     if runs_episodes and any(agent.kind == "litellm" and uses_litellm(agent.target, agent.settings.get("client"))
                              for agent in settings.agents):
         _import_model_client_now()
+    _register_run_hooks(config, controller=worker is None)
+
+
+def _preflight(settings: Settings) -> list[str]:
+    """Backends and agents that cannot be reached fail now, not by skips; returns what the header warns about."""
+    for app in available_apps().values():
+        app.preflight(settings.run_options)
+    _reach_a2a_agents(settings.agents)
+    from ..agents.preflight import check_model_agents
+
+    return check_model_agents(settings.agents, settings.run_budget, settings.episode_budget)
+
+
+def _register_run_hooks(config: pytest.Config, controller: bool) -> None:
     for name in ("collection", "scheduling", "reporting"):  # the run's hooks, which a session without one never sees
         # through sys.modules, never the package's attribute: pytester's in-process runs drop the modules they imported
         config.pluginmanager.register(importlib.import_module(f"{__package__}.{name}"), f"netarena-{name}")
     config.pluginmanager.register(_RunEnd(), "netarena-end")
-    if worker is None:  # only the controller aggregates and writes run files
+    if controller:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
     _register_hypothesis_profiles()
     if config.pluginmanager.hasplugin("xdist"):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
 from ..core.types import EpisodeResult
 from ..run.settings import Settings
+from ..run.worker_input import WorkerInput
 from ..scale.inflight import EnvironmentSlots, InFlight
 from ..scale.options import ScaleOptions
-from ..scale.service import RemoteController, RunService
+from ..scale.service import Controller, RemoteController, RunService
 from ..scale.workers import WorkerSplit
 from .options import NO_AGENT_MESSAGE  # noqa: F401  (the skip message the reporter counts)
 
@@ -22,6 +22,9 @@ FOLDED_KEY = pytest.StashKey[WorkerSplit]()  #: what -n N with a model agent bec
 EPISODE_LINE_KEY = pytest.StashKey[str]()  #: a freshly played episode's episodes.jsonl line, for the controller
 USER_APPS_KEY = pytest.StashKey[dict[str, str]]()  #: apps the run registered (netarena_apps), name -> MODULE:ATTR
 WARNINGS_KEY = pytest.StashKey[list[str]]()  #: what the header warns about (e.g. a cost cap on an unpriced model)
+WORKER_KEY = pytest.StashKey[WorkerInput]()  #: the controller's hand-off, read once (xdist workers)
+NO_CONTROLLER = ("pytest-netarena: this xdist worker has no link to its controller "
+                 "(the controller must run pytest-netarena too)")
 
 BUDGET_SKIP = "not run: the run's budget is spent"
 
@@ -31,7 +34,7 @@ class Scale:
     """This process's part in a run: who answers run-wide questions, its environments, episodes in flight."""
 
     options: ScaleOptions
-    controller: Any  #: RunService (the controller) or RemoteController (an xdist worker)
+    controller: Controller  #: RunService (the controller) or RemoteController (an xdist worker)
     service: RunService | None  #: set in the controller only
     slots: EnvironmentSlots
     in_flight: InFlight | None = None
@@ -40,7 +43,7 @@ class Scale:
 
     @classmethod
     def for_process(cls, config: pytest.Config, settings: Settings, options: ScaleOptions) -> Scale:
-        worker = getattr(config, "workerinput", None)
+        worker = worker_input(config)
         slots = EnvironmentSlots(settings.run_options)
         if worker is None:
             service = RunService(settings)
@@ -49,11 +52,23 @@ class Scale:
 
         client = worker_link()
         if client is None:
-            raise pytest.UsageError("pytest-netarena: this xdist worker has no link to its controller "
-                                    "(the controller must run pytest-netarena too)")
-        return cls(options, RemoteController(client, settings, bool(worker.get("netarena_run_info"))), None, slots)
+            raise pytest.UsageError(NO_CONTROLLER)
+        return cls(options, RemoteController(client, settings, bool(worker.run_info)), None, slots)
 
     def close(self) -> None:
         if self.in_flight is not None:
             self.in_flight.close()
         self.slots.close()
+
+
+def worker_input(config: pytest.Config) -> WorkerInput | None:
+    """What the controller handed this xdist worker; None in the controller (or without xdist)."""
+    raw = getattr(config, "workerinput", None)
+    if raw is None:
+        return None
+    if WORKER_KEY not in config.stash:
+        try:
+            config.stash[WORKER_KEY] = WorkerInput.from_workerinput(raw)
+        except KeyError:
+            raise pytest.UsageError(NO_CONTROLLER) from None
+    return config.stash[WORKER_KEY]

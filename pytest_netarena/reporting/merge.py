@@ -77,42 +77,17 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
 
     run_dirs = [Path(d) for d in run_dirs]
     runs = check_shards(run_dirs, allow_missing)
-    first = runs[0]
-    run_id = artifacts.new_run_id(int(first.get("seed") or 0)) + "-merged"
+    run_id = artifacts.new_run_id(int(runs[0].get("seed") or 0)) + "-merged"
     out = Path(out) if out is not None else run_dirs[0].parent / run_id
     if out.exists() and any(out.iterdir()):
         raise ReportError(f"{out}: the merged folder must be new or empty")
-    episodes, owner = [], {}
-    for run_dir in run_dirs:
-        kept, _ = latest_attempts(load_episodes(run_dir)) if (run_dir / "episodes.jsonl").exists() else ([], 0)
-        for episode in kept:
-            key = (episode["query"]["id"], episode["agent"], int(episode["trial"]))
-            if key in owner:
-                raise ReportError(f"{key[0]} ({key[1]}, trial {key[2]}) is in {owner[key]} and {run_dir}: "
-                                  "the folders are not disjoint shards")
-            owner[key] = run_dir
-            episodes.append(episode)
+    episodes = _disjoint_episodes(run_dirs)
     artifacts.make_private_dir(out)
-    artifacts.write_json(out / "run.json", {
-        **{key: value for key, value in first.items() if key not in ("run_id", "args", "shard", "collection")},
-        "run_id": out.name,
-        "merged_from": [{"run_id": run.get("run_id"), "shard": run.get("shard"), "path": str(run_dir)}
-                        for run_dir, run in zip(run_dirs, runs)],
-        "collection": {"total": first.get("collection", {}).get("total"),
-                       "selected": sum(run.get("collection", {}).get("selected", 0) for run in runs)},
-    })
-    for name in ("episodes.jsonl", "found.jsonl"):
-        lines = [line for run_dir in run_dirs if (run_dir / name).exists()
-                 for _, line in safe_read.json_lines(run_dir / name, inside=run_dir)]
-        if name == "episodes.jsonl":
-            lines = [json.dumps(episode, sort_keys=True, default=str) for episode in episodes]
-        if lines:
-            (out / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    if any((run_dir / "usage.json").exists() for run_dir in run_dirs):
-        spent = Usage()
-        for run_dir in run_dirs:
-            spent = spent + RunLedger(run_dir, Budget()).spent()
-        RunLedger(out, Budget()).add(spent)
+    artifacts.write_json(out / "run.json", _merged_run_info(out, run_dirs, runs))
+    _join_lines(out / "episodes.jsonl", [json.dumps(episode, sort_keys=True, default=str) for episode in episodes])
+    _join_lines(out / "found.jsonl", [line for run_dir in run_dirs if (run_dir / "found.jsonl").exists()
+                                      for _, line in safe_read.json_lines(run_dir / "found.jsonl", inside=run_dir)])
+    _add_up_usage(out, run_dirs)
     records = list(records_from_episodes(episodes))
     verdicts = check_gates(gates or [], possible(records))  # impossible episodes are scored only as cheats
     carried = _carried_summary(run_dirs)
@@ -123,6 +98,49 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
     build_report(out, plots=plots)
     write_junit(out / "junit.xml", records, episodes, name=f"netarena {out.name}")
     return out, verdicts
+
+
+def _disjoint_episodes(run_dirs: list[Path]) -> list[dict[str, Any]]:
+    """Every shard's kept episodes (its latest attempt of each); an episode in two shards is a ReportError."""
+    episodes, owner = [], {}
+    for run_dir in run_dirs:
+        kept, _ = latest_attempts(load_episodes(run_dir)) if (run_dir / "episodes.jsonl").exists() else ([], 0)
+        for episode in kept:
+            key = (episode["query"]["id"], episode["agent"], int(episode["trial"]))
+            if key in owner:
+                raise ReportError(f"{key[0]} ({key[1]}, trial {key[2]}) is in {owner[key]} and {run_dir}: "
+                                  "the folders are not disjoint shards")
+            owner[key] = run_dir
+            episodes.append(episode)
+    return episodes
+
+
+def _merged_run_info(out: Path, run_dirs: list[Path], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first shard's run.json as the whole run's: where it came from, and every shard's selection added up."""
+    first = runs[0]
+    return {
+        **{key: value for key, value in first.items() if key not in ("run_id", "args", "shard", "collection")},
+        "run_id": out.name,
+        "merged_from": [{"run_id": run.get("run_id"), "shard": run.get("shard"), "path": str(run_dir)}
+                        for run_dir, run in zip(run_dirs, runs)],
+        "collection": {"total": first.get("collection", {}).get("total"),
+                       "selected": sum(run.get("collection", {}).get("selected", 0) for run in runs)},
+    }
+
+
+def _join_lines(path: Path, lines: list[str]) -> None:
+    if lines:
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _add_up_usage(out: Path, run_dirs: list[Path]) -> None:
+    """The shards' spending as one usage.json (when any shard kept one)."""
+    if not any((run_dir / "usage.json").exists() for run_dir in run_dirs):
+        return
+    spent = Usage()
+    for run_dir in run_dirs:
+        spent = spent + RunLedger(run_dir, Budget()).spent()
+    RunLedger(out, Budget()).add(spent)
 
 
 def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:

@@ -49,8 +49,6 @@ class SearchOutcome:
     examples: int = 0
     episodes: int = 0
     failure: EpisodeResult | None = None  #: the shrunk failure, replayed last
-    failures_seen: int = 0
-    stopped_by_time: bool = False
     stopped_by_budget: str = ""  #: why the run's token/cost budget stopped the search, if it did
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -130,7 +128,6 @@ def search(
     def probe(query: Query) -> None:
         outcome.examples += 1
         if time.monotonic() - started > config.time_limit_s:
-            outcome.stopped_by_time = True
             return  # budget spent: remaining examples pass without running episodes
         spent = budget_spent()
         if spent:
@@ -142,7 +139,6 @@ def search(
         target(float(sum(bool(step.violations) for step in failure.steps)), label="unsafe steps")
         target(float(len(failure.steps)), label="steps used")
         target(failure.usage.cost_usd, label="cost")
-        outcome.failures_seen += 1
         last_failure.append(failure)
         raise _Failed(failure.details or failure.outcome.value)
 

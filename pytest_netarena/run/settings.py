@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -10,20 +9,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..agents.prompting import STRATEGIES
 from ..agents.spec import AgentSpec, check_python_agent, parse_agent_spec
 from ..core import resources
 from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile
-from ..core.seeding import new_run_seed
 from ..core.types import Query
 from .corpus import load_corpus
 from ..core.errors import UsageError
 from .gates import Gate, parse_gates
 from ..reporting import artifacts
 from .search import PROFILES, SearchConfig
+from . import values
+from .values import finite_number, parse_levels, positive_int
+from .worker_input import WorkerInput
 
 
 @dataclass
@@ -108,46 +108,6 @@ def absolute_path(name: str, value: str) -> str:
     return f"{kind}:{os.path.abspath(file)}" if kind else os.path.abspath(file)
 
 
-LEVELS_UNSET = "default"  #: the ini default of --levels: every level, or an app's own default (MALT compat)
-
-
-def _given_levels(value: Any) -> str | None:
-    """--levels as given; None when the run names none (every level, or an app's own default)."""
-    return None if value in (None, LEVELS_UNSET) else str(value)
-
-
-def parse_levels(text: str) -> tuple[int, ...]:
-    try:
-        levels = tuple(sorted({int(part) for part in str(text).replace(" ", "").split(",") if part}))
-    except ValueError:
-        raise UsageError(f"--levels takes levels separated by commas, e.g. 1,2,3; got {text!r}") from None
-    if not levels or any(level not in (1, 2, 3) for level in levels):
-        raise UsageError(f"--levels must list levels among 1, 2 and 3; got {text!r}")
-    return levels
-
-
-def positive_int(name: str, value: Any) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} takes a whole number; got {value!r}") from None
-    if number < 1:
-        raise UsageError(f"{name} must be at least 1; got {number}")
-    return number
-
-
-def finite_number(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    """A real, finite, positive number (or zero when allowed): nan, inf and negatives are usage errors."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} takes a number; got {value!r}") from None
-    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        bound = "zero or more" if allow_zero else "more than zero"
-        raise UsageError(f"{name} must be a finite number, {bound}; got {value!r}")
-    return number
-
-
 def check_app_options(apps: Mapping[str, App], extra: dict[str, Any]) -> None:
     """Run every app option's own check on the value the user gave, so a bad one stops the run at once."""
     for app in apps.values():
@@ -155,6 +115,15 @@ def check_app_options(apps: Mapping[str, App], extra: dict[str, Any]) -> None:
             value = extra.get(spec.dest)
             if value not in (None, ""):
                 check_value(spec, value)
+
+
+def _check_on_controller(option: Callable[[str], Any], specs: list[AgentSpec]) -> None:
+    """What only the controller checks: a remote worker need not see the controller's paths or agents' modules."""
+    _check_paths(option)
+    _check_choices(option)
+    for spec in specs:
+        if spec.kind == "python":
+            check_python_agent(spec.target)
 
 
 def _check_paths(option: Callable[[str], Any]) -> None:
@@ -172,13 +141,18 @@ def _check_paths(option: Callable[[str], Any]) -> None:
             raise UsageError(f"--{name} {value}: not a {wanted}")
     for name in ("reports-dir", "llm-record"):
         value = option(name)
-        if value not in (None, "") and Path(value).exists() and not Path(value).is_dir():
+        if value in (None, ""):
+            continue
+        if Path(value).exists() and not Path(value).is_dir():
             raise UsageError(f"--{name} {value}: exists and is not a folder")
-        if value not in (None, ""):
-            _check_writable_folder(name, Path(str(value)).expanduser())
+        _check_writable_folder(name, Path(str(value)).expanduser())
     value = option("save-corpus")
     if value not in (None, "") and Path(value).is_dir():
         raise UsageError(f"--save-corpus {value}: is a folder; give the corpus file to write")
+
+
+def _check_choices(option: Callable[[str], Any]) -> None:
+    """The model options that take one of a few values, or a URL."""
     value = option("llm-client")
     if value not in (None, "", "auto", "litellm"):
         raise UsageError(f"--llm-client takes auto or litellm; got {value!r}")
@@ -237,74 +211,123 @@ def build_settings(
     *,
     agents: list[str],
     adversarial: bool,
-    worker: dict[str, Any] | None,
+    worker: WorkerInput | None,
     rootpath: Path,
     hypothesis_profile: str | None = None,
 ) -> Settings:
-    """Resolve every run setting; `option(name)` gives the user's value (command line, then ini)."""
+    """Resolve every run setting; `option(name)` gives the user's value (command line, then ini).
+
+    `worker` is the controller's hand-off on an xdist worker, None in the controller (or without xdist): only the
+    controller checks paths and agents, draws the seed and reads the resumed run's episodes."""
     apps = available_apps()
-    builtin_names = tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names}))
-    specs = parse_agents(agents, builtin_names)
-    if worker is None:  # a remote worker need not see the controller's paths
-        _check_paths(option)
-        for spec in specs:
-            if spec.kind == "python":
-                check_python_agent(spec.target)
+    specs = parse_agents(agents, tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names})))
+    if worker is None:
+        _check_on_controller(option, specs)
     resume_dir = option("resume")
-    if resume_dir and worker is not None:  # the controller read run.json: a worker may not see the folder
-        resumed = worker.get("netarena_run_info") or artifacts.read_run_info(Path(resume_dir))
-    else:
-        resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
+    resumed = _resumed_run(resume_dir, worker)
+    seed, run_id = _seed_and_run_id(option, worker, resumed)
+    run_options = _run_options(option, apps, seed, resumed)
+    if worker is None:
+        _check_tool_calls(run_options, specs)
+    timeout = finite_number("--agent-timeout", option("agent-timeout"))
+    by_kind = _agent_settings(option, run_options, timeout)
+    reports_dir = _reports_dir(option("reports-dir"), rootpath, resume_dir)
+    trials = positive_int("--trials", (resumed or {}).get("options", {}).get("trials") or option("trials"))
+    return Settings(
+        seed=seed,
+        run_id=run_id,
+        agents=[replace(a, settings=by_kind[a.kind]) if a.kind in by_kind else a for a in specs],
+        run_options=run_options,
+        trials=trials,
+        agent_timeout_s=timeout,
+        reports_dir=reports_dir,
+        search=_search(option, hypothesis_profile, trials, reports_dir, seed) if adversarial else None,
+        corpus=_corpus(option("corpus"), worker, run_options),
+        save_corpus=option("save-corpus"),
+        run_budget=_budget(option, "max-tokens", "max-cost-usd"),
+        episode_budget=_budget(option, "max-episode-tokens", "max-episode-cost-usd"),
+        gates=parse_gates("resolved", option("min-resolved")) + parse_gates("correctness", option("min-correctness"))
+        + parse_gates("safety", option("min-safety")),
+        finished=_finished(resume_dir) if worker is None else {},
+        resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
+        impossible=_impossible(option, resumed),
+    )
+
+
+def _impossible(option: Callable[[str], Any], resumed: dict[str, Any] | None) -> bool:
+    """--impossible, or what the resumed run was started with."""
+    if resumed is not None:
+        return bool(resumed["options"].get("impossible"))
+    return values.flag(option("impossible"))
+
+
+def _finished(resume_dir: str | None) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """--resume, in the controller: the episodes the run finished (workers ask for them one at a time:
+    pytest_netarena.scale.service)."""
+    return artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir else {}
+
+
+def _resumed_run(resume_dir: str | None, worker: WorkerInput | None) -> dict[str, Any] | None:
+    """--resume: the run.json of the run it completes; a worker takes the controller's (it may not see the folder)."""
+    if not resume_dir:
+        return None
+    if worker is not None and worker.run_info:
+        return dict(worker.run_info)
+    return artifacts.read_run_info(Path(resume_dir))
+
+
+def _seed_and_run_id(option: Callable[[str], Any], worker: WorkerInput | None,
+                     resumed: Mapping[str, Any] | None) -> tuple[int, str]:
+    """The controller's on a worker; a resumed run's own; else --seed (or a new seed) and a new run id."""
     if worker is not None:
-        seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
-    elif resumed is not None:
-        seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
-    else:
-        seed_text = option("seed")
-        try:
-            seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
-        except ValueError:
-            raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
-        if seed < 0:
-            raise UsageError(f"--seed takes a whole number, zero or more; got {seed_text!r}")
-        run_id = artifacts.new_run_id(seed)
-    strategy = option("strategy")
-    if strategy not in STRATEGIES:
-        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    max_steps = option("max-steps")
-    extra = {
-        spec.dest: option(spec.name)
-        for app in apps.values()
-        for spec in app.options
-    }
-    stored = resumed["options"] if resumed is not None else {}
-    if resumed is not None:  # the interrupted run's options win, so the same queries come back
-        strategy, max_steps = stored.get("strategy", strategy), stored.get("max_steps", max_steps)
-        extra.update({key: value for key, value in stored.items() if key in extra})
+        return worker.seed, worker.run_id
+    if resumed is not None:
+        return int(resumed["seed"]), str(resumed["run_id"])
+    seed = values.seed(option("seed"))
+    return seed, artifacts.new_run_id(seed)
+
+
+def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: int,
+                 resumed: Mapping[str, Any] | None) -> RunOptions:
+    """The options apps see. A --resume'd run's own options win over the command line's (so the same queries come
+    back); each line below says where one option comes from."""
+    stored: Mapping[str, Any] = resumed["options"] if resumed is not None else {}
+    strategy = stored.get("strategy", values.strategy(option("strategy")))
+    max_steps = stored.get("max_steps", option("max-steps"))
+    extra = {spec.dest: option(spec.name) for app in apps.values() for spec in app.options}
+    extra.update({key: value for key, value in stored.items() if key in extra})
     check_app_options(apps, extra)
     split = _split(stored.get("split") if resumed is not None else option("split"))
-    levels_text = _given_levels(option("levels"))
-    run_options = RunOptions(
+    levels, levels_given = _levels(values.given_levels(option("levels")), stored)
+    return RunOptions(
         seed=seed,
         queries=positive_int("--queries", stored.get("queries") or option("queries")),
-        levels=parse_levels(",".join(map(str, stored["levels"])) if "levels" in stored
-                            else ",".join(map(str, RunOptions.levels)) if levels_text is None else levels_text),
-        levels_given=stored.get("levels_given", True) if "levels" in stored else levels_text is not None,
+        levels=levels,
+        levels_given=levels_given,
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
         strategy=strategy,
         extra=extra,
-        sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
+        sandboxed=not (stored.get("unsandboxed") if resumed is not None else values.flag(option("unsandboxed"))),
         profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
         split=split,
         tool_calls=option("tool-calls") or "auto",
     )
-    if worker is None:
-        _check_tool_calls(run_options, specs)
-    timeout = finite_number("--agent-timeout", option("agent-timeout"))
-    temperature = finite_number("--temperature", option("temperature"), allow_zero=True)
-    llm_settings: dict[str, Any] = {
-        "temperature": temperature,
-        "seed": seed,
+
+
+def _levels(given: str | None, stored: Mapping[str, Any]) -> tuple[tuple[int, ...], bool]:
+    """(levels, whether the run named them): a resumed run's, else --levels, else every level."""
+    if "levels" in stored:
+        return parse_levels(",".join(map(str, stored["levels"]))), stored.get("levels_given", True)
+    if given is None:
+        return RunOptions.levels, False
+    return parse_levels(given), True
+
+
+def _agent_settings(option: Callable[[str], Any], run_options: RunOptions, timeout: float) -> dict[str, dict[str, Any]]:
+    """The settings of each kind of agent, by kind; an agent's own deadlines end inside the episode's timeout."""
+    model = {
+        "temperature": finite_number("--temperature", option("temperature"), allow_zero=True),
+        "seed": run_options.seed,
         "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
         "api_base": option("llm-api-base"),
         "client": option("llm-client"),
@@ -312,45 +335,30 @@ def build_settings(
         "record_dir": option("llm-record"),
         "replay_dir": option("llm-replay"),
     }
-    a2a_settings = {"timeout_s": max(1.0, timeout - 5.0), "streaming": _flag(option("a2a-streaming"))}
-    cli_settings = {"timeout_s": timeout, "api_base": option("llm-api-base")}
-    by_kind = {"litellm": llm_settings, "a2a": a2a_settings, "cli": cli_settings}
-    specs = [replace(a, settings=by_kind[a.kind]) if a.kind in by_kind else a for a in specs]
-    reports_dir = Path(option("reports-dir"))
-    if not reports_dir.is_absolute():
-        # `pytest --pyargs pytest_netarena.suites` roots the run in the installed package: write beside the user
-        reports_dir = (Path.cwd() if resources.inside_package(rootpath) else rootpath) / reports_dir
+    a2a = {"timeout_s": max(1.0, timeout - 5.0), "streaming": values.flag(option("a2a-streaming"))}
+    cli = {"timeout_s": timeout, "api_base": option("llm-api-base")}
+    return {"litellm": model, "a2a": a2a, "cli": cli}
+
+
+def _reports_dir(value: Any, rootpath: Path, resume_dir: str | None) -> Path:
+    """--reports-dir, relative to the rootdir; a resumed run's folder's parent, wherever the run folder is."""
     if resume_dir:
-        reports_dir = Path(resume_dir).resolve().parent
-    corpus_path = option("corpus")
-    trials = positive_int("--trials", stored.get("trials") or option("trials"))
-    search = None
-    if adversarial:
-        profile = PROFILES.get(hypothesis_profile or "", {})
-        given = option("adversarial-examples")
-        examples = positive_int("--adversarial-examples", profile.get("max_examples", 20) if given is None else given)
-        time_limit = finite_number("--adversarial-time", option("adversarial-time"))
-        search = SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
-    return Settings(
-        seed=seed,
-        run_id=run_id,
-        agents=specs,
-        run_options=run_options,
-        trials=trials,
-        agent_timeout_s=timeout,
-        reports_dir=reports_dir,
-        corpus=_corpus(corpus_path, worker, run_options),
-        search=search,
-        save_corpus=option("save-corpus"),
-        run_budget=Budget(_number(option, "max-tokens", int), _number(option, "max-cost-usd", float)),
-        episode_budget=Budget(_number(option, "max-episode-tokens", int), _number(option, "max-episode-cost-usd", float)),
-        gates=parse_gates("resolved", option("min-resolved")) + parse_gates("correctness", option("min-correctness"))
-        + parse_gates("safety", option("min-safety")),
-        # workers ask the controller for finished episodes, one at a time (pytest_netarena.scale.service)
-        finished=artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir and worker is None else {},
-        resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
-        impossible=bool(stored.get("impossible")) if resumed is not None else _flag(option("impossible")),
-    )
+        return Path(resume_dir).resolve().parent
+    reports_dir = Path(value)
+    if reports_dir.is_absolute():
+        return reports_dir
+    # `pytest --pyargs pytest_netarena.suites` roots the run in the installed package: write beside the user
+    return (Path.cwd() if resources.inside_package(rootpath) else rootpath) / reports_dir
+
+
+def _search(option: Callable[[str], Any], hypothesis_profile: str | None, trials: int, reports_dir: Path,
+            seed: int) -> SearchConfig:
+    """--adversarial: --adversarial-examples, else the netarena Hypothesis profile's, else 20."""
+    profile = PROFILES.get(hypothesis_profile or "", {})
+    given = option("adversarial-examples")
+    examples = positive_int("--adversarial-examples", profile.get("max_examples", 20) if given is None else given)
+    time_limit = finite_number("--adversarial-time", option("adversarial-time"))
+    return SearchConfig(examples, time_limit, trials, reports_dir / "hypothesis-db", seed)
 
 
 #: --corpus FORMAT:FILE: question files of other benchmarks, read by their app into queries
@@ -363,10 +371,10 @@ def _foreign_corpus(spec: str) -> tuple[str, str]:
     return (head, rest) if head in FOREIGN_CORPORA and rest else ("", spec)
 
 
-def _corpus(path: str | None, worker: dict[str, Any] | None, options: RunOptions) -> list[Query] | None:
+def _corpus(path: str | None, worker: WorkerInput | None, options: RunOptions) -> list[Query] | None:
     """--corpus: read here, or, on an xdist worker, as the controller read it (no shared disk needed)."""
-    if worker is not None and worker.get("netarena_corpus") is not None:
-        return [Query.from_dict(data) for data in worker["netarena_corpus"]]
+    if worker is not None and worker.corpus is not None:
+        return list(worker.corpus)
     if not path:
         return None
     kind, file = _foreign_corpus(path)
@@ -392,30 +400,6 @@ def _split(value: Any) -> str | None:
         raise UsageError(str(error)) from None
 
 
-def _flag(value: Any) -> bool:
-    """An on/off option given on the command line (True) or as an ini value ("true", "1", ...)."""
-    if isinstance(value, bool) or value is None:
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    raise UsageError(f"expected true or false; got {value!r}")
-
-
-def _number(option: Callable[[str], Any], name: str, kind: type) -> Any:
-    value = option(name)
-    if value in (None, ""):
-        return None
-    if kind is float:
-        return finite_number(f"--{name}", value)
-    try:
-        number = kind(value)
-    except ValueError:
-        raise UsageError(f"--{name} takes a whole number; got {value!r}") from None
-    if number <= 0:
-        raise UsageError(f"--{name} must be positive; got {value!r}")
-    return number
-
-
+def _budget(option: Callable[[str], Any], tokens: str, cost: str) -> Budget:
+    return Budget(values.optional_limit(f"--{tokens}", option(tokens), int),
+                  values.optional_limit(f"--{cost}", option(cost), float))

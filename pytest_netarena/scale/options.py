@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from .shard import Shard, parse_shard
+
+if TYPE_CHECKING:
+    from ..run.worker_input import WorkerInput
 
 
 @dataclass(frozen=True)
@@ -17,9 +20,9 @@ class ScaleOptions:
     in_flight: int = 1  #: episodes each process runs at once
 
 
-def build_scale_options(option: Callable[[str], Any], worker: dict[str, Any] | None) -> ScaleOptions:
+def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None) -> ScaleOptions:
     # a worker takes the controller's: -n N with a model agent may have set it (scale/workers.py)
-    in_flight_text = worker.get("netarena_in_flight") if worker and worker.get("netarena_in_flight") else option("in-flight")
+    in_flight_text = worker.in_flight if worker is not None else option("in-flight")
     try:
         in_flight = int(in_flight_text) if in_flight_text not in (None, "") else 1
     except ValueError:
@@ -27,7 +30,7 @@ def build_scale_options(option: Callable[[str], Any], worker: dict[str, Any] | N
     if in_flight < 1:
         raise UsageError(f"--in-flight must be at least 1; got {in_flight}")
     if worker is not None:
-        shard_text = worker.get("netarena_shard")
+        shard_text = worker.shard
     else:
         shard_text = option("shard")
         resume = option("resume")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..run.budget import RunLedger
 from ..core.types import EpisodeResult, Query, Usage
@@ -19,6 +19,21 @@ from ..core.types import EpisodeResult, Query, Usage
 if TYPE_CHECKING:
     from ..run.settings import Settings
     from .link import LinkClient
+
+
+class Controller(Protocol):
+    """The one interface episodes and collection use, wherever they run: RunService or RemoteController."""
+
+    settings: Settings
+
+    def budget_exhausted(self) -> str: ...
+    def spend(self, usage: Usage) -> str: ...
+    def finished(self, query_id: str, agent: str, trial: int) -> EpisodeResult | None: ...
+    def append_found(self, failure: EpisodeResult, extra: dict[str, Any]) -> Query: ...
+    def save_corpus(self, queries: list[Query]) -> None: ...
+    def example_database(self) -> Any: ...
+    def report_host(self, facts: dict[str, Any]) -> None: ...
+    def report_collection(self, info: dict[str, Any]) -> None: ...
 
 
 class RunService:
