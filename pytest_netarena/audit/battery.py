@@ -57,7 +57,8 @@ class AppAudit:
 def audit_queries(app_name: str, count: int, options: RunOptions) -> list[Query]:
     """count queries of the app, one category after another (lowest levels first), from the run seed."""
     app = get_app(app_name)
-    every = app.generate(RunOptions(seed=options.seed, queries=1, levels=options.levels, extra=dict(options.extra)))
+    every = app.generate(RunOptions(seed=options.seed, queries=1, levels=options.levels, extra=dict(options.extra),
+                                  secret=options.secret))
     return sorted(every, key=lambda query: (query.level, query.category))[:count]
 
 

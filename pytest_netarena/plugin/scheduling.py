@@ -59,6 +59,7 @@ class XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         settings, scale = node.config.stash[SETTINGS_KEY], node.config.stash[SCALE_KEY]
         node.workerinput["netarena_seed"] = settings.seed
+        node.workerinput["netarena_secret"] = settings.run_options.secret
         node.workerinput["netarena_run_id"] = settings.run_id
         node.workerinput["netarena_shard"] = str(scale.options.shard) if scale.options.shard else None
         node.workerinput["netarena_in_flight"] = scale.options.in_flight

@@ -17,7 +17,8 @@ from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile
-from ..core.seeding import new_run_seed
+from ..core.seeding import PUBLIC, check_secret, new_run_secret, new_run_seed
+from ..core.splits import HELDOUT, check_seed_range, new_heldout_seed
 from ..core.types import Query
 from .corpus import load_corpus
 from ..core.errors import UsageError
@@ -256,17 +257,22 @@ def build_settings(
         resumed = artifacts.read_run_info(Path(resume_dir)) if resume_dir else None
     if worker is not None:
         seed, run_id = worker["netarena_seed"], worker["netarena_run_id"]
+        secret = worker.get("netarena_secret", PUBLIC)
     elif resumed is not None:
         seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
+        secret = run_secret(resumed)
     else:
         seed_text = option("seed")
         try:
-            seed = int(seed_text) if seed_text not in (None, "") else new_run_seed()
+            seed = (int(seed_text) if seed_text not in (None, "") else
+                    new_heldout_seed() if _split(option("split")) == HELDOUT else new_run_seed())
         except ValueError:
             raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
         if seed < 0:
             raise UsageError(f"--seed takes a whole number, zero or more; got {seed_text!r}")
         run_id = artifacts.new_run_id(seed)
+        # a held-out run always has a secret: its seed alone must not say what it asked
+        secret = _secret(option("secret"), seeded=seed_text not in (None, "") and _split(option("split")) != HELDOUT)
     strategy = option("strategy")
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
@@ -282,6 +288,10 @@ def build_settings(
         extra.update({key: value for key, value in stored.items() if key in extra})
     check_app_options(apps, extra)
     split = _split(stored.get("split") if resumed is not None else option("split"))
+    try:
+        check_seed_range(seed, split)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     levels_text = _given_levels(option("levels"))
     run_options = RunOptions(
         seed=seed,
@@ -296,6 +306,7 @@ def build_settings(
         profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
         split=split,
         tool_calls=option("tool-calls") or "auto",
+        secret=secret,
     )
     if worker is None:
         _check_tool_calls(run_options, specs)
@@ -376,6 +387,29 @@ def _corpus(path: str | None, worker: dict[str, Any] | None, options: RunOptions
         return load_corpus(Path(path))
     except UsageError as error:
         raise UsageError(f"--corpus: {error}") from None
+
+
+def _secret(value: Any, seeded: bool) -> str:
+    """--secret: the value given; without one, PUBLIC for a run given --seed (anyone with the seed reproduces it,
+    as before run secrets existed) and a fresh secret for a run whose seed is drawn too (docs/validity.md)."""
+    if value in (None, ""):
+        return PUBLIC if seeded else new_run_secret()
+    try:
+        return check_secret(value)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def run_secret(run: Mapping[str, Any]) -> str:
+    """The secret a run.json keeps in its private part (PUBLIC for a run that had none, or was written before)."""
+    private = run.get("private")
+    secret = private.get("secret") if isinstance(private, Mapping) else None
+    if secret in (None, ""):
+        return PUBLIC
+    try:
+        return check_secret(secret)
+    except ValueError as error:
+        raise UsageError(f"run.json: private.secret: {error}") from None
 
 
 def _split(value: Any) -> str | None:

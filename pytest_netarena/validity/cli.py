@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.seeding import check_secret
+
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_UNMEASURED = 0, 1, 2, 3
 #: small sizes by default: the card's figures are about the harness, not about an agent
 SMALL = {"route_size": "2x1", "malt_topology": "synthetic:300"}
@@ -23,6 +25,9 @@ def register(subparsers) -> None:
     validity.add_argument("apps", nargs="*", metavar="APP", help="apps to measure (default: k8s route malt)")
     validity.add_argument("--queries", type=int, default=1, help="queries per category, level 1 (default 1)")
     validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    validity.add_argument("--secret", type=check_secret, default=None, metavar="VALUE",
+                          help="run secret keying the hidden parameters with the seed (default: a fresh one, "
+                               "kept in the card's private file; --secret none: the seed alone)")
     validity.add_argument("--out", type=lambda text: Path(text).expanduser(), default=None,
                           help="folder of the card (default reports/validity-SEED)")
     validity.add_argument("--max-steps", type=int, default=None,
