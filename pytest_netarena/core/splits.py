@@ -62,7 +62,7 @@ def check_seed_range(seed: int, split: str | None) -> None:
     """ValueError when a run seed is on the wrong side of the held-out range for the run's split."""
     inside = seed in HELDOUT_SEEDS
     if split == HELDOUT and not inside:
-        raise ValueError(f"--split heldout takes a seed from {HELDOUT_SEEDS.start} to {HELDOUT_SEEDS.stop - 1} "
+        raise ValueError(f"--split heldout takes a seed of the held-out range, {HELDOUT_SEEDS.start} to {HELDOUT_SEEDS.stop - 1} "
                          f"(or none: one is drawn); got {seed}")
     if split != HELDOUT and inside:
         raise ValueError(f"seed {seed} is in the held-out range {HELDOUT_SEEDS.start}-{HELDOUT_SEEDS.stop - 1}: "
