@@ -31,6 +31,12 @@ def check_secret(value: object) -> str:
     return text
 
 
+def secret_option(value: object) -> str:
+    """A command's --secret: "none" (or nothing) is PUBLIC, the seed alone; anything else must be a secret."""
+    text = "" if value is None else str(value).strip()
+    return PUBLIC if text.lower() in ("", "none") else check_secret(text)
+
+
 def derive_seed(base: int, *parts: object) -> int:
     """A 63-bit seed determined only by base and parts."""
     text = "\x1f".join([str(base), *map(str, parts)])

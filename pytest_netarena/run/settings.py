@@ -17,7 +17,7 @@ from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile
-from ..core.seeding import PUBLIC, check_secret, new_run_secret, new_run_seed
+from ..core.seeding import PUBLIC, check_secret, new_run_secret, new_run_seed, secret_option
 from ..core.splits import HELDOUT, check_seed_range, new_heldout_seed
 from ..core.types import Query
 from .corpus import load_corpus
@@ -395,7 +395,7 @@ def _secret(value: Any, seeded: bool) -> str:
     if value in (None, ""):
         return PUBLIC if seeded else new_run_secret()
     try:
-        return check_secret(value)
+        return secret_option(value)
     except ValueError as error:
         raise UsageError(str(error)) from None
 

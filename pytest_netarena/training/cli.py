@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.seeding import PUBLIC, check_secret
+from ..core.seeding import PUBLIC, secret_option
 
 
 def home_path(text: str) -> Path:
@@ -48,8 +48,8 @@ def register(subparsers) -> None:
     generate.add_argument("--out", type=home_path, required=True, help="folder of the run folder (e.g. reports)")
     generate.add_argument("--app", action="append", default=[], help="app to play (repeatable; default: all)")
     generate.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    generate.add_argument("--secret", type=check_secret, default=PUBLIC, metavar="VALUE",
-                          help="run secret keying the hidden parameters with the seed (default: none, the seed alone decides them)")
+    generate.add_argument("--secret", type=secret_option, default=PUBLIC, metavar="VALUE",
+                          help="run secret keying the hidden parameters with the seed (default none: the seed alone)")
     generate.add_argument("--levels", default="1,2,3", help="levels, e.g. 1,2 (default 1,2,3)")
     generate.add_argument("--split", default="all", help="train, test or all (default all)")
     generate.add_argument("--max-steps", type=int, help="agent turns per episode (default: the app's own)")
