@@ -73,7 +73,7 @@ def run_validity(args: argparse.Namespace) -> int:
                       time.monotonic() - started)
     out = args.out or Path("reports") / f"validity-{args.seed}"
     write_card(card, out)
-    if (out / "run.json").is_file():  # a run's folder: its report.html links the card
+    if (out / "run.json").is_file() and (out / "episodes.jsonl").is_file():  # a run's folder: its report.html links the card
         from ..reporting.rebuild import build_report
 
         build_report(out)

@@ -78,16 +78,16 @@ def test_without_a_secret_the_contamination_item_is_shown_unmeasured(tmp_path) -
 
 
 def test_a_card_written_into_a_run_folder_is_linked_from_its_report(tmp_path) -> None:
-    from pytest_netarena.reporting import artifacts
-    from pytest_netarena.reporting.rebuild import build_report
+    from pytest_netarena.cli import main
 
-    artifacts.write_run_info(tmp_path, {"run_id": "r", "seed": 1, "secret_in_use": True})
-    build_report(tmp_path, plots=False)
-    assert 'href="validity.md"' not in (tmp_path / "report.html").read_text()
-    done = _validity(tmp_path, "malt", "--option", "malt-topology=synthetic:200")
+    assert main(["generate", "--app", "malt", "--episodes", "1", "--agent", "builtin:noop", "--out", str(tmp_path),
+                 "--option", "malt-topology=synthetic:200"]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    assert 'href="validity.md"' not in (run_dir / "report.html").read_text()
+    done = _validity(run_dir, "malt", "--option", "malt-topology=synthetic:200")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    page = (tmp_path / "report.html").read_text()
-    assert 'href="validity.md"' in page and 'href="validity.json"' in page and (tmp_path / "validity.md").is_file()
+    page = (run_dir / "report.html").read_text()
+    assert 'href="validity.md"' in page and 'href="validity.json"' in page and (run_dir / "validity.md").is_file()
 
 
 def test_an_unknown_app_is_one_line_usage_error(tmp_path) -> None:
