@@ -262,17 +262,19 @@ def build_settings(
         seed, run_id = int(resumed["seed"]), str(resumed["run_id"])
         secret = run_secret(resumed)
     else:
-        seed_text = option("seed")
+        seed_text, heldout = option("seed"), _split(option("split")) == HELDOUT
         try:
             seed = (int(seed_text) if seed_text not in (None, "") else
-                    new_heldout_seed() if _split(option("split")) == HELDOUT else new_run_seed())
+                    new_heldout_seed() if heldout else new_run_seed())
         except ValueError:
             raise UsageError(f"--seed takes a whole number; got {seed_text!r}") from None
         if seed < 0:
             raise UsageError(f"--seed takes a whole number, zero or more; got {seed_text!r}")
         run_id = artifacts.new_run_id(seed)
         # a held-out run always has a secret: its seed alone must not say what it asked
-        secret = _secret(option("secret"), seeded=seed_text not in (None, "") and _split(option("split")) != HELDOUT)
+        secret = _secret(option("secret"), seeded=seed_text not in (None, "") and not heldout)
+        if heldout and secret == PUBLIC:
+            raise UsageError("--split heldout runs always have a run secret: give one, or none to draw one")
     strategy = option("strategy")
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
