@@ -26,8 +26,8 @@ def register(subparsers) -> None:
     validity.add_argument("--queries", type=int, default=1, help="queries per category, level 1 (default 1)")
     validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     validity.add_argument("--secret", type=secret_option, default=None, metavar="VALUE",
-                          help="run secret keying the hidden parameters with the seed (default: a fresh one, "
-                               "kept in the card's private file; --secret none: the seed alone)")
+                          help="run secret keying the hidden parameters with the seed (default: a fresh one, not "
+                               "kept; --secret none: the seed alone, and the contamination item is not measured)")
     validity.add_argument("--out", type=lambda text: Path(text).expanduser(), default=None,
                           help="folder of the card (default reports/validity-SEED)")
     validity.add_argument("--max-steps", type=int, default=None,
