@@ -178,3 +178,23 @@ def test_training_data_never_comes_from_the_held_out_range(tmp_path: Path) -> No
     assert main([*common, "--split", "heldout"]) == 2
     assert main([*common, "--seed", str(HELDOUT_SEEDS.start + 1)]) == 2
     assert not list(tmp_path.iterdir())
+
+
+def test_resume_reruns_a_missing_episode_with_the_runs_secret(tmp_path: Path) -> None:
+    done = _pytest(tmp_path, "--agent=builtin:oracle", "--seed=5", "--secret=alpha")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    run_dir = _run_dir(tmp_path)
+    assert json.loads((run_dir / "run.json").read_text())["private"]["secret"] == "alpha"
+    lines = (run_dir / "episodes.jsonl").read_text().splitlines()
+    public = dict(_params("malt", RunOptions(seed=5, queries=1, levels=(1,), extra={"malt_topology": "synthetic:300"})))
+    # an episode whose hidden parameters the seed alone would draw otherwise: only the secret brings it back
+    line = next(line for line in lines if json.dumps(json.loads(line)["query"]["params"], sort_keys=True)
+                != public[json.loads(line)["query"]["id"]])
+    dropped = json.loads(line)
+    (run_dir / "episodes.jsonl").write_text("\n".join(kept for kept in lines if kept != line) + "\n")
+    done = _pytest(tmp_path, f"--resume={run_dir}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    rerun = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    again = [e for e in rerun if e["query"]["id"] == dropped["query"]["id"]]
+    assert len(again) == 1 and again[0]["query"] == dropped["query"]  # the same hidden parameters, from run.json
+    assert again[0]["outcome"] == "resolved" and len(rerun) == len(lines)
