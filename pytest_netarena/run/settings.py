@@ -274,7 +274,10 @@ def build_settings(
         # a held-out run always has a secret: its seed alone must not say what it asked
         secret = _secret(option("secret"), seeded=seed_text not in (None, "") and not heldout)
         if heldout and secret == PUBLIC:
-            raise UsageError("--split heldout runs always have a run secret: give one, or none to draw one")
+            raise UsageError("held-out runs (--split heldout) always have a run secret: give one, or none to draw one")
+        if heldout and option("shard") and option("secret") in (None, ""):
+            raise UsageError("--shard in a held-out run (--split heldout) needs --secret VALUE: every shard must draw the "
+                             "same queries")
     strategy = option("strategy")
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")

@@ -165,7 +165,9 @@ def test_a_held_out_run_keeps_counts_and_rates_only(tmp_path: Path) -> None:
     assert main(["export", "sft", str(run_dir), "--out", str(tmp_path / "sft")]) == 2  # nothing to export
 
 
-@pytest.mark.parametrize("argv", [["--split=heldout", "--seed=5"], [f"--seed={HELDOUT_SEEDS.start}"]])
+@pytest.mark.parametrize("argv", [["--split=heldout", "--seed=5"], [f"--seed={HELDOUT_SEEDS.start}"],
+                                  ["--split=heldout", "--secret=none"],
+                                  ["--split=heldout", f"--seed={HELDOUT_SEEDS.start}", "--shard=1/2"]])
 def test_held_out_seeds_belong_to_held_out_runs_only(tmp_path: Path, argv: list[str]) -> None:
     done = _pytest(tmp_path, "--agent=builtin:noop", *argv)
     assert done.returncode == 4 and "held-out" in done.stderr + done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
@@ -198,3 +200,22 @@ def test_resume_reruns_a_missing_episode_with_the_runs_secret(tmp_path: Path) ->
     again = [e for e in rerun if e["query"]["id"] == dropped["query"]["id"]]
     assert len(again) == 1 and again[0]["query"] == dropped["query"]  # the same hidden parameters, from run.json
     assert again[0]["outcome"] == "resolved" and len(rerun) == len(lines)
+
+
+def test_shards_drawn_with_other_secrets_are_not_merged_and_the_error_shows_neither(tmp_path: Path) -> None:
+    from pytest_netarena.reporting import artifacts
+    from pytest_netarena.reporting.merge import check_shards
+    from pytest_netarena.reporting.rebuild import ReportError
+
+    folders = []
+    for index, secret in ((1, "first-secret"), (2, "other-secret")):
+        folder = tmp_path / f"shard{index}"
+        artifacts.write_run_info(folder, {"run_id": f"r{index}", "seed": 3, "shard": f"{index}/2", "agents": ["a"],
+                                          "options": {}, "secret_in_use": True, "private": {"secret": secret}})
+        folders.append(folder)
+    with pytest.raises(ReportError, match="run secret differs") as caught:
+        check_shards(folders)
+    assert "first-secret" not in str(caught.value) and "other-secret" not in str(caught.value)
+    artifacts.write_run_info(folders[1], {**json.loads((folders[1] / "run.json").read_text()),
+                                          "private": {"secret": "first-secret"}})
+    assert len(check_shards(folders)) == 2  # the same secret: slices of one run
