@@ -18,6 +18,7 @@ from ..apps import get_app
 from ..core.app import App, Environment, RunOptions
 from ..core.episode import EpisodeConfig
 from ..core.errors import InfraError
+from ..core.seeding import PUBLIC
 from ..core.session import EpisodeSession, offered_tools
 from ..core.types import EpisodeResult, Query, Task, new_episode_id
 from ..reporting import artifacts

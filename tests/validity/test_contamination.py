@@ -219,3 +219,25 @@ def test_shards_drawn_with_other_secrets_are_not_merged_and_the_error_shows_neit
     artifacts.write_run_info(folders[1], {**json.loads((folders[1] / "run.json").read_text()),
                                           "private": {"secret": "first-secret"}})
     assert len(check_shards(folders)) == 2  # the same secret: slices of one run
+
+
+def test_generate_and_mcp_take_a_secret_and_keep_it_private(tmp_path: Path) -> None:
+    from pytest_netarena.cli import main
+    from pytest_netarena.mcp.episode import ServeConfig, pick_query
+
+    argv = ["generate", "--app", "malt", "--episodes", "4", "--agent", "builtin:noop", "--seed", "5",
+            "--option", "malt-topology=synthetic:300", "--levels", "1"]
+    assert main([*argv, "--out", str(tmp_path / "keyed"), "--secret", "alpha"]) == 0
+    (run_dir,) = (tmp_path / "keyed").iterdir()
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["private"] == {"secret": "alpha"} and run["secret_in_use"] and run["canary"] == CANARY
+    played = {(e["query"]["id"], json.dumps(e["query"]["params"], sort_keys=True))
+              for e in map(json.loads, (run_dir / "episodes.jsonl").read_text().splitlines())}
+    options = RunOptions(seed=5, queries=1, levels=(1,), extra={"malt_topology": "synthetic:300"})
+    assert played == set(_params("malt", replace(options, secret="alpha"))) != set(_params("malt", options))
+    assert "alpha" not in (run_dir / "report.html").read_text() + (run_dir / "episodes.jsonl").read_text()
+    extra = {"malt_topology": "synthetic:300"}
+    served = {secret: pick_query(get_app("malt"), ServeConfig("malt", seed=5, secret=secret, levels=(1,),
+                                                              extra=extra).run_options())
+              for secret in ("", "alpha")}
+    assert served["alpha"].id == served[""].id and served["alpha"].params != served[""].params
