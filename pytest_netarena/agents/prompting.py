@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.app import PromptSpec
+from ..core.canary import CANARY_LINE
 
 STRATEGIES = ("zero-shot", "cot", "few-shot", "react")
 
@@ -70,4 +71,5 @@ def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None
         ]
         parts.append((_TOOL_EXAMPLES + "\n" if tools else "")
                      + "Here are examples of observations and good replies:\n\n" + "\n\n".join(shots))
+    parts.append(CANARY_LINE)  # so that transcripts that leak into corpora can be found, and models checked
     return "\n\n".join(part for part in parts if part)

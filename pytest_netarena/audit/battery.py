@@ -67,7 +67,8 @@ def _name(app: App | str) -> str:
 def audit_queries(app: App | str, count: int, options: RunOptions) -> list[Query]:
     """count queries of the app, one category after another (lowest levels first), from the run seed."""
     app = _app(app)
-    every = app.generate(RunOptions(seed=options.seed, queries=1, levels=options.levels, extra=dict(options.extra)))
+    every = app.generate(RunOptions(seed=options.seed, queries=1, levels=options.levels, extra=dict(options.extra),
+                                  secret=options.secret))
     return sorted(every, key=lambda query: (query.level, query.category))[:count]
 
 

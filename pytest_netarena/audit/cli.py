@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core.seeding import PUBLIC, secret_option
+
 EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 
 
@@ -22,6 +24,8 @@ def register(subparsers) -> None:
     audit.add_argument("apps", nargs="*", metavar="APP", help="apps to audit (default: every registered app)")
     audit.add_argument("--queries", type=int, default=2, help="queries per app each cheat plays (default 2)")
     audit.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    audit.add_argument("--secret", type=secret_option, default=PUBLIC, metavar="VALUE",
+                       help="run secret keying the hidden parameters with the seed (default none: the seed alone)")
     audit.add_argument("--out", type=lambda text: Path(text).expanduser(), default=Path("reports"), help="folder of the audit's run folder (default reports)")
     audit.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                        help="an app option, e.g. route-size=2x1 or malt-topology=synthetic:600 (repeatable)")
@@ -44,7 +48,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"netarena audit: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    options = RunOptions(seed=args.seed, extra=extra)
+    options = RunOptions(seed=args.seed, extra=extra, secret=args.secret)
     audits = [audit_app(app, args.queries, options) for app in apps]
     run_dir = write_audit(audits, args.out, args.seed)
     print()

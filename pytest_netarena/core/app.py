@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .seeding import derive_seed
+from .seeding import PUBLIC, hidden_seed
 from .space import Category, Chooser, RandomChooser
-from .splits import ATTEMPTS_PER_QUERY, split_of
+from .splits import ATTEMPTS_PER_QUERY, problem_split, split_of
 from .tools import Tool
 from .types import Judgement, Query, StepOutcome
 
@@ -88,6 +88,9 @@ class RunOptions:
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
     profile: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
     split: str | None = None  #: "train" or "test": only queries of that held-out split (None: all)
+    #: keys the hidden parameters with the seed (core/seeding.hidden_seed); PUBLIC: the seed alone. Never shown
+    #: to an agent, never written where an agent or a report reader looks (run.json's private part only)
+    secret: str = PUBLIC
     #: --tool-calls: "auto" (offer tools to agents that take them), "always" or "never" (the text protocol only)
     tool_calls: str = "auto"
 
@@ -244,14 +247,15 @@ class App(ABC):
         found: list[Query] = []
         for index in range(options.queries * ATTEMPTS_PER_QUERY):
             query = self.query(category, index, options)
-            if split_of(self.name, query.params) == options.split:
+            if split_of(self.name, query.params) == problem_split(options.split):
                 found.append(query)
                 if len(found) == options.queries:
                     break
         return found
 
     def query(self, category: Category, index: int, options: RunOptions) -> Query:
-        """The query at `index` of a category: its seed derives from (run seed, app, category, index)."""
-        seed = derive_seed(options.seed, self.name, category.name, index)
+        """The query at `index` of a category: its seed derives from (run seed, app, category, index), keyed by
+        the run's secret when it has one."""
+        seed = hidden_seed(options.seed, options.secret, self.name, category.name, index)
         params = self.draw_params(category, RandomChooser(seed), options)
         return Query(self.name, category.level, category.name, index, seed, params)

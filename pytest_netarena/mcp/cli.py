@@ -9,6 +9,9 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.seeding import PUBLIC, secret_option
+
+
 #: environment variable that may hold the bearer token of `netarena mcp --http` (kept off the command line)
 TOKEN_ENV = "NETARENA_MCP_TOKEN"
 
@@ -27,6 +30,8 @@ def register(subparsers) -> None:
                     "folder under --out, and its verdict is printed (to stderr over stdio).")
     serve.add_argument("--app", required=True, help="the app to play: k8s, route or malt")
     serve.add_argument("--seed", type=int, default=0, help="run seed: picks the query as a benchmark run would (default 0)")
+    serve.add_argument("--secret", type=secret_option, default=PUBLIC, metavar="VALUE",
+                       help="run secret keying the hidden parameters with the seed (default none: the seed alone)")
     serve.add_argument("--levels", default="1,2,3", help="levels to draw from, e.g. 1 or 1,2 (default 1,2,3)")
     serve.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                        help="an app option, e.g. malt-topology=synthetic:200 (repeatable)")
@@ -89,8 +94,8 @@ def run_serve(args: argparse.Namespace) -> int:
         address = loopback_address(args.http) if args.http else None
         extra = app_options(args.option)
         check_app_options(apps, extra)
-        config = ServeConfig(app=args.app, seed=args.seed, levels=parse_levels(args.levels), extra=extra,
-                             max_steps=args.max_steps, strategy=args.strategy, agent_timeout_s=args.idle_timeout)
+        config = ServeConfig(app=args.app, seed=args.seed, secret=args.secret, levels=parse_levels(args.levels),
+                             extra=extra, max_steps=args.max_steps, strategy=args.strategy, agent_timeout_s=args.idle_timeout)
         import mcp  # noqa: F401  (the SDK: a clear error now rather than after the episode started)
     except ImportError:
         print("netarena mcp: error: the MCP SDK is not installed (pip install 'pytest-netarena[mcp]')", file=sys.stderr)

@@ -18,6 +18,7 @@ from ..apps import get_app
 from ..core.app import App, Environment, RunOptions
 from ..core.episode import EpisodeConfig
 from ..core.errors import InfraError
+from ..core.seeding import PUBLIC
 from ..core.session import EpisodeSession, offered_tools
 from ..core.types import EpisodeResult, Query, Task, new_episode_id
 from ..reporting import artifacts
@@ -29,6 +30,7 @@ class ServeConfig:
 
     app: str
     seed: int = 0
+    secret: str = PUBLIC  #: keys the hidden parameters with the seed (kept in run.json's private part)
     levels: tuple[int, ...] = (1, 2, 3)
     extra: dict[str, Any] = field(default_factory=dict)
     max_steps: int | None = None
@@ -36,7 +38,7 @@ class ServeConfig:
     agent_timeout_s: float = 300.0
 
     def run_options(self) -> RunOptions:
-        return RunOptions(seed=self.seed, queries=1, levels=self.levels, max_steps=self.max_steps,
+        return RunOptions(seed=self.seed, secret=self.secret, queries=1, levels=self.levels, max_steps=self.max_steps,
                           strategy=self.strategy, extra=dict(self.extra))
 
 
@@ -89,6 +91,7 @@ def open_episode(config: ServeConfig, out: Path) -> Served:
         raise
     run_id = artifacts.new_run_id(config.seed)
     info = {"run_id": run_id, "seed": config.seed, "sandboxed": True, "generator": "netarena mcp",
+            "secret_in_use": config.secret != PUBLIC, "private": {"secret": config.secret},
             "options": {"queries": 1, "levels": list(config.levels), "max_steps": config.max_steps,
                         "strategy": config.strategy, "trials": 1, "interface": "mcp",
                         **{key: value for key, value in config.extra.items() if value is not None}}}

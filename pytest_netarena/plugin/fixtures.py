@@ -11,6 +11,7 @@ import pytest
 from ..apps import get_app
 from ..core.app import App, Environment
 from ..core.errors import BackendUnavailable, InfraError, UsageError
+from ..core.splits import HELDOUT, aggregate_only
 from ..core.types import EpisodeResult, Outcome, Query
 from ..reporting import artifacts
 from ..reporting.properties import episode_properties
@@ -40,6 +41,8 @@ def play_case(request: pytest.FixtureRequest, case: Any, settings: Settings) -> 
         fresh, result = scale.in_flight.take(request.node).result()
     else:
         fresh, result = obtain(case, settings, scale)
+    if settings.run_options.split == HELDOUT:  # counts and rates only: no trace of what was asked or said
+        result = aggregate_only(result)
     if fresh:  # the controller appends it to episodes.jsonl when this test's report reaches it
         request.node.stash[EPISODE_LINE_KEY] = artifacts.episode_line(result)
     request.node.stash[RESULT_KEY] = result

@@ -49,6 +49,9 @@ _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
     ("agents", "llm-replay", "DIR", str, "answer model agents from an --llm-record folder, with no network call",
      None),
     ("selection", "seed", "N", int, "run seed (default: random, printed in the header)", None),
+    ("selection", "secret", "VALUE", str, "run secret that keys the hidden fault parameters with the seed (default: "
+     "none with --seed, so the seed alone reproduces a run; a fresh one when the seed is drawn too; kept in "
+     "run.json's private part, never shown to agents: docs/validity.md)", None),
     ("selection", "queries", "N", int, "queries per category (default 3)", "3"),
     ("selection", "levels", "LIST", str, "levels to run, e.g. 1,2 (default 1,2,3; MALT under --compat netarena: 1,2)",
      LEVELS_UNSET),

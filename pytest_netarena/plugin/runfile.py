@@ -11,6 +11,7 @@ import pytest
 
 from ..apps import available_apps
 from ..reporting import artifacts
+from ..core.seeding import PUBLIC
 from ..run.settings import RESUMED_OPTIONS, absolute_path, expand_home, path_options
 from .state import SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, worker_input
 
@@ -125,6 +126,10 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
         "command_line": _resumed_options(config),
         "sandboxed": options.sandboxed,
         "profile": options.profile,
+        "secret_in_use": options.secret != PUBLIC,
+        # read by the harness only (--resume, reproduce): whoever holds the run folder can rerun its episodes;
+        # report.html, summaries and exports never show it, and no agent's box sees the run folder
+        "private": {"secret": options.secret},
         "agents": [agent.raw for agent in settings.agents],
         "options": {
             "queries": options.queries,

@@ -68,6 +68,7 @@ class XdistHooks:
             in_flight=scale.options.in_flight,
             corpus=None if settings.corpus is None else tuple(settings.corpus),
             run_info=artifacts.read_run_info(Path(resume)) if resume else None,
+            secret=settings.run_options.secret,
         )
         node.workerinput.update(handed.to_workerinput())
         if scale.service is not None:

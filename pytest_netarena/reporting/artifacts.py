@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import safe_read
+from ..core.canary import CANARY
 from ..core.errors import UsageError
 from . import shapes
 
@@ -51,7 +52,7 @@ def write_json(path: Path, data: Any) -> None:
 
 def episode_line(result: EpisodeResult) -> str:
     """The episodes.jsonl line of an episode (without its newline)."""
-    return json.dumps(result.to_dict(), sort_keys=True, default=str)
+    return json.dumps({**result.to_dict(), "canary": CANARY}, sort_keys=True, default=str)
 
 
 def append_line(path: Path, line: str) -> None:
@@ -84,7 +85,7 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
             continue
     from .fingerprint import fingerprint
 
-    write_json(run_dir / "run.json", {**info, "versions": versions, "platform": platform.platform(),
+    write_json(run_dir / "run.json", {**info, "canary": CANARY, "versions": versions, "platform": platform.platform(),
                                       "fingerprint": fingerprint()})
 
 

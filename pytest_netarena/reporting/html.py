@@ -189,7 +189,9 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     rows = [("run id", run.get("run_id", "")), ("seed", run.get("seed", "")),
             ("sealed boxes", "yes" if run.get("sandboxed", True) else "NO (--unsandboxed)"),
             ("rules", "NetArena's (--compat netarena)" if run.get("profile") == "netarena" else "pytest-netarena's"),
-            ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes)]
+            ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes),
+            ("hidden parameters", "from the seed and a run secret (kept private)" if run.get("secret_in_use")
+             else "from the seed alone (no --secret)"), ("canary", run.get("canary", ""))]
     rows += [(f"option {key}", json.dumps(value) if not isinstance(value, str) else value)
              for key, value in sorted((run.get("options") or {}).items())]
     if run.get("args"):
@@ -201,7 +203,9 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
     if found:
         rows.append(("environment", f"{found.get('digest')} (" + ", ".join(
             f"{key} {found.get(key)}" for key in SHOWN) + ")"))
-    return banner + _kv_table(rows)
+    card = ('<p>Validity card of this benchmark: <a href="validity.md">validity.md</a> · '
+            '<a href="validity.json">validity.json</a></p>') if run.get("validity_card") else ""
+    return banner + _kv_table(rows) + card
 
 
 def _incomplete(summary: dict[str, Any]) -> str:

@@ -48,6 +48,9 @@ def check_shards(run_dirs: list[Path], allow_missing: bool = False) -> list[dict
                 raise ReportError(f"{run_dir}: {key} {json.dumps(run.get(key), sort_keys=True)} differs from "
                                   f"{json.dumps(first.get(key), sort_keys=True)} in {run_dirs[0]}: "
                                   "only the shards of one run (same seed, agents and options) can be merged")
+        if (run.get("private") or {}).get("secret") != (first.get("private") or {}).get("secret"):
+            raise ReportError(f"{run_dir}: its run secret differs from {run_dirs[0]}'s (run.json's private part): "
+                              "the shards drew other hidden parameters, so they are not slices of one run")
     shards = [_shard_of(run_dir, run) for run_dir, run in zip(run_dirs, runs)]
     counts = {count for _, count in shards}
     if len(counts) != 1:

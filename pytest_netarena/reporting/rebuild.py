@@ -141,7 +141,7 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     run_dir = Path(run_dir)
     episodes, superseded = latest_attempts(load_episodes(run_dir))
     records = list(records_from_episodes(episodes))
-    run = read_run(run_dir)
+    run = {**read_run(run_dir), **({"validity_card": True} if (run_dir / "validity.json").is_file() else {})}
     previous = read_summary(run_dir)
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)

@@ -162,7 +162,7 @@ RUN = record(optional={
     "run_id": text, "seed": nullable(integer()), "sandboxed": boolean, "profile": text, "shard": text,
     "agents": list_of(text), "paths": list_of(text), "pyargs": boolean, "keyword": text, "markexpr": text,
     "args": list_of(anything), "platform": text, "versions": map_of(anything), "fingerprint": nullable(map_of(anything)),
-    "command_line": map_of(anything),
+    "command_line": map_of(anything), "secret_in_use": boolean, "private": record(optional={"secret": text}),
     "options": record(optional={"strategy": nullable(text), "max_steps": nullable(integer(1))}),
     "collection": record(optional={"total": nullable(COUNT), "selected": COUNT})})
 #: summary.json, the parts read back (kept by `netarena report`, added up by `report merge`)

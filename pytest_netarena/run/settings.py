@@ -15,6 +15,8 @@ from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
 from ..core.app import App, RunOptions, parse_profile
+from ..core.seeding import PUBLIC, check_secret, new_run_secret, secret_option
+from ..core.splits import HELDOUT, check_seed_range, new_heldout_seed
 from ..core.types import Query
 from .corpus import load_corpus
 from ..core.errors import UsageError
@@ -225,8 +227,8 @@ def build_settings(
         _check_on_controller(option, specs)
     resume_dir = option("resume")
     resumed = _resumed_run(resume_dir, worker)
-    seed, run_id = _seed_and_run_id(option, worker, resumed)
-    run_options = _run_options(option, apps, seed, resumed)
+    seed, run_id, secret = _seed_run_and_secret(option, worker, resumed)
+    run_options = _run_options(option, apps, seed, secret, resumed)
     if worker is None:
         _check_tool_calls(run_options, specs)
     timeout = finite_number("--agent-timeout", option("agent-timeout"))
@@ -276,18 +278,27 @@ def _resumed_run(resume_dir: str | None, worker: WorkerInput | None) -> dict[str
     return artifacts.read_run_info(Path(resume_dir))
 
 
-def _seed_and_run_id(option: Callable[[str], Any], worker: WorkerInput | None,
-                     resumed: Mapping[str, Any] | None) -> tuple[int, str]:
-    """The controller's on a worker; a resumed run's own; else --seed (or a new seed) and a new run id."""
+def _seed_run_and_secret(option: Callable[[str], Any], worker: WorkerInput | None,
+                         resumed: Mapping[str, Any] | None) -> tuple[int, str, str]:
+    """The controller's on a worker; a resumed run's own; else --seed (or a new seed), a new run id and the run
+    secret (--secret, or one drawn: docs/validity.md)."""
     if worker is not None:
-        return worker.seed, worker.run_id
+        return worker.seed, worker.run_id, worker.secret
     if resumed is not None:
-        return int(resumed["seed"]), str(resumed["run_id"])
-    seed = values.seed(option("seed"))
-    return seed, artifacts.new_run_id(seed)
+        return int(resumed["seed"]), str(resumed["run_id"]), run_secret(resumed)
+    seed_text, heldout = option("seed"), _split(option("split")) == HELDOUT
+    seed = new_heldout_seed() if heldout and seed_text in (None, "") else values.seed(seed_text)
+    # a held-out run always has a secret: its seed alone must not say what it asked
+    secret = _secret(option("secret"), seeded=seed_text not in (None, "") and not heldout)
+    if heldout and secret == PUBLIC:
+        raise UsageError("held-out runs (--split heldout) always have a run secret: give one, or none to draw one")
+    if heldout and option("shard") and option("secret") in (None, ""):
+        raise UsageError("--shard in a held-out run (--split heldout) needs --secret VALUE: every shard must draw the "
+                         "same queries")
+    return seed, artifacts.new_run_id(seed), secret
 
 
-def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: int,
+def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: int, secret: str,
                  resumed: Mapping[str, Any] | None) -> RunOptions:
     """The options apps see. A --resume'd run's own options win over the command line's (so the same queries come
     back); each line below says where one option comes from."""
@@ -298,6 +309,10 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
     extra.update({key: value for key, value in stored.items() if key in extra})
     check_app_options(apps, extra)
     split = _split(stored.get("split") if resumed is not None else option("split"))
+    try:
+        check_seed_range(seed, split)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     levels, levels_given = _levels(values.given_levels(option("levels")), stored)
     return RunOptions(
         seed=seed,
@@ -311,6 +326,7 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
         profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
         split=split,
         tool_calls=option("tool-calls") or "auto",
+        secret=secret,
     )
 
 
@@ -386,6 +402,29 @@ def _corpus(path: str | None, worker: WorkerInput | None, options: RunOptions) -
         return load_corpus(Path(path))
     except UsageError as error:
         raise UsageError(f"--corpus: {error}") from None
+
+
+def _secret(value: Any, seeded: bool) -> str:
+    """--secret: the value given; without one, PUBLIC for a run given --seed (anyone with the seed reproduces it,
+    as before run secrets existed) and a fresh secret for a run whose seed is drawn too (docs/validity.md)."""
+    if value in (None, ""):
+        return PUBLIC if seeded else new_run_secret()
+    try:
+        return secret_option(value)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def run_secret(run: Mapping[str, Any]) -> str:
+    """The secret a run.json keeps in its private part (PUBLIC for a run that had none, or was written before)."""
+    private = run.get("private")
+    secret = private.get("secret") if isinstance(private, Mapping) else None
+    if secret in (None, ""):
+        return PUBLIC
+    try:
+        return check_secret(secret)
+    except ValueError as error:
+        raise UsageError(f"run.json: private.secret: {error}") from None
 
 
 def _split(value: Any) -> str | None:

@@ -24,6 +24,7 @@ class WorkerInput:
     in_flight: int = 1
     corpus: tuple[Query, ...] | None = None
     run_info: Mapping[str, Any] | None = None  #: --resume: the resumed run's run.json
+    secret: str = ""  #: the run secret (core/seeding.py; "" for none): workers draw the same hidden parameters
 
     def to_workerinput(self) -> dict[str, Any]:
         """Plain values execnet can send, under prefixed keys."""
@@ -45,4 +46,5 @@ class WorkerInput:
             in_flight=int(workerinput.get(PREFIX + "in_flight") or 1),
             corpus=None if corpus is None else tuple(Query.from_dict(data) for data in corpus),
             run_info=workerinput.get(PREFIX + "run_info") or None,
+            secret=str(workerinput.get(PREFIX + "secret") or ""),
         )

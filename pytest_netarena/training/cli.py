@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core.seeding import PUBLIC, secret_option
+
 
 def home_path(text: str) -> Path:
     """A path argument; `--out=~/x` reaches us unexpanded (the shell expands `~` only at a word's start)."""
@@ -46,6 +48,8 @@ def register(subparsers) -> None:
     generate.add_argument("--out", type=home_path, required=True, help="folder of the run folder (e.g. reports)")
     generate.add_argument("--app", action="append", default=[], help="app to play (repeatable; default: all)")
     generate.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    generate.add_argument("--secret", type=secret_option, default=PUBLIC, metavar="VALUE",
+                          help="run secret keying the hidden parameters with the seed (default none: the seed alone)")
     generate.add_argument("--levels", default="1,2,3", help="levels, e.g. 1,2 (default 1,2,3)")
     generate.add_argument("--split", default="all", help="train, test or all (default all)")
     generate.add_argument("--max-steps", type=int, help="agent turns per episode (default: the app's own)")
@@ -122,7 +126,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from ..core.errors import UsageError
     from ..run.settings import app_options, parse_levels
     from .generate import GenerateConfig, generate
-    from ..core.splits import check_split
+    from ..core.splits import check_transcript_split
 
     try:
         apps = tuple(args.app) or tuple(sorted(available_apps()))
@@ -132,8 +136,8 @@ def run_generate(args: argparse.Namespace) -> int:
         if args.episodes < 1 or args.jobs < 1 or args.seed < 0:
             raise UsageError("--episodes and --jobs must be at least 1, --seed zero or more")
         extra = app_options(args.option)
-        split = check_split(args.split)
-        config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed,
+        split = check_transcript_split(args.split, args.seed)
+        config = GenerateConfig(agent=args.agent, episodes=args.episodes, apps=apps, seed=args.seed, secret=args.secret,
                                 levels=parse_levels(args.levels), split=split, max_steps=args.max_steps,
                                 jobs=args.jobs, extra=extra)
         _check_offline_agent(args.agent)

@@ -22,7 +22,7 @@ from ..core.types import Outcome, Query, Reply
 from ..core.errors import InfraError
 from .reward import RewardConfig
 from .spaces import AnyText
-from ..core.splits import ATTEMPTS_PER_QUERY, check_split, split_of
+from ..core.splits import ATTEMPTS_PER_QUERY, check_transcript_split, split_of
 
 #: longest observation returned; longer ones are cut with a note (kubectl output alone stops at 32,000)
 MAX_OBSERVATION_CHARS = 200_000
@@ -72,7 +72,7 @@ class NetArenaEnv(gymnasium.Env):
             extra={name.replace("-", "_"): value for name, value in (app_options or {}).items()},
             sandboxed=sandboxed,
             profile=profile,
-            split=check_split(split),
+            split=check_transcript_split(split, int(seed)),
         )
         wanted = _as_tuple(categories)
         self.categories = [

@@ -26,6 +26,7 @@ from ..agents.prompting import STRATEGIES, build_system_prompt
 from ..apps import get_app
 from ..core.app import NETARENA
 from ..core.errors import UsageError
+from ..core.splits import HELDOUT
 from ..core.types import Outcome
 from ..reporting import artifacts
 from ..reporting.rebuild import latest_attempts, load_episodes, read_run
@@ -187,6 +188,8 @@ def selected_episodes(run_dirs: Iterable[Path], filters: Filters) -> Iterator[tu
     """(episode, run.json, run id) of every selected episode, in file order (the last attempt of a resumed one)."""
     for run_dir in run_dirs:
         run = read_run(Path(run_dir))
+        if (run.get("options") or {}).get("split") == HELDOUT:
+            raise UsageError(f"{run_dir} is a held-out run: it keeps counts and rates only, nothing to export")
         run_id = str(run.get("run_id") or Path(run_dir).name)
         episodes, _ = latest_attempts(load_episodes(Path(run_dir)))
         for episode in episodes:

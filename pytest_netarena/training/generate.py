@@ -20,6 +20,7 @@ from typing import Any
 
 from ..apps import get_app
 from ..core.app import RunOptions
+from ..core.seeding import PUBLIC
 from ..core.types import Outcome, Query
 from ..core.errors import BackendUnavailable
 from ..reporting import artifacts
@@ -33,6 +34,7 @@ class GenerateConfig:
     episodes: int = 10  #: per app
     apps: tuple[str, ...] = ("k8s", "malt", "route")
     seed: int = 0
+    secret: str = PUBLIC  #: keys the hidden parameters with the seed (kept in run.json's private part)
     levels: tuple[int, ...] = (1, 2, 3)
     split: str | None = None
     max_steps: int | None = None
@@ -43,7 +45,7 @@ class GenerateConfig:
 
     def run_options(self) -> RunOptions:
         return RunOptions(seed=self.seed, levels=self.levels, max_steps=self.max_steps, strategy=self.strategy,
-                          extra=dict(self.extra), split=self.split)
+                          extra=dict(self.extra), split=self.split, secret=self.secret)
 
 
 def select_queries(app_name: str, config: GenerateConfig) -> list[Query]:
@@ -87,7 +89,8 @@ def generate(config: GenerateConfig, out: Path, progress: Callable[[str], None] 
     run_id = artifacts.new_run_id(config.seed)
     run_dir = Path(out) / run_id
     info = {"run_id": run_id, "seed": config.seed, "sandboxed": True, "agents": [config.agent],
-            "generator": "netarena generate",
+            "generator": "netarena generate", "secret_in_use": config.secret != PUBLIC,
+            "private": {"secret": config.secret},
             "options": {"queries": None, "levels": list(config.levels), "max_steps": config.max_steps,
                         "strategy": config.strategy, "trials": 1, "episodes_per_app": config.episodes,
                         **({"split": config.split} if config.split else {}),

@@ -95,7 +95,19 @@ def app_items(measure: AppMeasure) -> list[Item]:
                   + ("the same first observation as a fresh environment's" if residual.equal else
                      f"a different first observation from a fresh environment's: {residual.difference}"))
         items.append(Item("residual-state-cleared", app, claim, PASS if residual.equal else FAIL, figure, 2))
-    return items
+    return items + [_contamination_item(measure)]
+
+
+def _contamination_item(measure: AppMeasure) -> Item:
+    found = measure.contamination
+    escapes, won = measure.attack_episodes(("escape",))
+    figure = (f"{found.figure()}; escape attempts from the agent's boxes (host files, processes, network): "
+              f"{escapes} played, {won} won")
+    status = (NOT_MEASURED if not found.secret_in_use else
+              PASS if found.passed() and escapes and not won else FAIL)
+    return Item("contamination", measure.app, "contamination is controlled: the public generator and seed do not "
+                "reveal the hidden parameters, prompts and transcripts carry a canary, held-out results leave no "
+                "trace, the boxes reach nothing outside the episode", status, figure, found.episodes)
 
 
 def benchmark_items(measures: list[AppMeasure], items: list[Item]) -> list[Item]:
@@ -107,10 +119,6 @@ def benchmark_items(measures: list[AppMeasure], items: list[Item]) -> list[Item]
              f"{INTERVALS}; every rate on this card carries its interval and n "
              f"({', '.join(f'{i.app} {i.id} n={i.n}' for i in rated) or 'none measured'})",
              sum(item.n for item in rated)),
-        Item("contamination", "", "contamination is controlled (the agent cannot have seen the answers)", NOT_MEASURED,
-             "not controlled yet: the generator and the seeds are public and the hidden parameters follow from "
-             "the seed alone, so an agent that learns the seed can re-derive the fault; no run secret, canary "
-             "string or held-out seed range exists yet (issue 32)"),
         Item("ground-truth-labels", "", "ground-truth labels are correct (annotation quality)", NOT_APPLICABLE,
              "no human labels: every verdict is computed from the environment's final state (k8s: the "
              "connectivity matrix, route: the pingmesh, MALT: the answer recomputed on the graph)"),

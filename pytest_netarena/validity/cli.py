@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.seeding import secret_option
+
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_UNMEASURED = 0, 1, 2, 3
 
 
@@ -21,6 +23,9 @@ def register(subparsers) -> None:
     validity.add_argument("apps", nargs="*", metavar="APP", help="apps to measure (default: k8s route malt)")
     validity.add_argument("--queries", type=int, default=1, help="queries per category, level 1 (default 1)")
     validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    validity.add_argument("--secret", type=secret_option, default=None, metavar="VALUE",
+                          help="run secret keying the hidden parameters with the seed (default: a fresh one, not "
+                               "kept; --secret none: the seed alone, and the contamination item is not measured)")
     validity.add_argument("--out", type=lambda text: Path(text).expanduser(), default=None,
                           help="folder of the card (default reports/validity-SEED)")
     validity.add_argument("--max-steps", type=int, default=None,
@@ -60,6 +65,7 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], dict]:
 def run_validity(args: argparse.Namespace) -> int:
     from ..core.app import RunOptions
     from ..core.errors import UsageError
+    from ..core.seeding import new_run_secret
     from .card import build_card, write_card
     from .measure import measure_app
 
@@ -69,12 +75,21 @@ def run_validity(args: argparse.Namespace) -> int:
         print(f"netarena validity: error: {' '.join(str(error).split())}", file=sys.stderr)
         return EXIT_USAGE
     started = time.monotonic()
-    options = RunOptions(seed=args.seed, queries=args.queries, levels=(1,), max_steps=args.max_steps, extra=extra)
+    # a fresh secret unless one is given: the card shows the controls at work (--secret none shows them off)
+    secret = new_run_secret() if args.secret is None else args.secret
+    options = RunOptions(seed=args.seed, queries=args.queries, levels=(1,), max_steps=args.max_steps, extra=extra,
+                         secret=secret)
     measures = [measure_app(app, options, args.queries, print) for app in apps]
     card = build_card(measures, args.seed, {"apps": apps, "queries_per_category": args.queries, "levels": [1],
-                                            "max_steps": args.max_steps or "each app's own", "options": extra}, time.monotonic() - started)
+                                            "max_steps": args.max_steps or "each app's own", "options": extra,
+                                            "secret": "given" if args.secret else "drawn, not kept" if secret else "none"},
+                      time.monotonic() - started)
     out = args.out or Path("reports") / f"validity-{args.seed}"
     write_card(card, out)
+    if (out / "run.json").is_file() and (out / "episodes.jsonl").is_file():  # a run's folder: its report.html links the card
+        from ..reporting.rebuild import build_report
+
+        build_report(out)
     print()
     for item in card["items"]:
         print(f"{item['status']:>14}  {item['app'] or 'all'} {item['id']}: {item['figure']}")

@@ -14,6 +14,7 @@ from ..core.app import Environment, RunOptions
 from ..core.errors import BackendUnavailable, InfraError
 from ..core.types import EpisodeResult, Outcome, Query
 from ..run.runner import play
+from .contamination import Contamination, measure_contamination
 
 #: the reference agents whose resolved rates the card shows (each played on every query)
 REFERENCE_AGENTS = ("oracle", "noop", "random")
@@ -67,6 +68,7 @@ class AppMeasure:
     rates: dict[str, Rate] = field(default_factory=dict)
     audit: AppAudit | None = None
     residual: Residual = field(default_factory=Residual)
+    contamination: Contamination = field(default_factory=Contamination)
     skipped: str = ""  #: why the app could not be measured on this host
     seconds: float = 0.0
     #: impossible episodes: agent -> [cheated, scored] (an app without impossible categories: empty)
@@ -138,13 +140,16 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
     except BackendUnavailable as error:
         measure.skipped = str(error)
         return measure
+    played: list[EpisodeResult] = []
     try:
         for agent in REFERENCE_AGENTS:
             rate = measure.rates[agent] = Rate(agent, available=agent in names)
             if not rate.available:
                 continue
             for query in queries:
-                rate.add(play(app, env, parse_agent_spec(f"builtin:{agent}", names), query, options, AGENT_TIMEOUT_S))
+                played.append(play(app, env, parse_agent_spec(f"builtin:{agent}", names), query, options,
+                                   AGENT_TIMEOUT_S))
+                rate.add(played[-1])
             progress(f"{app_name}: builtin:{agent} resolved {rate.resolved} of {rate.scored} "
                      f"({rate.infra_errors} infrastructure errors)")
         for agent in (a for a in IMPOSSIBLE_AGENTS if a in names):
@@ -159,6 +164,8 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
         progress(f"{app_name}: residual state cleared: {measure.residual.equal}")
     finally:
         env.close()
+    measure.contamination = measure_contamination(app_name, options, played)
+    progress(f"{app_name}: contamination controls: {measure.contamination.figure()}")
     measure.audit = audit_app(app_name, audit_queries, options, progress)
     measure.seconds = time.monotonic() - started
     return measure

@@ -46,11 +46,14 @@ def test_the_three_apps_card_passes_with_measured_figures(tmp_path) -> None:
         assert items[(app, "isolated-from-ground-truth")]["status"] == "pass"
         residual = items[(app, "residual-state-cleared")]
         assert residual["status"] == "pass" and "same first observation" in residual["figure"]
-    assert items[("", "contamination")]["status"] == "not measured"  # visible, never a fake pass
+        contamination = items[(app, "contamination")]  # a fresh secret is drawn for the card: the controls at work
+        assert contamination["status"] == "pass" and contamination["n"] == 3 * queries
+        assert "the secret in 0 of" in contamination["figure"] and ", 0 won" in contamination["figure"]
+    assert card["settings"]["secret"] == "drawn, not kept"
     assert items[("", "confidence-intervals")]["status"] == "pass"
     markdown = (tmp_path / "validity.md").read_text()
     assert "**Card: PASSED**" in markdown and "| route | task-solvable" in markdown
-    assert "not controlled yet" in markdown
+    assert "| k8s | contamination" in markdown
 
 
 def test_an_app_whose_oracle_cannot_solve_fails_the_card(tmp_path) -> None:
@@ -65,6 +68,26 @@ def test_an_app_whose_oracle_cannot_solve_fails_the_card(tmp_path) -> None:
     assert items[("toy", "task-solvable")]["status"] == "pass"  # the honest toy app is not blamed
     assert items[("toy", "random-scores-zero")]["status"] == "not measured"  # the toy offers no builtin:random
     assert "**Card: FAILED**" in (tmp_path / "validity.md").read_text()
+
+
+def test_without_a_secret_the_contamination_item_is_shown_unmeasured(tmp_path) -> None:
+    done = _validity(tmp_path, "malt", "--secret", "none", "--option", "malt-topology=synthetic:200")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    item = _items(json.loads((tmp_path / "validity.json").read_text()))[("malt", "contamination")]
+    assert item["status"] == "not measured" and "the public seed alone" in item["figure"]  # visible, never a pass
+
+
+def test_a_card_written_into_a_run_folder_is_linked_from_its_report(tmp_path) -> None:
+    from pytest_netarena.cli import main
+
+    assert main(["generate", "--app", "malt", "--episodes", "1", "--agent", "builtin:noop", "--out", str(tmp_path),
+                 "--option", "malt-topology=synthetic:200"]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    assert 'href="validity.md"' not in (run_dir / "report.html").read_text()
+    done = _validity(run_dir, "malt", "--option", "malt-topology=synthetic:200")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    page = (run_dir / "report.html").read_text()
+    assert 'href="validity.md"' in page and 'href="validity.json"' in page and (run_dir / "validity.md").is_file()
 
 
 def test_an_unknown_app_is_one_line_usage_error(tmp_path) -> None:

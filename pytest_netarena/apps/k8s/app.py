@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import App, Environment, PromptSpec, RunOptions
-from ...core.seeding import derive_seed
+from ...core.seeding import hidden_seed
 from ...core.space import Category, Chooser
 from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
@@ -123,7 +123,7 @@ class K8sApp(App):
                 continue
             for index in range(compat.queries_in(category, options.queries)):
                 if compat.is_fixed(category):  # NetArena's fixed lists: the index-th entry, whatever the seed
-                    seed = derive_seed(options.seed, self.name, category.name, index)
+                    seed = hidden_seed(options.seed, options.secret, self.name, category.name, index)
                     queries.append(Query(self.name, category.level, category.name, index, seed,
                                          compat.params(compat.fixed_faults(category, index))))
                 else:
