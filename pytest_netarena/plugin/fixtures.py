@@ -20,7 +20,7 @@ from ..run.search import SearchOutcome, search
 from ..run.settings import Settings
 from ..scale.inflight import EnvironmentSlots
 from .collection import Case, SearchCase
-from .state import BUDGET_SKIP, EPISODE_LINE_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, SETTINGS_KEY, Scale
+from .state import BUDGET_SKIP, EPISODE_LINE_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, Scale
 
 
 def _checkout(slots: EnvironmentSlots, app: App) -> Environment:

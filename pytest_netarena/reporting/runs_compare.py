@@ -12,7 +12,6 @@ from ..core.errors import UsageError
 from .summary import possible
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
 from .summary import interfaces
-from .summary import interfaces
 
 
 class NothingPaired(ReportError):

@@ -51,7 +51,7 @@ def _shape_hint(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f'process_graph returned the bare number {value!r}; wrap it: {{"type": "text", "data": {value!r}}}'
     if isinstance(value, list):
-        return f'process_graph returned a bare list; wrap it: {{"type": "list", "data": [...]}}'
+        return 'process_graph returned a bare list; wrap it: {"type": "list", "data": [...]}'
     return f"process_graph returned {_json_kind(value)}; {_SHAPE}"
 
 
