@@ -89,7 +89,8 @@ def copy_project(folder: Path, venv: Path) -> None:
     (folder / ".venv").symlink_to(venv)
 
 
-def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+def environment(tmp_path: Path, plots: bool = False, **extra: str) -> dict[str, str]:
+    """The blocks' environment; plots (about 5 s of CPU a run, tests/reporting checks them) only when asked."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     bin_dir = str(Path(sys.executable).parent)
@@ -97,7 +98,8 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
             # the package under test, whatever the environment's editable install points at
             "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]),
             "PYTEST_PLUGINS": "pytest_netarena.testing.few_episodes", "NETARENA_FEW_EPISODES": "1",
-            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly", "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
+            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly" + ("" if plots else " -o netarena_plots=false"),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
 def bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -211,7 +213,7 @@ def test_a_workflow_runs_as_written(block: Block, tmp_path: Path) -> None:
     for name, job in workflow["jobs"].items():
         workspace = tmp_path / name / "workspace"
         workspace.mkdir(parents=True)
-        steps = run_job(job, workspace, environment(tmp_path))
+        steps = run_job(job, workspace, environment(tmp_path, plots=True))  # the job keeps reports/*/plots/
         assert steps, f"job {name} runs nothing"
         for step in job["steps"]:  # what the upload step keeps exists
             if step.get("uses", "").startswith("actions/upload-artifact"):

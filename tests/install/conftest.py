@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -35,8 +36,16 @@ def copy_checkout_to() -> Callable[..., Path]:
 def run(argv: list[str], cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
     """A command with no PYTHONPATH (nothing of a checkout leaks in through the environment)."""
     base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    return subprocess.run(argv, cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    # its own session: on a timeout the whole group goes (a timed-out bootstrap's pip would install on, unseen)
+    with subprocess.Popen(argv, cwd=cwd, env={**base, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
 def copy_checkout(target: Path, extra: tuple[str, ...] = ()) -> Path:
