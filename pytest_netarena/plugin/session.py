@@ -121,12 +121,18 @@ def _drop_idle_hypothesis_summary(config: pytest.Config) -> None:
     """Hypothesis's pytest plugin imports Hypothesis for its terminal summary even where no test used it: 0.4 s
     of CPU in each of the run's processes (2 s where PYTHONDONTWRITEBYTECODE makes pytest rewrite it anew
     every time), at the end of every xdist worker at once. A process that never imported Hypothesis and set
-    no Hypothesis option has no statistics or failing examples to show: its summary hook goes before it runs."""
+    no Hypothesis option, and whose reports (an xdist controller's come from its workers) carry nothing of
+    Hypothesis, has no statistics or failing examples to show: its summary hook goes before it runs."""
     plugin = config.pluginmanager.get_plugin("hypothesispytest")
     options = getattr(plugin, "_ALL_OPTIONS", None)
-    if plugin is None or options is None or "hypothesis" in sys.modules:
+    keys = {getattr(plugin, "STATS_KEY", None), getattr(plugin, "FAILING_EXAMPLES_KEY", None)}
+    if plugin is None or options is None or None in keys or "hypothesis" in sys.modules:
         return
-    if not any(config.getoption(option, None) for option in options):
+    if any(config.getoption(option, None) for option in options):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    reports = [report for kept in getattr(terminal, "stats", {}).values() for report in kept]
+    if not any(key in getattr(report, "__dict__", {}) for report in reports for key in keys):
         config.pluginmanager.unregister(plugin)
 
 
