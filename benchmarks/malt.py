@@ -138,6 +138,7 @@ def main() -> int:
             ms(boxed_s, f"{name}-boxed"), "< 50 ms added")
 
     queries = APP.generate(options)
+    step_times(queries, args.topology, args.repeat)
     system = build_system_prompt(APP.prompt(), "zero-shot")
     all_resolved = True
     for sandboxed in (False, True):
@@ -159,6 +160,50 @@ def main() -> int:
         print(f"{'':<44} {resolved}/{len(queries)} resolved, {suite_s:.1f} s in all "
               f"({suite_s / len(queries) * 1000:.0f} ms per query, zygote start, box and checks included)")
     return 0 if all_resolved else 1
+
+
+def step_times(queries, topology: str, repeat: int) -> None:
+    """Per category, the oracle's step in the box (the answer's run: code in, value out, decoded within
+    the bounds) and its checks (parsing, comparison, safety): median wall and the grader's CPU time."""
+    from collections import defaultdict
+
+    from pytest_netarena.apps.malt import APP
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.sandbox import forkserver
+
+    env = APP.make_environment(RunOptions(seed=1, queries=3, extra={"malt_topology": topology}))
+    boxed: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
+    checks: dict[str, list[float]] = defaultdict(list)
+    env.sandbox.run("def process_graph(graph_data):\n    return 1")  # the zygote's start is not a step's
+    run = forkserver.ForkServer.run
+
+    def timed_run(self, code):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        try:
+            return run(self, code)
+        finally:
+            boxed[category].append(time.perf_counter() - started)
+            cpu[category].append(time.process_time() - cpu_started)
+
+    forkserver.ForkServer.run = timed_run
+    try:
+        for _ in range(max(1, repeat // 2)):
+            for query in queries:
+                category = query.category
+                env.reset(query)
+                code = APP.builtin_agent("oracle", query, env).code
+                outcome = env.step(f"```python\n{code}\n```")
+                checks[category].append(outcome.check_s)
+    finally:
+        forkserver.ForkServer.run = run
+        env.close()
+    print()
+    print("oracle step per category, boxed: median ms (wall in the box, the grader's CPU in it, the checks)")
+    for category in sorted(boxed):
+        print(f"  {category:<28} box {statistics.median(boxed[category]) * 1000:6.1f}  "
+              f"grader CPU {statistics.median(cpu[category]) * 1000:6.1f}  checks {statistics.median(checks[category]) * 1000:6.1f}")
+    print()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ Printed per run: wall time; the ideal, EPISODES x steps x delay / C (the issue's
 schedulable ideal, ceil(EPISODES / C) x steps x delay (an episode's steps follow each other, so
 no schedule beats it); their ratios; the CPU the harness used per agent step (the machine's busy
 time minus this process, so boxed kubectl processes count: measure on an otherwise idle
-machine), start-up (until the first model request) and tail (after the last reply).
+machine); `tree s`, the CPU of the processes the run waited for (pytest and its workers: the
+figure to compare on a shared machine, where other work does not raise it), start-up (until the first model request) and tail (after the last reply).
 Target (issue 14): within 1.5x of the ideal at concurrency 8, 16 and 32 on a 2-core machine.
 """
 
@@ -61,17 +62,24 @@ def harness_cpu() -> float:
     return machine_busy() - own_cpu()
 
 
-def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports: Path) -> tuple[float, float, float, str]:
+def tree_cpu() -> float:
+    """CPU seconds of the processes this one waited for (pytest, its xdist workers, the boxes they waited for):
+    unlike harness_cpu, not raised by other work on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(server_url: str, corpus: Path, steps: int, parallel: list[str], reports: Path) -> tuple[float, float, float, float, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "OPENAI_API_KEY": "stub", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     argv = [sys.executable, "-m", "pytest", "suites/k8s", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
             "--agent=openai:gpt-4o", f"--llm-api-base={server_url}/v1", f"--corpus={corpus}", f"--max-steps={steps}",
             f"--reports-dir={reports}", "--no-plots", *parallel]
-    cpu, started = harness_cpu(), time.perf_counter()
+    cpu, tree, started = harness_cpu(), tree_cpu(), time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    wall, cpu = time.perf_counter() - started, harness_cpu() - cpu
+    wall, cpu, tree = time.perf_counter() - started, harness_cpu() - cpu, tree_cpu() - tree
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
-    return started, wall, cpu, last
+    return started, wall, cpu, tree, last
 
 
 def kubectl_cpu_ms(calls: int = 20) -> float:
@@ -115,7 +123,7 @@ def main() -> None:
 
     print(f"{os.cpu_count()} cores; stub model answers after {args.delay:g} s; {args.steps} steps per episode")
     print(f"{'episodes':>8} {'conc':>4} {'how':<22} {'wall s':>7} {'ideal':>6} {'x':>5} {'sched':>6} {'x':>5}"
-          f" {'cpu s':>6} {'cpu/step ms':>11} {'first s':>7} {'tail s':>6}  pytest")
+          f" {'cpu s':>6} {'cpu/step ms':>11} {'tree s':>6} {'first s':>7} {'tail s':>6}  pytest")
     measured: dict[tuple[int, str], list[tuple[int, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, \
             OpenAIStubServer(lambda request: StubReply("kubectl get networkpolicy", delay_s=args.delay)) as server:
@@ -135,7 +143,7 @@ def main() -> None:
                 ways.append((f"-n {concurrency}", ["-n", str(concurrency)]))
             for label, parallel in ways:
                 requests = len(server.requests)
-                started, wall, cpu, last = run(server.url, corpus, args.steps, parallel, Path(tmp) / "reports")
+                started, wall, cpu, tree, last = run(server.url, corpus, args.steps, parallel, Path(tmp) / "reports")
                 served = server.requests[requests:]
                 steps = len(served)
                 # when the first model request came (start-up: interpreters, plugin, first environments)
@@ -146,7 +154,7 @@ def main() -> None:
                 ideal = episodes * args.steps * args.delay / concurrency
                 schedulable = math.ceil(episodes / concurrency) * args.steps * args.delay
                 print(f"{episodes:>8} {concurrency:>4} {label:<22} {wall:>7.1f} {ideal:>6.1f} {wall / ideal:>5.2f}"
-                      f" {schedulable:>6.1f} {wall / schedulable:>5.2f} {cpu:>6.1f} {1000 * cpu / max(1, steps):>11.1f}"
+                      f" {schedulable:>6.1f} {wall / schedulable:>5.2f} {cpu:>6.1f} {1000 * cpu / max(1, steps):>11.1f} {tree:>6.1f}"
                       f" {first:>7.1f} {tail:>6.1f}"
                       f"  {last}", flush=True)
                 measured.setdefault((concurrency, label), []).append((steps, cpu))

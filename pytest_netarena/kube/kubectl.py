@@ -20,6 +20,7 @@ class KubectlNotFound(RuntimeError):
     pass
 
 
+@functools.lru_cache(maxsize=8)  # kubectl_path() and kubectl_minor() ask it of the same binary: run it once
 def _minor_of(binary: str) -> int | None:
     try:
         out = subprocess.run([binary, "version", "--client", "-o", "json"], capture_output=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import replace
 
 import pytest
@@ -92,7 +93,8 @@ def _register_run_hooks(config: pytest.Config, controller: bool) -> None:
     config.pluginmanager.register(_RunEnd(), "netarena-end")
     if controller:  # only the controller aggregates and writes run files
         config.pluginmanager.register(RunReporter(config), "netarena-reporter")
-    _register_hypothesis_profiles()
+    if config.getoption("hypothesis_profile", None) or "hypothesis" in sys.modules:
+        _register_hypothesis_profiles()  # importing Hypothesis costs every worker 0.4 s of CPU: only when asked
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")
 
@@ -110,6 +112,9 @@ def _reach_a2a_agents(agents) -> None:
 
 
 class _RunEnd:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        _drop_idle_hypothesis_summary(session.config)
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         scale = config.stash.get(SCALE_KEY, None)
         if scale is not None and scale.in_flight is not None and _process_ends_with_run(config):
@@ -120,10 +125,27 @@ class _RunEnd:
             gc.freeze()
 
 
+def _drop_idle_hypothesis_summary(config: pytest.Config) -> None:
+    """Hypothesis's pytest plugin imports Hypothesis for its terminal summary even where no test used it: 0.4 s
+    of CPU in each of the run's processes (2 s where PYTHONDONTWRITEBYTECODE makes pytest rewrite it anew
+    every time), at the end of every xdist worker at once. A process that never imported Hypothesis and set
+    no Hypothesis option, and whose reports (an xdist controller's come from its workers) carry nothing of
+    Hypothesis, has no statistics or failing examples to show: its summary hook goes before it runs."""
+    plugin = config.pluginmanager.get_plugin("hypothesispytest")
+    options = getattr(plugin, "_ALL_OPTIONS", None)
+    keys = {getattr(plugin, "STATS_KEY", None), getattr(plugin, "FAILING_EXAMPLES_KEY", None)}
+    if plugin is None or options is None or None in keys or "hypothesis" in sys.modules:
+        return
+    if any(config.getoption(option, None) for option in options):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    reports = [report for kept in getattr(terminal, "stats", {}).values() for report in kept]
+    if not any(key in getattr(report, "__dict__", {}) for report in reports for key in keys):
+        config.pluginmanager.unregister(plugin)
+
+
 def _process_ends_with_run(config: pytest.Config) -> bool:
     """An xdist worker, or a pytest started from the command line for this run (not pytester's in-process one)."""
-    import sys
-
     return hasattr(config, "workerinput") or tuple(config.invocation_params.args) == tuple(sys.argv[1:])
 
 

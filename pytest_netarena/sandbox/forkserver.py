@@ -208,10 +208,11 @@ class ForkServer:
             uid = box.private_uid()
         code_r, code_w = os.pipe()
         result_r, result_w = os.pipe()
-        try:
-            fcntl.fcntl(code_w, F_SETPIPE_SZ, MAX_CODE)
-        except OSError:
-            pass
+        for fd in (code_w, result_w):  # a graph's megabyte passes in a few writes, not one per 64 KiB
+            try:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, MAX_CODE)
+            except OSError:
+                pass
         message = {"op": "run", "uid": uid, "isolate": self.boxed, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], [code_r, result_w])

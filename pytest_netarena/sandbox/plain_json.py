@@ -34,20 +34,40 @@ def plain(data: bytes, max_bytes: int, max_items: int, max_depth: int = 40) -> A
         raise Undecodable(f"the return value is nested deeper than {max_depth} levels") from error
     except (ValueError, UnicodeDecodeError) as error:
         raise Undecodable(f"the return value is not valid JSON: {str(error)[:200]}") from error
-    _check_depth(value, max_depth)
+    if _too_deep(data, value, max_depth):
+        raise Undecodable(f"the return value is nested deeper than {max_depth} levels")
     return value
 
 
-def _check_depth(value: Any, max_depth: int) -> None:
+def _too_deep(data: bytes, value: Any, max_depth: int) -> bool:
+    """Whether valid JSON text nests deeper than max_depth, read off its brackets at C speed (a graph's
+    text: 3 ms, where walking the decoded value takes 30); text with a backslash, where a quote may be
+    escaped, has its decoded value walked."""
+    if b"\\" in data:
+        return _walk_too_deep(value, max_depth)
+    import numpy as np
+
+    text = np.frombuffer(data, dtype=np.uint8)
+    # unescaped, every quote opens or closes a string (no byte of a multi-byte UTF-8 character is ASCII):
+    # a bracket after an odd number of quotes is inside one
+    outside = np.bitwise_xor.accumulate(text == ord('"')) == 0
+    opens = ((text == ord("[")) | (text == ord("{"))) & outside
+    closes = ((text == ord("]")) | (text == ord("}"))) & outside
+    steps = opens[opens | closes].astype(np.int32) * 2 - 1  # +1 per opening bracket, -1 per closing one
+    return bool(len(steps)) and int(np.cumsum(steps).max()) > max_depth
+
+
+def _walk_too_deep(value: Any, max_depth: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > max_depth:
-            raise Undecodable(f"the return value is nested deeper than {max_depth} levels")
+            return True
         if isinstance(item, dict):
             stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
 
 
 #: the kinds a result's notes may name (zygote.scan): restored by --compat netarena

@@ -164,3 +164,38 @@ def test_the_readmes_commands_are_found_in_a_fresh_shell(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     venv, *found = done.stdout.splitlines()[:3]
     assert venv and all(Path(path).parent == Path(venv) / "bin" for path in found), (venv, found)
+
+
+HYPOTHESIS_LOG = """
+import sys
+
+def pytest_unconfigure(config):
+    with open("hypothesis-imported.txt", "w") as log:
+        log.write(str("hypothesis" in sys.modules))
+"""
+
+
+def test_a_benchmark_session_that_uses_no_hypothesis_does_not_import_it(unrelated: pytest.Pytester) -> None:
+    """Importing Hypothesis costs every process of a run 0.4 s of CPU (2 s without bytecode caching):
+    not at set-up (its profiles are registered only when one is asked for), nor for its plugin's summary."""
+    unrelated.makeconftest(HYPOTHESIS_LOG)
+    result = unrelated.runpytest_subprocess("-p", "no:cacheprovider", "--queries=1")
+    result.assert_outcomes(passed=1)
+    assert (unrelated.path / "hypothesis-imported.txt").read_text() == "False"
+
+
+def test_hypothesis_tests_in_a_benchmark_session_keep_their_summary(unrelated: pytest.Pytester) -> None:
+    unrelated.makeconftest(HYPOTHESIS_LOG)
+    unrelated.makepyfile(test_prop="""
+from hypothesis import given, strategies as st
+
+@given(st.integers())
+def test_prop(n):
+    assert n == n
+""")
+    result = unrelated.runpytest_subprocess("-p", "no:cacheprovider", "--queries=1", "--hypothesis-show-statistics")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*Hypothesis Statistics*", "*test_prop*"])
+    assert (unrelated.path / "hypothesis-imported.txt").read_text() == "True"
+    profile = unrelated.runpytest_subprocess("-p", "no:cacheprovider", "--hypothesis-profile=netarena-ci", "test_one.py")
+    profile.assert_outcomes(passed=1)  # the netarena profiles are registered before Hypothesis loads one

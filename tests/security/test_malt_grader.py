@@ -119,6 +119,8 @@ def grader_peak_mb() -> float:
 @needs_boxes
 @pytest.mark.parametrize("payload, message", [
     ("b'R' + b'[' * 10**4 + b']' * 10**4", "nested deeper than"),
+    ("b'R' + b'[' * 41 + b']' * 41", "nested deeper than"),
+    ("b'R' + b'[' * 41 + b'\"' + bytes([92, 92]) + b'\"' + b']' * 41", "nested deeper than"),  # an escape: walked
     ("b'R' + b'[' * 10**6 + b']' * 10**6", "items"),
     ("b'R' + b'[' + b'{},' * 1400000 + b'{}]'", "items"),
     ("b'R\"' + b'x' * (64 << 20) + b'\"'", "output larger than the limit"),
@@ -140,3 +142,18 @@ def test_huge_deep_or_malformed_answers_are_failed_answers_and_do_not_grow_the_g
     outcome = env.step(fenced(attack))
     assert not outcome.done and message in outcome.output, outcome.output
     assert grader_peak_mb() - before < 300  # an unbounded decode of these grows it by gigabytes
+
+
+@pytest.mark.parametrize("escaped", [False, True])
+def test_the_depth_bound_counts_brackets_of_the_json_not_of_its_strings(escaped):
+    from pytest_netarena.sandbox.plain_json import Undecodable, plain
+
+    inner = '"\\\\ ]]]]"' if escaped else '"]]]] }}"'  # closing brackets in a string hide no depth
+    deep = ("[" * 41 + inner + "]" * 41).encode()
+    with pytest.raises(Undecodable, match="nested deeper than 40"):
+        plain(deep, 1 << 20, 1 << 20)
+    shallow = ("[" * 40 + '"[[[[ {{"' + "]" * 40).encode()  # opening ones add none
+    assert plain(shallow, 1 << 20, 1 << 20, max_depth=40)
+    objects = ('{"a": ' * 41 + inner + "}" * 41).encode()
+    with pytest.raises(Undecodable, match="nested deeper than 40"):
+        plain(objects, 1 << 20, 1 << 20)
