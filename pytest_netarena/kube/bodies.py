@@ -17,10 +17,10 @@ def decode_json(raw: bytes):
 
 
 def decode_yaml(raw: bytes):
-    from .safeyaml import load_all
+    from ..core.safe_yaml import load_documents
 
     try:
-        docs = load_all(raw)
+        docs = load_documents(raw)
     except ValueError as error:
         raise errors.bad_request(f"error converting YAML to JSON: {error}") from None
     if len(docs) != 1:
