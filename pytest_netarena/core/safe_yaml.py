@@ -80,4 +80,4 @@ def _describe(error) -> str:
     where = getattr(error, "problem_mark", None)
     position = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
     problem = getattr(error, "problem", None) or str(error)
-    return f"the YAML cannot be read{position}: {problem}".replace("\n", " ")
+    return f"malformed YAML{position}: {problem}".replace("\n", " ")

@@ -7,8 +7,8 @@ import hashlib
 import ipaddress
 import json
 
+from ..core.selectors import selector_matches
 from . import accounts, defaults, limits, rollout
-from .selectors import selector_matches
 from .tables import timestamp
 from .uids import object_uid
 

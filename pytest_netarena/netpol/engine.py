@@ -25,13 +25,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from ..core.selectors import LabelSelector, selector_from_labels
 from .bitsets import LabelIndex, bits_of, iter_bits
 from .errors import UnknownObjectError
 from .explain import Explanation, FlowVerdict, explain_direction
 from .objects import Namespace, Pod, Probe, Service
 from .policy import EGRESS, INGRESS, CompiledPolicy, IPBlockPeer, PodPeer, Rule, compile_policy
 from .ports import PortRule
-from .selectors import LabelSelector, selector_from_labels
 
 
 @dataclass(frozen=True)
