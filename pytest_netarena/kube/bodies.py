@@ -28,7 +28,7 @@ def decode_yaml(raw: bytes):
     return json.loads(json.dumps(docs[0], default=str))
 
 
-def decode(content_type: str, raw: bytes, kind_hint: str = ""):
+def decode(content_type: str, raw: bytes):
     if content_type in ("application/json", "", "*/*", "text/plain"):
         return decode_json(raw)
     if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):

@@ -22,13 +22,6 @@ REMOVE_IP = "remove_ip"
 DROP_TRAFFIC = "drop_traffic_to_from_subnet"
 WRONG_ROUTING = "wrong_routing_table"
 TYPES = (DISABLE_ROUTING, DISABLE_INTERFACE, REMOVE_IP, DROP_TRAFFIC, WRONG_ROUTING)
-ABBREVIATIONS = {
-    DISABLE_ROUTING: "DR",
-    DISABLE_INTERFACE: "DI",
-    REMOVE_IP: "RI",
-    DROP_TRAFFIC: "DT",
-    WRONG_ROUTING: "WR",
-}
 
 #: methods of each type, simplest first (Hypothesis shrinks towards the first)
 METHODS: dict[str, tuple[str, ...]] = {

@@ -32,7 +32,6 @@ OTHER_NETWORK_OCTETS = (1, 254)
 DELAY_MS = (1000, 5000)
 #: its pingmesh: one `ping -c1 -W 0.1` per ordered pair, 84 bytes on the wire, router included
 PING_BYTES = 84
-PING_PAYLOAD = PING_BYTES - 28
 PING_WAIT_S = 0.1
 #: substrings that make it skip a command silently
 DENIED = ("sudo", "tcpdump", "systemctl", "frr", "ethtool", "ping")
