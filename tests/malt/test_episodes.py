@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from pytest_netarena.agents.base import NoopAgent
+from pytest_netarena.agents.noop import NoopAgent
 from pytest_netarena.agents.prompting import build_system_prompt
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.core.app import RunOptions

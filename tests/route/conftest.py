@@ -46,7 +46,7 @@ def make_query(faults: list[dict[str, Any]], subnets: int = 3, hosts: int = 2, i
 
 def run(env, agent_name: str, query: Query, max_steps: int = 20) -> EpisodeResult:
     if agent_name == "noop":
-        from pytest_netarena.agents.base import NoopAgent
+        from pytest_netarena.agents.noop import NoopAgent
 
         agent = NoopAgent()
     else:

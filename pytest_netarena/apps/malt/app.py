@@ -13,7 +13,7 @@ from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
 
 if TYPE_CHECKING:
-    from ...agents.base import Agent
+    from ...core.agent import Agent
     from .queries import TopologyIndex
 
 

@@ -14,7 +14,7 @@ from . import faults as fault_space
 from .topology import Topology
 
 if TYPE_CHECKING:
-    from ...agents.base import Agent
+    from ...core.agent import Agent
     from ...core.types import Query
     from .environment import RouteEnvironment
 
