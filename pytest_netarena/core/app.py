@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .seeding import derive_seed
-from .space import Category, Chooser, RandomChooser
+from .catalogue import Category, Chooser, RandomChooser
 from .splits import ATTEMPTS_PER_QUERY, split_of
 from .tools import Tool
 from .types import Judgement, Query, StepOutcome
@@ -151,7 +151,7 @@ class Environment(ABC):
 
 
 class App(ABC):
-    """An application of the benchmark: its query space, environment, prompt and built-in agents."""
+    """An application of the benchmark: its query catalogue, environment, prompt and built-in agents."""
 
     name: str
     options: tuple[OptionSpec, ...] = ()
@@ -162,7 +162,7 @@ class App(ABC):
 
     @abstractmethod
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
-        """Draw one query's hidden parameters; the single description of the query space."""
+        """Draw one query's hidden parameters; the single description of the query catalogue."""
 
     @abstractmethod
     def make_environment(self, options: RunOptions) -> Environment:
@@ -228,7 +228,7 @@ class App(ABC):
     def _split_queries(self, category: Category, options: RunOptions) -> list[Query]:
         """The first `options.queries` queries of a category that fall in `options.split`, by index.
 
-        A category whose space is too small to hold that many distinct draws in the split yields fewer.
+        A category whose catalogue is too small to hold that many distinct draws in the split yields fewer.
         """
         found: list[Query] = []
         for index in range(options.queries * ATTEMPTS_PER_QUERY):

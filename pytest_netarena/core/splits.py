@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 SPLITS = ("train", "test")
-#: the share of the query space held out for evaluation, in thousandths
+#: the share of the query catalogue held out for evaluation, in thousandths
 TEST_PER_MILLE = 200
 #: indices tried per wanted query before a category is declared too small for its split
 ATTEMPTS_PER_QUERY = 200

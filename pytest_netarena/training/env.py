@@ -1,6 +1,6 @@
 """NetArenaEnv: one app's benchmark environment as a Gymnasium environment with text observations and actions.
 
-`reset` draws a query from the benchmark's own query space (App.query: the same seeds, ids and
+`reset` draws a query from the benchmark's own query catalogue (App.query: the same seeds, ids and
 params as a run with this environment's run seed) and shows its first observation; `step(reply)`
 runs one reply exactly as a benchmark episode does, through the same EpisodeSession (step budget
 lines, refusal of unreadable replies, the app's guard and safety checks, the end of the episode
@@ -20,7 +20,7 @@ from ..core.app import RULE_PROFILES, Environment, RunOptions
 from ..core.episode import MAX_REPLY_CHARS, EpisodeConfig
 from ..core.errors import InfraError
 from ..core.session import EpisodeSession
-from ..core.space import Category
+from ..core.catalogue import Category
 from ..core.types import Outcome, Query, Reply, Task
 from .reward import RewardConfig
 from .spaces import AnyText
@@ -188,7 +188,7 @@ class NetArenaEnv(gymnasium.Env):
         return query
 
     def _draw(self, options: dict[str, Any]) -> Query:
-        """A query of the benchmark's space: category and index from this environment's random generator."""
+        """A query of the benchmark's catalogue: category and index from this environment's random generator."""
         levels, names = _as_tuple(options.get("level")), _as_tuple(options.get("category"))
         candidates = [c for c in self.categories
                       if (levels is None or c.level in levels) and (names is None or c.name in names)]

@@ -1,4 +1,4 @@
-"""NetArena's K8s rules (--compat netarena): probes, verdicts, reply reading, deny-list, query space, environment."""
+"""NetArena's K8s rules (--compat netarena): probes, verdicts, reply reading, deny-list, query catalogue, environment."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
 from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.space import Category
+from pytest_netarena.core.catalogue import Category
 from pytest_netarena.core.errors import UsageError
 
 MIRROR = Path(os.environ.get("NETARENA_MIRROR", "/work/.mirror/Froot-NetSys+NetArena/repo"))
@@ -149,7 +149,7 @@ def test_deny_list_equals_netarenas():
     assert source.count('",\n') >= len(compat.DISALLOWED) - 1
 
 
-# ----- query space ------------------------------------------------------------------------------
+# ----- query catalogue ------------------------------------------------------------------------------
 
 def generate(queries: int, **options):
     return APP.generate(RunOptions(seed=5, queries=queries, profile="netarena", levels_given=False, **options))

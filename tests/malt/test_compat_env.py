@@ -1,4 +1,4 @@
-"""The MALT app under --compat netarena: its categories, default levels and query space, and replies in
+"""The MALT app under --compat netarena: its categories, default levels and query catalogue, and replies in
 NetArena's documented answer format judged through the real box by NetArena's rules."""
 
 from __future__ import annotations

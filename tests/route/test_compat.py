@@ -7,7 +7,7 @@ import pytest
 from pytest_netarena.apps.route.netarena import grade, rules as compat
 from pytest_netarena.apps.route import faults as ours
 from pytest_netarena.apps.route.topology import Topology
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 
 TOPO = Topology("p37_", 2, 1)
 NO_NETEM = {"netem": "absent here"}

@@ -1,4 +1,4 @@
-"""The MALT suite under --compat netarena, as a user runs it: NetArena's query space and verdicts, its real
+"""The MALT suite under --compat netarena, as a user runs it: NetArena's query catalogue and verdicts, its real
 topology (--netarena-data) and its question files (--corpus netarena-malt:FILE)."""
 
 from __future__ import annotations

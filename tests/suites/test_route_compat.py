@@ -1,4 +1,4 @@
-"""The route suite under --compat netarena, as a user runs it: NetArena's network, query space and verdicts."""
+"""The route suite under --compat netarena, as a user runs it: NetArena's network, query catalogue and verdicts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Gymnasium environments: API conformance, the benchmark's query space, verdict rewards, info."""
+"""The Gymnasium environments: API conformance, the benchmark's query catalogue, verdict rewards, info."""
 
 from __future__ import annotations
 

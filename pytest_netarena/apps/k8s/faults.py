@@ -14,7 +14,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from .matrix import Matrix, OfflineMatrix, intended_matrix
 from .workloads.model import AppSpec
 

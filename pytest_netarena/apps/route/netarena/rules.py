@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ....core.space import Category, Chooser
+from ....core.catalogue import Category, Chooser
 from .. import faults as ours
 from ..faults import DISABLE_INTERFACE, DISABLE_ROUTING, DROP_TRAFFIC, REMOVE_IP, TYPES, WRONG_ROUTING, Command
 from ..topology import Topology
