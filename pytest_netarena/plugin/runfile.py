@@ -124,7 +124,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
         **{dest: getattr(config.option, dest) for dest in ("keyword", "markexpr") if getattr(config.option, dest, "")},
         "command_line": _resumed_options(config),
         "sandboxed": options.sandboxed,
-        "profile": options.profile,
+        "rules": options.rules,
         "agents": [agent.raw for agent in settings.agents],
         "options": {
             "queries": options.queries,

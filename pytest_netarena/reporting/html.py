@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..core.app import rules_of
 from .fingerprint import SHOWN
 from .page_assets import CSS, SCRIPT
 from .completion import incomplete_line
@@ -187,7 +188,7 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
               "(--unsandboxed), as the harness's user on the harness's machine.</p>") if run.get("sandboxed") is False else ""
     rows = [("run id", run.get("run_id", "")), ("seed", run.get("seed", "")),
             ("sealed boxes", "yes" if run.get("sandboxed", True) else "NO (--unsandboxed)"),
-            ("rules", "NetArena's (--compat netarena)" if run.get("profile") == "netarena" else "pytest-netarena's"),
+            ("rules", "NetArena's (--compat netarena)" if rules_of(run) == "netarena" else "pytest-netarena's"),
             ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes)]
     rows += [(f"option {key}", json.dumps(value) if not isinstance(value, str) else value)
              for key, value in sorted((run.get("options") or {}).items())]

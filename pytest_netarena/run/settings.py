@@ -16,7 +16,7 @@ from ..core import resources
 from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
-from ..core.app import App, RunOptions, parse_profile
+from ..core.app import App, RunOptions, parse_rules, rules_of
 from ..core.seeding import new_run_seed
 from ..core.types import Query
 from .corpus import load_corpus
@@ -293,7 +293,7 @@ def build_settings(
         strategy=strategy,
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else _flag(option("unsandboxed"))),
-        profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
+        rules=rules_of(resumed) if resumed is not None else parse_rules(option("compat")),
         split=split,
         tool_calls=option("tool-calls") or "auto",
     )

@@ -16,7 +16,7 @@ import gymnasium
 
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
-from ..core.app import RULE_PROFILES, Environment, RunOptions
+from ..core.app import RULES, Environment, RunOptions
 from ..core.episode import MAX_REPLY_CHARS, EpisodeConfig
 from ..core.errors import InfraError
 from ..core.session import EpisodeSession
@@ -60,11 +60,11 @@ class NetArenaEnv(gymnasium.Env):
         reward: RewardConfig | dict[str, float] | None = None,
         app_options: dict[str, Any] | None = None,
         sandboxed: bool = True,
-        profile: str = "default",
+        rules: str = "default",
         render_mode: str | None = None,
     ) -> None:
-        if profile not in RULE_PROFILES:
-            raise ValueError(f"profile takes one of {', '.join(RULE_PROFILES)}; got {profile!r}")
+        if rules not in RULES:
+            raise ValueError(f"rules takes one of {', '.join(RULES)}; got {rules!r}")
         self.app = get_app(app)
         self.run_options = RunOptions(
             seed=int(seed),
@@ -73,7 +73,7 @@ class NetArenaEnv(gymnasium.Env):
             strategy=strategy,
             extra={name.replace("-", "_"): value for name, value in (app_options or {}).items()},
             sandboxed=sandboxed,
-            profile=profile,
+            rules=rules,
             split=check_split(split),
         )
         wanted = _as_tuple(categories)

@@ -152,7 +152,7 @@ def test_deny_list_equals_netarenas():
 # ----- query catalogue ------------------------------------------------------------------------------
 
 def generate(queries: int, **options):
-    return APP.generate(RunOptions(seed=5, queries=queries, profile="netarena", levels_given=False, **options))
+    return APP.generate(RunOptions(seed=5, queries=queries, rules="netarena", levels_given=False, **options))
 
 
 @pytest.mark.parametrize("per_type, total", [(1, 15), (2, 30), (10, 150), (14, 210), (20, 294)])
@@ -234,7 +234,7 @@ def test_error_detail_uses_netarenas_field_names():
 
 @pytest.fixture(scope="module")
 def compat_env():
-    env = APP.make_environment(RunOptions(profile="netarena"))
+    env = APP.make_environment(RunOptions(rules="netarena"))
     yield env
     env.close()
 

@@ -214,7 +214,7 @@ def test_netarena_prompt_states_its_deny_list_and_never_the_budget():
     from pytest_netarena.apps.route import APP
     from pytest_netarena.core.app import RunOptions
 
-    prompt = APP.prompt_for(RunOptions(profile="netarena"))
+    prompt = APP.prompt_for(RunOptions(rules="netarena"))
     assert APP.prompt_for(RunOptions()) == APP.prompt() and prompt != APP.prompt()
     assert '"ping"' in prompt.rules and "10" not in prompt.rules
 
@@ -223,7 +223,7 @@ def test_queries_carry_netarenas_error_detail_for_the_green_agent():
     from pytest_netarena.apps.route import APP
     from pytest_netarena.core.app import RunOptions
 
-    queries = APP.generate(RunOptions(seed=2, queries=1, profile="netarena"))
+    queries = APP.generate(RunOptions(seed=2, queries=1, rules="netarena"))
     for q in queries:
         details = [compat.netarena_detail(fault) for fault in q.params["faults"]]
         assert q.params["error_detail"] == (details[0] if len(details) == 1 else details)

@@ -37,4 +37,4 @@ def test_route_oracle_passes_and_noop_gets_netarenas_verdicts(pytester: pytest.P
         assert record["safe"]
         assert len(record["steps"]) == (1 if record["correct"] else 10)
     (summary,) = (pytester.path / "reports").glob("*/summary.json")
-    assert json.loads(summary.read_text())["profile"] == "netarena"
+    assert json.loads(summary.read_text())["rules"] == "netarena"
