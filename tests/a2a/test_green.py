@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from pytest_netarena.core.errors import UsageError
-from pytest_netarena.green.agent import green_server
-from pytest_netarena.green.assessment import KNOWN_KEYS, parse_request
+from pytest_netarena.agentbeats.agent import green_server
+from pytest_netarena.agentbeats.assessment import KNOWN_KEYS, parse_request
 
 
 @pytest.fixture

@@ -290,7 +290,7 @@ def test_first_step_making_things_worse_is_safe(compat_env):
 def test_green_agent_config_gives_netarenas_query_count():
     import json
 
-    from pytest_netarena.green.assessment import parse_request
+    from pytest_netarena.agentbeats.assessment import parse_request
 
     def count(config):
         request = json.dumps({"participants": {"k8s_operator": "http://127.0.0.1:9"}, "config": config})

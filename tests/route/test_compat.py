@@ -199,7 +199,7 @@ def _result(app, params, steps, correct):
 
 
 def test_the_green_agent_reports_netarenas_iterations():
-    from pytest_netarena.green.assessment import iterations, summary_record
+    from pytest_netarena.agentbeats.assessment import iterations, summary_record
 
     compat_failure = _result("route", {"rules": "netarena"}, 10, False)
     assert iterations(compat_failure) == 11
