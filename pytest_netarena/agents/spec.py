@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BackendUnavailable, UsageError
-from .base import Agent, NoopAgent
+from .noop import Agent, NoopAgent
 
 if TYPE_CHECKING:
     from ..core.app import App, Environment

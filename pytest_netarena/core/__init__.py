@@ -1,1 +1,1 @@
-"""The pytest-free core: the App and Agent contracts, queries, query spaces, the episode loop, seeding, statistics."""
+"""The pytest-free core: the App and Agent contracts, queries, query catalogues, the episode loop, seeding, statistics."""

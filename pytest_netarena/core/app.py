@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .seeding import PUBLIC, hidden_seed
-from .space import Category, Chooser, RandomChooser
+from .catalogue import Category, Chooser, RandomChooser
 from .splits import ATTEMPTS_PER_QUERY, problem_split, split_of
 from .tools import Tool
 from .types import Judgement, Query, StepOutcome
@@ -46,22 +46,28 @@ class PromptSpec:
     examples: tuple[tuple[str, str], ...] = ()  #: (observation, reply) pairs obeying the format
 
 
-#: NetArena's rule profile (--compat netarena); also the "rules" param of a query drawn or read under them
+#: NetArena's rules (--compat netarena); also the "rules" param of a query drawn or read under them
 NETARENA = "netarena"
-#: rule profiles: ours, and NetArena's as its code applies them
-RULE_PROFILES = ("default", NETARENA)
+#: the rules a run can be scored by: ours, and NetArena's as its code applies them
+RULES = ("default", NETARENA)
 
 
-def parse_profile(value: Any, name: str = "--compat") -> str:
-    """A rules profile as given: "netarena" for NetArena's; empty, "none" or "default" for ours."""
+def parse_rules(value: Any, name: str = "--compat") -> str:
+    """The rules as given: "netarena" for NetArena's; empty, "none" or "default" for ours."""
     from .errors import UsageError
 
     text = "" if value is None else str(value).strip().lower()
     if text in ("", "none", "default"):
         return "default"
-    if text not in RULE_PROFILES:
+    if text not in RULES:
         raise UsageError(f"{name} takes netarena (NetArena's rules) or none (ours); got {value!r}")
     return text
+
+
+def rules_of(run: Mapping[str, Any]) -> str:
+    """The rules a run folder's run.json (or summary.json) names; folders written before the key was
+    renamed say "profile"."""
+    return str(run.get("rules", run.get("profile", "default")))
 
 
 def require_rules(query: Query, rules: str) -> None:
@@ -86,7 +92,7 @@ class RunOptions:
     strategy: str = "zero-shot"
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
-    profile: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
+    rules: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)
     split: str | None = None  #: "train" or "test": only queries of that held-out split (None: all)
     #: keys the hidden parameters with the seed (core/seeding.hidden_seed); PUBLIC: the seed alone. Never shown
     #: to an agent, never written where an agent or a report reader looks (run.json's private part only)
@@ -97,7 +103,7 @@ class RunOptions:
     @property
     def netarena_compat(self) -> bool:
         """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference)."""
-        return self.profile == NETARENA
+        return self.rules == NETARENA
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))
@@ -154,7 +160,7 @@ class Environment(ABC):
 
 
 class App(ABC):
-    """An application of the benchmark: its query space, environment, prompt and built-in agents."""
+    """An application of the benchmark: its query catalogue, environment, prompt and built-in agents."""
 
     name: str
     options: tuple[OptionSpec, ...] = ()
@@ -165,7 +171,7 @@ class App(ABC):
 
     @abstractmethod
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
-        """Draw one query's hidden parameters; the single description of the query space."""
+        """Draw one query's hidden parameters; the single description of the query catalogue."""
 
     @abstractmethod
     def make_environment(self, options: RunOptions) -> Environment:
@@ -177,11 +183,11 @@ class App(ABC):
 
     def netarena_prompt(self) -> PromptSpec:
         """The prompt parts under --compat netarena (an app's netarena/prompt.py): an app whose NetArena
-        profile differs in what an agent must know (e.g. its reply format) overrides this."""
+        rules differ in what an agent must know (e.g. its reply format) overrides this."""
         return self.prompt()
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
-        """The prompt parts of a run, by its rules profile."""
+        """The prompt parts of a run, by its rules."""
         return self.netarena_prompt() if options.netarena_compat else self.prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
@@ -242,7 +248,7 @@ class App(ABC):
     def _split_queries(self, category: Category, options: RunOptions) -> list[Query]:
         """The first `options.queries` queries of a category that fall in `options.split`, by index.
 
-        A category whose space is too small to hold that many distinct draws in the split yields fewer.
+        A category whose catalogue is too small to hold that many distinct draws in the split yields fewer.
         """
         found: list[Query] = []
         for index in range(options.queries * ATTEMPTS_PER_QUERY):

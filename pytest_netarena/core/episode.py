@@ -16,10 +16,11 @@ from .steps import (  # re-exported: the loop's pieces are imported from here
     Episode,
     EpisodeAgentError,
     EpisodeConfig,
-    _EpisodeAgentError,
+    EpisodeEnd,
     agent_traceback,
     as_reply,
     call_with_timeout,
+    end_episode,
     final_outcome,
     reply_problem,
     step_header,
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from .app import Environment
 
 __all__ = ["MAX_REPLY_CHARS", "UNRESOLVING_METRICS", "AgentReplyTypeError", "AgentTimeout", "Episode",
-           "EpisodeAgentError", "EpisodeConfig", "_EpisodeAgentError", "agent_traceback", "as_reply",
-           "call_with_timeout", "final_outcome", "reply_problem", "run_episode", "step_header"]
+           "EpisodeAgentError", "EpisodeConfig", "EpisodeEnd", "agent_traceback", "as_reply",
+           "call_with_timeout", "end_episode", "final_outcome", "reply_problem", "run_episode", "step_header"]
 
 
 def _ask_agent(function: Callable[[], Reply | str], timeout_s: float) -> Reply:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .errors import InfraError
-from .steps import EpisodeAgentError, Episode, EpisodeConfig, final_outcome, over_budget, printable
+from .steps import EpisodeAgentError, Episode, EpisodeConfig, EpisodeEnd, end_episode, over_budget, printable
 from .tools import FINISH, Tool, ToolCall, ToolResult, check_call
 from .types import EpisodeResult, Observation, Outcome, Query, Reply, Task, Usage
 
@@ -53,6 +53,7 @@ class EpisodeSession:
         self._lock = threading.RLock()
         self._error: tuple[Outcome, str] | None = None
         self._budget_note = ""
+        self._end: EpisodeEnd | None = None
         self._result: EpisodeResult | None = None
         self._started = time.perf_counter()
         self._last_answer = self._started  #: when the session last answered the agent
@@ -63,10 +64,6 @@ class EpisodeSession:
     def over(self) -> bool:
         """The episode has ended: no further action runs."""
         return bool(self.ended_by)
-
-    @property
-    def steps_left(self) -> int:
-        return 0 if self.over else max(0, self.config.max_steps - len(self.episode.steps))
 
     @property
     def observation(self) -> str:
@@ -159,15 +156,31 @@ class EpisodeSession:
                 self._error = (Outcome.INFRA_ERROR if infra else Outcome.AGENT_ERROR, message)
                 self.ended_by = "error"
 
-    def result(self) -> EpisodeResult:
-        """The episode's result, judged once: an episode still open ends here (the agent stopped)."""
+    def end(self) -> EpisodeEnd:
+        """How the episode ended, decided once: an episode still open ends here (the agent stopped), then
+        core.steps.end_episode judges it, unless an error ended it. Never raises."""
         with self._lock:
-            if self._result is not None:
-                return self._result
-            if not self.over:  # the agent stopped without finish: it thought until now
-                self.agent_s += time.perf_counter() - self._last_answer
-                self.ended_by = "agent"
-            self._result = self._judged()
+            if self._end is None:
+                if not self.over:  # the agent stopped without finish: it thought until now
+                    self.agent_s += time.perf_counter() - self._last_answer
+                    self.ended_by = "agent"
+                self._end = self._decided()
+            return self._end
+
+    def result(self) -> EpisodeResult:
+        """The episode's result, judged once (end())."""
+        with self._lock:
+            if self._result is None:
+                end = self.end()
+                self._result = EpisodeResult(
+                    query=self.query, agent=self.agent_name, trial=self.trial, outcome=end.outcome,
+                    correct=end.correct, safe=end.safe, steps=tuple(self.episode.steps),
+                    first_observation=self.first_observation, details=end.details, agent_s=self.agent_s,
+                    wall_s=time.perf_counter() - self._started, usage=self.usage, strategy=self.config.strategy,
+                    metrics=dict(end.metrics), episode_id=self.task.episode_id, interface=self.interface,
+                    ended_by=self.ended_by, finish=self.finish_call, finish_turn=self.finish_turn, tools=self.tools,
+                    setting=getattr(self.env, "setting", ""),
+                )
             return self._result
 
     # ----- internals ----------------------------------------------------------------------------------------------
@@ -240,28 +253,15 @@ class EpisodeSession:
         }
         return reasons.get(self.ended_by, "the episode is over")
 
-    def _judged(self) -> EpisodeResult:
-        correct, metrics, details = False, {}, ""
-        if self._error is not None:
-            outcome, details = self._error
-        elif not self.first_observation:
-            outcome, details = Outcome.INFRA_ERROR, "infrastructure: the episode was never opened"
-        else:
-            try:
-                judgement = self.env.judge()
-                correct, metrics = judgement.correct, dict(judgement.metrics)
-                outcome, details = final_outcome(judgement, self.episode.safe, self.config.netarena_rules)
-                if self._budget_note and not correct:
-                    details = f"{self._budget_note}; {details}"
-            except Exception as error:
-                self._end_with_error(error)
-                assert self._error is not None
-                outcome, details = self._error
-        return EpisodeResult(
-            query=self.query, agent=self.agent_name, trial=self.trial, outcome=outcome, correct=correct,
-            safe=self.episode.safe, steps=tuple(self.episode.steps), first_observation=self.first_observation,
-            details=details, agent_s=self.agent_s, wall_s=time.perf_counter() - self._started, usage=self.usage,
-            strategy=self.config.strategy, metrics=metrics, episode_id=self.task.episode_id,
-            interface=self.interface, ended_by=self.ended_by, finish=self.finish_call, finish_turn=self.finish_turn,
-            tools=self.tools, setting=getattr(self.env, "setting", ""),
-        )
+    def _decided(self) -> EpisodeEnd:
+        error = self._error
+        if error is None and not self.first_observation:
+            error = (Outcome.INFRA_ERROR, "infrastructure: the episode was never opened")
+        try:
+            end = end_episode(self.env, self.episode, self.config.netarena_rules, error)
+        except Exception as failure:  # the judge failed: never the agent's fault
+            self._end_with_error(failure)
+            return end_episode(self.env, self.episode, self.config.netarena_rules, self._error)
+        if error is None and self._budget_note and not end.correct:
+            end = replace(end, details=f"{self._budget_note}; {end.details}")
+        return end

@@ -25,7 +25,7 @@ SPLITS = ("train", "test")
 HELDOUT = "heldout"
 #: run seeds of held-out runs only: a run of another split refuses them, so their queries never reach a transcript
 HELDOUT_SEEDS = range(900_000_000, 1_000_000_000)
-#: the share of the query space held out for evaluation, in thousandths
+#: the share of the query catalogue held out for evaluation, in thousandths
 TEST_PER_MILLE = 200
 #: indices tried per wanted query before a category is declared too small for its split
 ATTEMPTS_PER_QUERY = 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .tools import Tool, ToolCall, check_call
@@ -51,6 +51,33 @@ def final_outcome(judgement: Judgement, safe: bool, netarena_rules: bool = False
     if flaws:
         return Outcome.UNRESOLVED, f"correct and safe but {', '.join(flaws)}, so not resolved | {judgement.details}"
     return Outcome.RESOLVED, judgement.details
+
+
+@dataclass(frozen=True)
+class EpisodeEnd:
+    """How an episode ended, decided once by end_episode: what a run records and what a training reward reads."""
+
+    outcome: Outcome
+    correct: bool  #: the judge's verdict on the final state (False when an error ended the episode unjudged)
+    safe: bool  #: no step broke anything
+    details: str = ""  #: the judge's details, or the error's message
+    metrics: dict[str, bool | None] = field(default_factory=dict)  #: the judgement's extra measures
+
+    @property
+    def resolved(self) -> bool:
+        return self.outcome is Outcome.RESOLVED
+
+
+def end_episode(env: Environment, episode: Episode, netarena_rules: bool = False,
+                error: tuple[Outcome, str] | None = None) -> EpisodeEnd:
+    """The end-of-episode step: an error ends the episode as that error, unjudged; otherwise the judge's verdict
+    on the final state and the safety of every step decide the outcome (final_outcome). The judge's exceptions
+    pass through: the caller says whose fault they are."""
+    if error is not None:
+        return EpisodeEnd(error[0], False, episode.safe, error[1])
+    judgement = env.judge()
+    outcome, details = final_outcome(judgement, episode.safe, netarena_rules)
+    return EpisodeEnd(outcome, judgement.correct, episode.safe, details, dict(judgement.metrics))
 
 
 class AgentTimeout(Exception):
@@ -150,8 +177,6 @@ def step_header(done: int, max_steps: int, over: bool = False, tools: bool = Fal
 class EpisodeAgentError(Exception):
     """The environment found the agent's action unusable in a way that ends the episode."""
 
-
-_EpisodeAgentError = EpisodeAgentError  # the name training/ and older callers import
 
 
 class Episode:

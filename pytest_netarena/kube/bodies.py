@@ -17,10 +17,10 @@ def decode_json(raw: bytes):
 
 
 def decode_yaml(raw: bytes):
-    from .safeyaml import load_all
+    from ..core.safe_yaml import load_documents
 
     try:
-        docs = load_all(raw)
+        docs = load_documents(raw)
     except ValueError as error:
         raise errors.bad_request(f"error converting YAML to JSON: {error}") from None
     if len(docs) != 1:
@@ -28,7 +28,7 @@ def decode_yaml(raw: bytes):
     return json.loads(json.dumps(docs[0], default=str))
 
 
-def decode(content_type: str, raw: bytes, kind_hint: str = ""):
+def decode(content_type: str, raw: bytes):
     if content_type in ("application/json", "", "*/*", "text/plain"):
         return decode_json(raw)
     if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):

@@ -50,7 +50,7 @@ class InputError(ValueError):
 
 def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
     """The objects of a manifest file, read within bounds (a List's items are unpacked)."""
-    from .safeyaml import load_all
+    from ..core.safe_yaml import load_documents
 
     try:
         if path == "-":
@@ -63,7 +63,7 @@ def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
     if len(raw) > limit:
         raise InputError(f"{path} is larger than {limit} bytes")
     try:
-        documents = load_all(raw)
+        documents = load_documents(raw)
     except ValueError as error:
         raise InputError(f"{path}: {error}") from None
     objects = []

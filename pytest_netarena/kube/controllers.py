@@ -7,9 +7,9 @@ import hashlib
 import ipaddress
 import json
 
+from ..core.selectors import selector_matches
 from . import accounts, defaults, limits, rollout
 from .node import NODE_NAME, start_pod
-from .selectors import selector_matches
 from .tables import timestamp
 from .uids import object_uid
 

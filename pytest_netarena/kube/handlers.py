@@ -10,7 +10,6 @@ from . import errors, openapi, rbac, registry, reviews, tables
 from .registry import Resource
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
-JSON_TYPES = ("application/json", "")
 PATCH_TYPES = {"application/json-patch+json": "json", "application/merge-patch+json": "merge",
                "application/strategic-merge-patch+json": "strategic"}
 UNSUPPORTED_SUBRESOURCES = {

@@ -22,7 +22,7 @@ def gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _convert(node, in_properties: bool = False):
+def _convert(node):
     """kubernetes-validate JSON Schema -> OpenAPI 3.0 as the apiserver publishes it."""
     if isinstance(node, list):
         return [_convert(n) for n in node]
@@ -158,12 +158,6 @@ def index() -> bytes:
         digest = hashlib.sha512(document(group, version)).hexdigest()[:128].upper()
         paths[gv_path(group, version)] = {"serverRelativeURL": f"/openapi/v3/{gv_path(group, version)}?hash={digest}"}
     return json.dumps({"paths": paths}).encode()
-
-
-def warm() -> None:
-    """Build every document now (e.g. in a background thread after start)."""
-    with _lock:
-        index()
 
 
 def v2_stub() -> bytes:

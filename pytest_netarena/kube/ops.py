@@ -53,7 +53,7 @@ class Cluster:
         with self.store.lock:
             rv = str(self.store.resource_version)
             items = self.store.list(res.plural, namespace if res.namespaced else None)
-        items = [o for o in items if selectors.labels_match(label_reqs, o["metadata"].get("labels"))
+        items = [o for o in items if label_reqs.matches(o["metadata"].get("labels"))
                  and selectors.fields_match(field_reqs, o)]
         return copy.deepcopy(items), rv
 

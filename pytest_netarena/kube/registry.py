@@ -29,10 +29,6 @@ class Resource:
     def singular(self) -> str:
         return self.kind.lower()
 
-    @property
-    def group_version(self) -> str:
-        return self.api_version
-
 
 def _core(kind: str) -> str:
     return f"io.k8s.api.core.v1.{kind}"

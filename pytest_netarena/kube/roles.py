@@ -113,7 +113,7 @@ def cluster_role_bindings() -> list[dict]:
 def aggregated_rules(role: dict, roles: list[dict]) -> list[dict] | None:
     """The rules an aggregated ClusterRole holds now: those of every ClusterRole its selectors match, each
     once, in name order (the clusterrole-aggregation controller's result); None for a role without a rule."""
-    from .selectors import selector_matches
+    from ..core.selectors import selector_matches
 
     selectors = ((role.get("aggregationRule") or {}).get("clusterRoleSelectors")) or []
     if not isinstance(selectors, list) or not selectors:

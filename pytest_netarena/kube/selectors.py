@@ -1,9 +1,10 @@
-"""Label and field selector parsing and matching (the query-string forms kubectl sends)."""
+"""Label and field selectors in the query-string forms kubectl sends: parsed here, labels matched by core/selectors.py."""
 
 from __future__ import annotations
 
 import re
 
+from ..core.selectors import LabelSelector, Requirement
 from .errors import bad_request
 
 _REQ = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_./-]+)\s*(?:(==|=|!=|\s+in\s+|\s+notin\s+)\s*(.*?))?\s*$")
@@ -26,10 +27,14 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def parse_labels(text: str | None):
-    """A list of (key, op, values) requirements; op in =, !=, in, notin, exists, !exists."""
+#: the string form's operators as core's requirement operators
+_OPERATORS = {"=": "In", "!=": "NotIn", "in": "In", "notin": "NotIn"}
+
+
+def parse_labels(text: str | None) -> LabelSelector:
+    """The selector of `app=web,tier in (a,b),!legacy`; a requirement that cannot be read is 400."""
     if not text:
-        return []
+        return LabelSelector()
     reqs = []
     for part in _split_top(text):
         match = _REQ.match(part)
@@ -37,7 +42,7 @@ def parse_labels(text: str | None):
             raise bad_request(f"unable to parse requirement: {part.strip()!r}")
         negate, key, op, value = match.groups()
         if op is None:
-            reqs.append((key, "!exists" if negate else "exists", []))
+            reqs.append(Requirement(key, "DoesNotExist" if negate else "Exists"))
             continue
         op = op.strip()
         if op in ("in", "notin"):
@@ -45,29 +50,10 @@ def parse_labels(text: str | None):
             if not (value.startswith("(") and value.endswith(")")):
                 raise bad_request(f"unable to parse requirement: found '{value}', expected: '('")
             values = [v.strip() for v in value[1:-1].split(",") if v.strip()]
-            reqs.append((key, op, values))
         else:
-            reqs.append((key, "!=" if op == "!=" else "=", [value]))
-    return reqs
-
-
-def labels_match(reqs, labels: dict | None) -> bool:
-    labels = labels or {}
-    for key, op, values in reqs:
-        present = key in labels
-        if op == "exists" and not present:
-            return False
-        if op == "!exists" and present:
-            return False
-        if op == "=" and labels.get(key) != values[0]:
-            return False
-        if op == "!=" and present and labels.get(key) == values[0]:
-            return False
-        if op == "in" and labels.get(key) not in values:
-            return False
-        if op == "notin" and present and labels.get(key) in values:
-            return False
-    return True
+            values = [value]
+        reqs.append(Requirement(key, _OPERATORS["=" if op == "==" else op], frozenset(values)))
+    return LabelSelector(tuple(reqs))
 
 
 def parse_fields(text: str | None):
@@ -101,27 +87,6 @@ def _path(obj: dict, dotted: str) -> str:
 def fields_match(reqs, obj: dict) -> bool:
     for key, equal, value in reqs:
         if (_path(obj, key) == value) != equal:
-            return False
-    return True
-
-
-def selector_matches(selector: dict | None, labels: dict | None) -> bool:
-    """A metav1.LabelSelector (matchLabels + matchExpressions) against labels; None/{} matches all."""
-    if not selector:
-        return True
-    labels = labels or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
             return False
     return True
 

@@ -458,7 +458,7 @@ class EmbeddedAPIServer(StoreAPI):
                 "platform": "linux/amd64"}
 
     def decode_body(self, req, res):
-        return bodies.decode(req.content_type, req.body, res.kind)
+        return bodies.decode(req.content_type, req.body)
 
     @staticmethod
     def decode_json(raw: bytes):

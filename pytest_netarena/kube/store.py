@@ -96,11 +96,6 @@ class Store:
     def resource_version(self) -> int:
         return self._rv
 
-    def next_rv(self) -> str:
-        with self.lock:
-            self._rv += 1
-            return str(self._rv)
-
     def get(self, plural: str, namespace: str, name: str) -> dict | None:
         return self._objects.get(plural, {}).get((namespace, name))
 

@@ -146,7 +146,7 @@ def _workload(obj: dict) -> list[Cause]:
         causes.append(required("spec.selector"))
     else:
         causes += _selector("spec.selector", selector)
-        from .selectors import selector_matches
+        from ..core.selectors import selector_matches
 
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         if not causes and not selector_matches(selector, labels):

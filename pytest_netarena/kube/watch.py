@@ -43,7 +43,7 @@ def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None) -> None:
     def matches(obj: dict) -> bool:
         if namespace is not None and obj["metadata"].get("namespace") != namespace:
             return False
-        return selectors.labels_match(label_reqs, obj["metadata"].get("labels")) and \
+        return label_reqs.matches(obj["metadata"].get("labels")) and \
             selectors.fields_match(field_reqs, obj)
 
     def send(event_type: str, obj: dict) -> None:

@@ -10,8 +10,8 @@ other kind (NetworkPolicy, ConfigMap, Event...) queue nothing, so they cost no r
 
 from __future__ import annotations
 
+from ..core.selectors import selector_matches
 from .accounts import queue_change
-from .selectors import selector_matches
 
 OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
 MANAGED_EP = "endpoints.kubernetes.io/managed-by"

@@ -154,7 +154,7 @@ def _serve(served, args: argparse.Namespace, address, protocol, say) -> int:
 
 
 def _serve_http(server, watch, address: tuple[str, int], token: str, announce_token: bool, idle_s: float, say) -> str:
-    from ..green.server import MAX_BODY_BYTES
+    from ..agentbeats.server import MAX_BODY_BYTES
     from .asgi import Served, loopback_socket, url_of
     from .transport import MCP_PATH, http_routes
 

@@ -1,6 +1,6 @@
 """One episode for `netarena mcp`: its query (drawn from the seed), environment and session, and its run folder.
 
-The query comes from the app's query space exactly as in a benchmark run with the same seed, options and
+The query comes from the app's query catalogue exactly as in a benchmark run with the same seed, options and
 levels (one query per category; the seed picks the category), so a served episode can be replayed.
 The client learns none of it. When the serving ends, the episode is judged by the session like any
 other and written as a run folder: run.json, episodes.jsonl, summary.json and report.html.

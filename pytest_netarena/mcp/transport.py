@@ -193,7 +193,7 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
     # a client's open event stream is cut when the episode's server stops: the SDK logs that as an error with a trace
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
 
-    from ..green.server import BodyCap
+    from ..agentbeats.server import BodyCap
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=[f"http://{host}" for host in hosts])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Mapping, Sequence
 
-from .selectors import LabelSelector
+from ..core.selectors import LabelSelector
 
 
 def iter_bits(bits: int) -> Iterator[int]:

@@ -25,13 +25,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from ..core.selectors import LabelSelector, selector_from_labels
 from .bitsets import LabelIndex, bits_of, iter_bits
 from .errors import UnknownObjectError
 from .explain import Explanation, FlowVerdict, explain_direction
 from .objects import Namespace, Pod, Probe, Service
 from .policy import EGRESS, INGRESS, CompiledPolicy, IPBlockPeer, PodPeer, Rule, compile_policy
 from .ports import PortRule
-from .selectors import LabelSelector, selector_from_labels
 
 
 @dataclass(frozen=True)
@@ -186,31 +186,8 @@ class ConnectivityModel:
         self._namespaces[namespace.name] = namespace
         self._reindex()
 
-    def remove_namespace(self, name: str) -> None:
-        """Remove a namespace with its pods, services and policies."""
-        self._require(self._namespaces, name, "namespace")
-        del self._namespaces[name]
-        for table in (self._pods, self._services, self._policies):
-            for key in [k for k in table if k.split("/", 1)[0] == name]:
-                del table[key]
-        self._reindex()
-
     def set_pod(self, pod: Pod) -> None:
         self._add_pod(pod)
-        self._reindex()
-
-    def remove_pod(self, key: str) -> None:
-        self._require(self._pods, key, "pod")
-        del self._pods[key]
-        self._reindex()
-
-    def set_service(self, service: Service) -> None:
-        self._services[service.key] = service
-        self._reindex()
-
-    def remove_service(self, key: str) -> None:
-        self._require(self._services, key, "service")
-        del self._services[key]
         self._reindex()
 
     def set_policy(self, policy: Mapping[str, Any] | CompiledPolicy) -> CompiledPolicy:

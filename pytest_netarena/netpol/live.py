@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import ManifestError
-from .manifests import ClusterObjects, cluster_from_objects
-from .safe_yaml import load_documents, read_bounded
+from .manifests import ClusterObjects, cluster_from_objects, load_text, read_bounded
 
 MAX_KUBECONFIG = 1024 * 1024
 MAX_RESPONSE = 256 * 1024 * 1024  #: one list of a large cluster
@@ -28,7 +27,7 @@ LIST_PATHS = {
 
 class _Connection:
     def __init__(self, kubeconfig: str | Path, context: str | None = None) -> None:
-        documents = load_documents(read_bounded(kubeconfig, MAX_KUBECONFIG), f"{kubeconfig} (kubeconfig)")
+        documents = load_text(read_bounded(kubeconfig, MAX_KUBECONFIG), f"{kubeconfig} (kubeconfig)")
         config = documents[0] if len(documents) == 1 else None
         if not isinstance(config, Mapping):
             raise ManifestError(f"{kubeconfig}: not a kubeconfig")

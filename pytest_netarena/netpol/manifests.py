@@ -10,7 +10,10 @@ from .engine import ConnectivityModel
 from .errors import ManifestError, ObjectError
 from .objects import PROTOCOLS, ContainerPort, Namespace, Pod, Probe, Service, ServicePort
 from .policy import CompiledPolicy, compile_policy
-from .safe_yaml import load_documents, read_bounded
+from ..core.safe_yaml import YAMLRefused, load_documents
+
+MAX_BYTES = 8 * 1024 * 1024  #: per input file; manifests of a 2000-service app stay far below
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -24,10 +27,38 @@ class ClusterObjects:
         return ConnectivityModel(self.namespaces, self.pods, self.policies, self.services, listening_ports)
 
 
+def read_bounded(path: str | Path, limit: int = MAX_BYTES) -> str:
+    """The file's text, refusing (not truncating) anything over `limit` bytes; reading stops there,
+    so a device or pipe without end (/dev/zero) costs at most `limit` bytes."""
+    chunks, size = [], 0
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(min(_CHUNK, limit + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    raise ManifestError(f"{path}: larger than {limit} bytes (the input limit); "
+                                        "split it into several -f files")
+    except OSError as error:
+        raise ManifestError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {error.start})") from None
+
+
+def load_text(text: str, source: str) -> list[Any]:
+    """The non-empty documents of YAML or JSON text, through the one bounded loader (core/safe_yaml.py)."""
+    try:
+        return load_documents(text)
+    except YAMLRefused as error:
+        raise ManifestError(f"{source}: {error}") from None
+
+
 def load_yaml_documents(path: str | Path) -> list[Any]:
-    """All documents of a (multi-document) YAML or JSON file, empty documents dropped; bounded input
-    (see safe_yaml): an endless, deep or alias-bombed file is a ManifestError, never a hang."""
-    return load_documents(read_bounded(path), str(path))
+    """All documents of a (multi-document) YAML or JSON file, empty documents dropped; bounded input:
+    an endless, deep or alias-bombed file is a ManifestError, never a hang."""
+    return load_text(read_bounded(path), str(path))
 
 
 def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[str, Any]]:

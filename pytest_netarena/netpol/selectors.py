@@ -1,12 +1,11 @@
-"""Label selectors: validation, a canonical hashable form, and matching against label maps."""
+"""Label selectors in NetworkPolicies: validation and a canonical hashable form (matching is core/selectors.py)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+from ..core.selectors import MATCH_ALL, OPERATORS, LabelSelector, Requirement
 
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -31,40 +30,6 @@ def label_value_problem(value: object) -> str | None:
     if value and (len(value) > 63 or not _NAME.match(value)):
         return f"invalid label value {value!r}: at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
     return None
-
-
-@dataclass(frozen=True)
-class Requirement:
-    key: str
-    operator: str
-    values: frozenset[str] = frozenset()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        if self.operator == "In":
-            return present and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return not present or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return present
-        return not present
-
-
-@dataclass(frozen=True)
-class LabelSelector:
-    """A compiled selector; the empty selector matches everything. Equal selectors compare equal."""
-
-    requirements: tuple[Requirement, ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.requirements
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(requirement.matches(labels) for requirement in self.requirements)
-
-
-MATCH_ALL = LabelSelector()
 
 
 def compile_selector(raw: Any, path: str, fail: Callable[[str, str], Exception]) -> LabelSelector:
@@ -118,11 +83,6 @@ def _compile_expression(raw: Any, path: str, fail: Callable[[str, str], Exceptio
         if problem:
             raise fail(f"{path}.values", problem)
     return Requirement(key, operator, frozenset(values))
-
-
-def selector_from_labels(labels: Mapping[str, str]) -> LabelSelector:
-    """The equality selector of a Service (`spec.selector`)."""
-    return LabelSelector(tuple(Requirement(k, "In", frozenset([v])) for k, v in sorted(labels.items())))
 
 
 def describe(selector: LabelSelector) -> str:

@@ -57,7 +57,7 @@ _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
      LEVELS_UNSET),
     ("selection", "trials", "N", int, "runs of every query per agent (default 1)", "1"),
     ("selection", "max-steps", "N", int, "agent turns per episode (default: the app's own)", None),
-    ("selection", "split", "SPLIT", str, "held-out split of the query space: train, test or all (default all; "
+    ("selection", "split", "SPLIT", str, "held-out split of the query catalogue: train, test or all (default all; "
      "see docs/training.md)", "all"),
     ("selection", "corpus", "FILE", str, "run the queries of this corpus file (found.jsonl or a release) instead "
      "of generating", None),
@@ -135,7 +135,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                help="A2A agents: ask for one blocking reply per turn (message/send)")
     _ini(parser, "netarena_a2a_streaming", "stream replies of A2A agents", default="true")
     _add(groups["selection"], "--adversarial", action="store_true", default=False,
-         help="search each app's query space for episodes the agent fails and shrink them (Hypothesis)")
+         help="search each app's query catalogue for episodes the agent fails and shrink them (Hypothesis)")
     _add(groups["selection"], "--impossible", action="store_true", default=None,
          help="mix in impossible episodes (only a forbidden action meets their goal): reports give each agent's "
               "cheating rate apart from its resolved rate (docs/validity.md)")

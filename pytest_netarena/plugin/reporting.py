@@ -160,7 +160,7 @@ class RunReporter:
                                                         "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
-            summary["profile"] = settings.run_options.profile
+            summary["rules"] = settings.run_options.rules
             self.completeness = self._completeness(session)
             summary.update(self.completeness)
             if settings.run_budget.capped:

@@ -125,7 +125,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
         **{dest: getattr(config.option, dest) for dest in ("keyword", "markexpr") if getattr(config.option, dest, "")},
         "command_line": _resumed_options(config),
         "sandboxed": options.sandboxed,
-        "profile": options.profile,
+        "rules": options.rules,
         "secret_in_use": options.secret != PUBLIC,
         # read by the harness only (--resume, reproduce): whoever holds the run folder can rerun its episodes;
         # report.html, summaries and exports never show it, and no agent's box sees the run folder

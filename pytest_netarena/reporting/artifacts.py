@@ -89,12 +89,6 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
                                       "fingerprint": fingerprint()})
 
 
-def ensure_run_info(run_dir: Path, info: dict[str, Any]) -> None:
-    """Write run.json once, when the first episode starts, so an interrupted run can be resumed."""
-    if not (run_dir / "run.json").exists():
-        write_run_info(run_dir, info)
-
-
 def read_run_info(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "run.json"
     try:
@@ -132,11 +126,3 @@ def finished_episodes(run_dir: Path, repair: bool) -> dict[tuple[str, str, int],
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     write_json(run_dir / "summary.json", summary)
-
-
-def read_episodes(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "episodes.jsonl"
-    if not path.exists():
-        return []
-    return [safe_read.parse(line, f"{path}:{number}")
-            for number, line in safe_read.json_lines(path, inside=run_dir)]

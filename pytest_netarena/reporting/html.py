@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .charts import _e, histogram_svg, pct, radar_svg
+from ..core.app import rules_of
 from .fingerprint import SHOWN
 from .page_assets import CSS, SCRIPT
 from .cheating import html_section
@@ -78,7 +79,7 @@ def _run_header(run: dict[str, Any], episodes: int) -> str:
               "(--unsandboxed), as the harness's user on the harness's machine.</p>") if run.get("sandboxed") is False else ""
     rows = [("run id", run.get("run_id", "")), ("seed", run.get("seed", "")),
             ("sealed boxes", "yes" if run.get("sandboxed", True) else "NO (--unsandboxed)"),
-            ("rules", "NetArena's (--compat netarena)" if run.get("profile") == "netarena" else "pytest-netarena's"),
+            ("rules", "NetArena's (--compat netarena)" if rules_of(run) == "netarena" else "pytest-netarena's"),
             ("agents", ", ".join(map(str, run.get("agents", [])))), ("episodes", episodes),
             ("hidden parameters", "from the seed and a run secret (kept private)" if run.get("secret_in_use")
              else "from the seed alone (no --secret)"), ("canary", run.get("canary", ""))]

@@ -21,7 +21,7 @@ from .summary import possible
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, read_summary, records_from_episodes
 
 #: run.json entries that must be equal in every shard of one run
-SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed", "profile")
+SAME_IN_EVERY_SHARD = ("seed", "agents", "options", "sandboxed", "rules")
 
 
 def _shard_of(run_dir: Path, run: dict[str, Any]) -> tuple[int, int]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import safe_read
+from ..core.app import rules_of
 from ..core.errors import UsageError
 from ..core.types import IMPOSSIBLE, row_label
 from . import artifacts, completion, shapes
@@ -117,8 +118,8 @@ def full_summary(records: list[dict[str, Any]], run: dict[str, Any], previous: d
     summary = summarize(records)
     if "sandboxed" in run:
         summary["sandboxed"] = bool(run["sandboxed"])
-    if "profile" in run:
-        summary["profile"] = str(run["profile"])
+    if "rules" in run or "profile" in run:
+        summary["rules"] = rules_of(run)
     for key in KEPT_SUMMARY_KEYS:
         if previous and key in previous:
             summary[key] = previous[key]

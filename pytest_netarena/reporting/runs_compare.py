@@ -8,6 +8,7 @@ from typing import Any
 
 from .compare import compare
 from .fingerprint import differences
+from ..core.app import rules_of
 from ..core.errors import UsageError
 from .summary import possible
 from .rebuild import ReportError, latest_attempts, load_episodes, read_run, records_from_episodes
@@ -33,8 +34,8 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
             raise ReportError(f"{run_dir}: no run.json in this folder (is it a run folder under reports/?)")
     warnings = [f"the runs come from different environments: {line}"
                 for line in differences(runs[0].get("fingerprint"), runs[1].get("fingerprint"))]
-    if runs[0].get("profile") != runs[1].get("profile"):
-        warnings.append(f"the runs used different rules: {runs[0].get('profile')} vs {runs[1].get('profile')}")
+    if rules_of(runs[0]) != rules_of(runs[1]):
+        warnings.append(f"the runs used different rules: {rules_of(runs[0])} vs {rules_of(runs[1])}")
     records = {}
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))

@@ -159,7 +159,7 @@ EPISODE = record(
               "metrics": map_of(nullable(boolean))})
 #: run.json (plugin/options.run_info; `netarena generate`, audit and merge write a subset)
 RUN = record(optional={
-    "run_id": text, "seed": nullable(integer()), "sandboxed": boolean, "profile": text, "shard": text,
+    "run_id": text, "seed": nullable(integer()), "sandboxed": boolean, "rules": text, "profile": text, "shard": text,
     "agents": list_of(text), "paths": list_of(text), "pyargs": boolean, "keyword": text, "markexpr": text,
     "args": list_of(anything), "platform": text, "versions": map_of(anything), "fingerprint": nullable(map_of(anything)),
     "command_line": map_of(anything), "secret_in_use": boolean, "private": record(optional={"secret": text}),

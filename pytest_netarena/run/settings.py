@@ -14,7 +14,7 @@ from ..core import resources
 from ..apps import available_apps
 from ..apps.options import check_value
 from .budget import Budget
-from ..core.app import App, RunOptions, parse_profile
+from ..core.app import App, RunOptions, parse_rules, rules_of
 from ..core.seeding import PUBLIC, check_secret, new_run_secret, secret_option
 from ..core.splits import HELDOUT, check_seed_range, new_heldout_seed
 from ..core.types import Query
@@ -323,7 +323,7 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
         strategy=strategy,
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else values.flag(option("unsandboxed"))),
-        profile=str(resumed.get("profile", "default")) if resumed is not None else parse_profile(option("compat")),
+        rules=rules_of(resumed) if resumed is not None else parse_rules(option("compat")),
         split=split,
         tool_calls=option("tool-calls") or "auto",
         secret=secret,

@@ -1,4 +1,4 @@
-"""Hypothesis strategies over each app's query space (the same description the seeded sampler uses)."""
+"""Hypothesis strategies over each app's query catalogue (the same description the seeded sampler uses)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.app import App, RunOptions
-from ..core.space import Category, HypothesisChooser
+from ..core.catalogue import Category, HypothesisChooser
 from ..core.types import Query
 
 

@@ -1,9 +1,10 @@
 """NetArenaEnv: one app's benchmark environment as a Gymnasium environment with text observations and actions.
 
-`reset` draws a query from the benchmark's own query space (App.query: the same seeds, ids and
+`reset` draws a query from the benchmark's own query catalogue (App.query: the same seeds, ids and
 params as a run with this environment's run seed) and shows its first observation; `step(reply)`
-runs one reply exactly as a benchmark episode does (core.episode.Episode: step budget lines,
-refusal of unreadable replies, the app's guard and safety checks) and rewards the verdicts.
+runs one reply exactly as a benchmark episode does, through the same EpisodeSession (step budget
+lines, refusal of unreadable replies, the app's guard and safety checks, the end of the episode
+and its outcome, core.steps.end_episode) and rewards the verdicts.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import gymnasium
 
 from ..agents.prompting import build_system_prompt
 from ..apps import get_app
-from ..core.app import RULE_PROFILES, Environment, RunOptions
-from ..core.episode import MAX_REPLY_CHARS, Episode, _EpisodeAgentError, final_outcome
-from ..core.space import Category
-from ..core.types import Outcome, Query, Reply
+from ..core.app import RULES, Environment, RunOptions
+from ..core.episode import MAX_REPLY_CHARS, EpisodeConfig
 from ..core.errors import InfraError
+from ..core.session import EpisodeSession
+from ..core.catalogue import Category
+from ..core.types import Outcome, Query, Reply, Task
 from .reward import RewardConfig
 from .spaces import AnyText
 from ..core.splits import ATTEMPTS_PER_QUERY, check_transcript_split, split_of
@@ -58,11 +60,11 @@ class NetArenaEnv(gymnasium.Env):
         reward: RewardConfig | dict[str, float] | None = None,
         app_options: dict[str, Any] | None = None,
         sandboxed: bool = True,
-        profile: str = "default",
+        rules: str = "default",
         render_mode: str | None = None,
     ) -> None:
-        if profile not in RULE_PROFILES:
-            raise ValueError(f"profile takes one of {', '.join(RULE_PROFILES)}; got {profile!r}")
+        if rules not in RULES:
+            raise ValueError(f"rules takes one of {', '.join(RULES)}; got {rules!r}")
         self.app = get_app(app)
         self.run_options = RunOptions(
             seed=int(seed),
@@ -71,7 +73,7 @@ class NetArenaEnv(gymnasium.Env):
             strategy=strategy,
             extra={name.replace("-", "_"): value for name, value in (app_options or {}).items()},
             sandboxed=sandboxed,
-            profile=profile,
+            rules=rules,
             split=check_transcript_split(split, int(seed)),
         )
         wanted = _as_tuple(categories)
@@ -86,9 +88,7 @@ class NetArenaEnv(gymnasium.Env):
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
         self.action_space = AnyText(MAX_REPLY_CHARS)
         self._env: Environment | None = None
-        self._episode: Episode | None = None
-        self._over = True
-        self._episode_safe = True
+        self._session: EpisodeSession | None = None
         self.query: Query | None = None
 
     # ---- what a policy is told ----------------------------------------------------------------------
@@ -112,69 +112,64 @@ class NetArenaEnv(gymnasium.Env):
         env = self._environment()
         for attempt in range(1 if given is not None else RESET_ATTEMPTS):
             query = self._given(given) if given is not None else self._draw(options)
-            episode = Episode(env, query, None if self.run_options.netarena_compat else self.max_steps)
+            session = self._new_session(env, query)
             try:
-                observation = episode.reset()
+                observation = session.open()
             except InfraError:
                 if given is not None or attempt == RESET_ATTEMPTS - 1:
                     raise
                 continue
             break
-        self.query, self._episode, self._over, self._episode_safe = query, episode, False, True
+        self.query, self._session = query, session
         info = {"query_id": query.id, "level": query.level, "max_steps": self.max_steps,
                 "system_prompt": self.system_prompt}
-        return _bounded(observation), info
+        return _bounded(str(observation)), info
+
+    def _new_session(self, env: Environment, query: Query) -> EpisodeSession:
+        compat = self.run_options.netarena_compat
+        config = EpisodeConfig(max_steps=self.max_steps, strategy=self.run_options.strategy,
+                               announce_steps=not compat, netarena_rules=compat)
+        task = Task(self.app.name, "", self.system_prompt, self.run_options.strategy, self.max_steps)
+        return EpisodeSession(env, query, task, config, "gymnasium")
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self._episode is None or self._over or self.query is None:
+        session = self._session
+        if session is None or session.over or self.query is None:
             raise RuntimeError("step() before reset(), or after the episode ended: call reset()")
         if not isinstance(action, str):
             raise TypeError(f"an action is the reply's text (str); got {type(action).__name__}")
-        episode, env = self._episode, self._environment()
-        agent_error = ""
-        try:
-            step = episode.step(Reply(str(action)))
-        except _EpisodeAgentError as error:  # the reply ends the episode (e.g. MALT code that fails)
-            step, agent_error = episode.steps[-1], str(error)
-        terminated = episode.done or bool(agent_error)
-        truncated = not terminated and len(episode.steps) >= self.max_steps
-        final = terminated or truncated
-        unsafe = bool(step.violations)
-        self._episode_safe = self._episode_safe and not unsafe
-        correct: bool | None = None
-        outcome = ""
-        if final:
-            if agent_error:
-                correct, outcome = False, Outcome.AGENT_ERROR.value
-            else:
-                judgement = env.judge()
-                correct = judgement.correct
-                outcome = final_outcome(judgement, self._episode_safe, self.run_options.netarena_compat)[0].value
-            self._over = True
-        reward = self.reward(unsafe=unsafe, refused=step.refused, final=final, correct=bool(correct),
-                             episode_safe=self._episode_safe, resolved=outcome == Outcome.RESOLVED.value)
+        taken = len(session.episode.steps)
+        session.reply(Reply(action))
+        end = session.end() if session.over else None
+        if end is not None and end.outcome is Outcome.INFRA_ERROR:
+            raise InfraError(end.details)
+        if len(session.episode.steps) == taken:  # only an infrastructure failure leaves no step behind
+            raise InfraError("the environment recorded no step")
+        step = session.episode.steps[-1]
+        terminated = session.ended_by in ("environment", "error")
+        truncated = session.ended_by == "max_steps"
         info = {
             "query_id": self.query.id,
             "step": step.index,
-            "correct": correct,  # None until the episode ends, then the judge's verdict on the final state
-            "safe": not unsafe,
+            "correct": end.correct if end else None,  # None until the episode ends, then the judge's verdict
+            "safe": not step.violations,
             "violations": list(step.violations),
             "refused": step.refused,
-            "episode_safe": self._episode_safe,
-            "agent_error": agent_error,
-            "outcome": outcome,
+            "episode_safe": session.episode.safe,
+            "agent_error": end.details if end and end.outcome is Outcome.AGENT_ERROR else "",
+            "outcome": end.outcome.value if end else "",
         }
-        return _bounded(step.observation), reward, terminated, truncated, info
+        return _bounded(step.observation), self.reward(step, end), terminated, truncated, info
 
     def render(self) -> str | None:
-        if self.render_mode == "ansi" and self._episode is not None:
-            return self._episode.observation
+        if self.render_mode == "ansi" and self._session is not None:
+            return self._session.observation
         return None
 
     def close(self) -> None:
         """Release the app's environment (Mininet network, kube server, sandbox); safe to call twice."""
         env, self._env = self._env, None
-        self._episode, self._over = None, True
+        self._session = None
         if env is not None:
             env.close()
         super().close()
@@ -193,7 +188,7 @@ class NetArenaEnv(gymnasium.Env):
         return query
 
     def _draw(self, options: dict[str, Any]) -> Query:
-        """A query of the benchmark's space: category and index from this environment's random generator."""
+        """A query of the benchmark's catalogue: category and index from this environment's random generator."""
         levels, names = _as_tuple(options.get("level")), _as_tuple(options.get("category"))
         candidates = [c for c in self.categories
                       if (levels is None or c.level in levels) and (names is None or c.name in names)]

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..agents.prompting import STRATEGIES, build_system_prompt
 from ..apps import get_app
-from ..core.app import NETARENA
+from ..core.app import NETARENA, rules_of
 from ..core.errors import UsageError
 from ..core.splits import HELDOUT
 from ..core.types import Outcome
@@ -96,7 +96,7 @@ def max_steps_of(episode: dict[str, Any], run: dict[str, Any]) -> int | None:
     match = _BUDGET.match(str(episode.get("first_observation", "")))
     if match:
         return int(match.group(1))
-    if run.get("profile") == NETARENA:  # --compat netarena: the model is never told its budget
+    if rules_of(run) == NETARENA:  # --compat netarena: the model is never told its budget
         return None
     value = (run.get("options") or {}).get("max_steps")
     return int(value) if value else None

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.steps import EpisodeEnd
+from ..core.types import Step
+
 
 @dataclass(frozen=True)
 class RewardConfig:
@@ -24,20 +27,18 @@ class RewardConfig:
     refusal: float = -0.1  #: each refused or unreadable reply
     step: float = 0.0  #: each step (a negative value rewards short episodes)
 
-    def __call__(self, *, unsafe: bool, refused: bool, final: bool, correct: bool, episode_safe: bool,
-                 resolved: bool = True) -> float:
-        """resolved: False when the final state is correct and every step safe, yet the outcome is not
-        resolved (the fix is overly permissive)."""
+    def __call__(self, step: Step, end: EpisodeEnd | None) -> float:
+        """The reward of `step`; `end` is how the episode ended when this step ended it (None while it goes on)."""
         reward = self.step
-        if unsafe:
+        if step.violations:
             reward += self.unsafe_step
-        if refused:
+        if step.refused:
             reward += self.refusal
-        if final and correct:
-            if not episode_safe:
+        if end is not None and end.correct:
+            if not end.safe:
                 reward += self.resolved_unsafe
-            else:
-                reward += self.resolved if resolved else self.overly_permissive
+            else:  # correct and safe, yet not resolved: the fix opens more than the intent
+                reward += self.resolved if end.resolved else self.overly_permissive
         return float(reward)
 
     @classmethod

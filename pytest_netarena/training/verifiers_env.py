@@ -109,7 +109,7 @@ def load_environment(
 
     `options` goes to every reset (e.g. {"level": 1} or {"category": "remove_ingress"}); other
     keyword arguments go to NetArenaEnv (seed, levels, categories, split, max_steps, reward,
-    app_options, sandboxed, profile). `max_turns` defaults to the step budget, which ends episodes first.
+    app_options, sandboxed, rules). `max_turns` defaults to the step budget, which ends episodes first.
     """
     rows = [{"question": f"netarena {app} episode, reset seed {seed}", "answer": "",
              # JSON text: Arrow cannot hold an empty options mapping; verifiers parses it back

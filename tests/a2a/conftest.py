@@ -17,7 +17,7 @@ import pytest
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import EpisodeResult, Task
-from pytest_netarena.green.purple import purple_server
+from pytest_netarena.agentbeats.purple import purple_server
 from pytest_netarena.testing.local_http import serving
 
 PLUGIN_TESTS = Path(__file__).parent.parent / "plugin"

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from pytest_netarena.core.errors import UsageError
-from pytest_netarena.green.agent import green_server
-from pytest_netarena.green.assessment import KNOWN_KEYS, parse_request
+from pytest_netarena.agentbeats.agent import green_server
+from pytest_netarena.agentbeats.assessment import KNOWN_KEYS, parse_request
 
 
 @pytest.fixture
@@ -271,10 +271,10 @@ def test_the_netarena_profile_is_a_config_key_and_a_server_default(toy_app, purp
     url = purple(solve_toy)
     with green_server("toy", compat="netarena") as server:
         *results, summary = artifact_data(assess(server.url, {"agent": url}, {"num_queries": 1, "end_index": 1}))[0]
-        assert summary["profile"] == "netarena" and "[Step" not in results[0]["Query"]
+        assert summary["rules"] == "netarena" and "[Step" not in results[0]["Query"]
         *results, summary = artifact_data(assess(server.url, {"agent": url},
                                                  {"num_queries": 1, "end_index": 1, "compat": "none"}))[0]
-        assert summary["profile"] == "default" and results[0]["Query"].startswith("[Step 1 of")
+        assert summary["rules"] == "default" and results[0]["Query"].startswith("[Step 1 of")
     with pytest.raises(UsageError, match="config.compat"):
         parse_request(json.dumps({"participants": {"a": url}, "config": {"compat": "paper"}}), toy_app)
 

@@ -57,8 +57,8 @@ class MethodLog:
 
 @pytest.mark.parametrize("flag, streamed", [((), True), (("--no-a2a-streaming",), False)])
 def test_a2a_streaming_is_the_default_and_can_be_turned_off(toy: pytest.Pytester, solve_toy, flag, streamed) -> None:
-    from pytest_netarena.green.purple import purple_app
-    from pytest_netarena.green.server import RunningServer
+    from pytest_netarena.agentbeats.purple import purple_app
+    from pytest_netarena.agentbeats.server import RunningServer
 
     logs = []
 

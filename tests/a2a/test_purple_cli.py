@@ -7,7 +7,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from pytest_netarena.green.purple_cli import make_responder
+from pytest_netarena.agentbeats.purple_cli import make_responder
 from pytest_netarena.testing.openai_server import OpenAIStubServer, StubReply
 
 

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from pytest_netarena.agents.base import NoopAgent
+from pytest_netarena.agents.noop import NoopAgent
 from pytest_netarena.agents.model_agent import ModelAgent
 from pytest_netarena.agents.spec import ACCEPTED_FORMS, AgentSpec, load_python_agent, make_agent, parse_agent_spec
 from pytest_netarena.core.types import Task

@@ -51,7 +51,7 @@ def test_a_cli_agent_is_refused_where_no_tools_are_offered(tmp_path: Path, monke
     monkeypatch.setenv("NETARENA_CLI_CODEX", str(tmp_path))
     (tmp_path / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl").mkdir(parents=True)
     app = get_app("malt")
-    options = RunOptions(seed=1, queries=1, levels=(1,), profile="netarena", extra={"malt_topology": "synthetic:200"})
+    options = RunOptions(seed=1, queries=1, levels=(1,), rules="netarena", extra={"malt_topology": "synthetic:200"})
     query = app.generate(options)[0]
     env = app.make_environment(options)
     try:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pytest_netarena.agents.base import Agent
+from pytest_netarena.core.agent import Agent
 from pytest_netarena.agents.conversation import EMPTY_REPLY_PLACEHOLDER
 from pytest_netarena.agents.model_agent import ModelAgent, ModelSettings
 from pytest_netarena.core.types import Reply, Task

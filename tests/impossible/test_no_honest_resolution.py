@@ -9,7 +9,7 @@ import pytest
 
 from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 
 SEEDS = range(120)
 

@@ -1,4 +1,4 @@
-"""NetArena's K8s rules (--compat netarena): probes, verdicts, reply reading, deny-list, query space, environment."""
+"""NetArena's K8s rules (--compat netarena): probes, verdicts, reply reading, deny-list, query catalogue, environment."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
 from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.space import Category
+from pytest_netarena.core.catalogue import Category
 from pytest_netarena.core.errors import UsageError
 from pytest_netarena.testing.netarena_checkout import netarena_source as netarena_files
 
@@ -146,10 +146,10 @@ def test_deny_list_equals_netarenas():
     assert source.count('",\n') >= len(compat.DISALLOWED) - 1
 
 
-# ----- query space ------------------------------------------------------------------------------
+# ----- query catalogue ------------------------------------------------------------------------------
 
 def generate(queries: int, **options):
-    return APP.generate(RunOptions(seed=5, queries=queries, profile="netarena", levels_given=False, **options))
+    return APP.generate(RunOptions(seed=5, queries=queries, rules="netarena", levels_given=False, **options))
 
 
 @pytest.mark.parametrize("per_type, total", [(1, 15), (2, 30), (10, 150), (14, 210), (20, 294)])
@@ -235,7 +235,7 @@ def test_error_detail_uses_netarenas_field_names():
 
 @pytest.fixture(scope="module")
 def compat_env():
-    env = APP.make_environment(RunOptions(profile="netarena"))
+    env = APP.make_environment(RunOptions(rules="netarena"))
     yield env
     env.close()
 
@@ -291,7 +291,7 @@ def test_first_step_making_things_worse_is_safe(compat_env):
 def test_green_agent_config_gives_netarenas_query_count():
     import json
 
-    from pytest_netarena.green.assessment import parse_request
+    from pytest_netarena.agentbeats.assessment import parse_request
 
     def count(config):
         request = json.dumps({"participants": {"k8s_operator": "http://127.0.0.1:9"}, "config": config})

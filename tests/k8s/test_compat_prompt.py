@@ -11,7 +11,7 @@ from pytest_netarena.core.app import RunOptions
 def test_the_compat_run_gets_the_compat_prompt():
     """NetArena's prompt whatever our modes: its rule against exec stands even where the pods run."""
     for extra in ({}, {"k8s_pods": "live"}, {"k8s_pods": "off"}):
-        compat_prompt = APP.prompt_for(RunOptions(profile="netarena", extra=extra))
+        compat_prompt = APP.prompt_for(RunOptions(rules="netarena", extra=extra))
         assert compat_prompt == netarena_prompt()
         assert "`kubectl exec`" in compat_prompt.rules and "Do not read pod logs or events" in compat_prompt.rules
     ours = APP.prompt_for(RunOptions(extra={"k8s_pods": "off"}))

@@ -8,7 +8,7 @@ import threading
 import time
 
 
-from pytest_netarena.agents.base import NoopAgent
+from pytest_netarena.agents.noop import NoopAgent
 from pytest_netarena.apps.k8s import APP
 from pytest_netarena.apps.k8s.faults import apply_faults
 from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix, mismatches

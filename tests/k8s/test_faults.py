@@ -13,7 +13,7 @@ from pytest_netarena.apps.k8s.matrix import OfflineMatrix, intended_matrix
 from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.space import HypothesisChooser, RandomChooser
+from pytest_netarena.core.catalogue import HypothesisChooser, RandomChooser
 
 CATEGORIES = categories()
 

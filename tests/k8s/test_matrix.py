@@ -13,7 +13,7 @@ from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.apps.k8s.workloads.load import load_app
 from pytest_netarena.apps.k8s.protected import FingerprintCache
 from pytest_netarena.apps.k8s.report import flow_violations, mismatch_report
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 
 
 @pytest.mark.parametrize("spec", ["online-boutique", "synthetic:25:3"])

@@ -21,11 +21,11 @@ def test_the_mode_follows_the_options_and_the_machine():
     assert k8s_mode(RunOptions(extra={"k8s_pods": "live"})) == "live"
     assert k8s_mode(RunOptions(extra={"k8s_pods": "auto"})) == ("live" if live_support().ok else "api-only")
     assert k8s_mode(RunOptions(extra={"k8s_backend": "kubeconfig:kind", "k8s_pods": "off"})) == "live"
-    compat = RunOptions(profile="netarena", extra={"k8s_pods": "live"})
+    compat = RunOptions(rules="netarena", extra={"k8s_pods": "live"})
     assert k8s_mode(compat) == "api-only" and k8s_setting(compat) == ""  # NetArena's rows stay as NetArena's
     assert k8s_setting(RunOptions(extra={"k8s_pods": "off", "k8s_story": "operator"})) == "api-only+operator"
     with pytest.raises(UsageError):
-        APP.preflight(RunOptions(profile="netarena", extra={"k8s_story": "operator"}))
+        APP.preflight(RunOptions(rules="netarena", extra={"k8s_story": "operator"}))
 
 
 def test_the_prompt_says_what_the_agent_may_inspect():
@@ -39,7 +39,7 @@ def test_the_prompt_says_what_the_agent_may_inspect():
     header = APP.header_notes(RunOptions(extra={"k8s_pods": "off", "k8s_story": "operator"}))
     assert header == ["mode api-only (the API server alone: no exec or logs, as --k8s-pods off asks); story operator; "
                       "reports label its rows [api-only+operator]"]
-    assert APP.header_notes(RunOptions(profile="netarena", extra={"k8s_pods": "live"})) == [
+    assert APP.header_notes(RunOptions(rules="netarena", extra={"k8s_pods": "live"})) == [
         "mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
 
 

@@ -209,7 +209,7 @@ def test_netarena_compat_keeps_its_step_end_rule():
     patch = "kubectl patch networkpolicy emailservice --type=merge -p '{}'"
     opened = patch.format(json.dumps({"spec": {**policy["spec"], "ingress": [{}]}}))
     restored = patch.format(json.dumps({"spec": policy["spec"]}))
-    options = RunOptions(profile="netarena", queries=1)
+    options = RunOptions(rules="netarena", queries=1)
     env = APP.make_environment(options)
     try:
         first = APP.generate(options)[0]

@@ -1,5 +1,5 @@
 """NetArena's MALT rules (compat, compat_ops, compat_grade): a hand-checked table of NetArena's verdicts,
-NetArena-style golden answers, its six safety checks, the isomorphism shortcut, and its query space."""
+NetArena-style golden answers, its six safety checks, the isomorphism shortcut, and its query catalogue."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pytest_netarena.apps.malt.netarena import rules as compat, grade as compat_
 from pytest_netarena.apps.malt import schema as s
 from pytest_netarena.apps.malt import topology as t
 from pytest_netarena.apps.malt.netarena.data import netarena_graph
-from pytest_netarena.core.space import Category, RandomChooser
+from pytest_netarena.core.catalogue import Category, RandomChooser
 from pytest_netarena.testing.malt_answers import run_answer
 
 # a 20-node topology in NetArena's conventions: superblock ju1.a1 with block ju1.a1.m1 (switches
@@ -297,7 +297,7 @@ def test_safety_accepts_what_netarena_accepts(tiny):
     assert compat_grade.safety(graph) == (True, "")
 
 
-# --- the query space ---------------------------------------------------------------------------
+# --- the query catalogue ---------------------------------------------------------------------------
 
 
 def test_labels_round_trip():

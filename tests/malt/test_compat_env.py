@@ -1,4 +1,4 @@
-"""The MALT app under --compat netarena: its categories, default levels and query space, and replies in
+"""The MALT app under --compat netarena: its categories, default levels and query catalogue, and replies in
 NetArena's documented answer format judged through the real box by NetArena's rules."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pytest_netarena.core.types import Query
 from pytest_netarena.core.errors import UsageError
 
 SMALL = "synthetic:600"
-COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena", levels_given=False)
+COMPAT = RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, rules="netarena", levels_given=False)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +48,11 @@ def test_netarena_query_space_and_default_levels():
     queries = APP.generate(COMPAT)
     assert {q.level for q in queries} == {1, 2} and len(queries) == 7  # NetArena's default run
     assert all(q.params["rules"] == "netarena" for q in queries)
-    explicit = APP.generate(RunOptions(seed=5, queries=1, levels=(3,), extra={"malt_topology": SMALL}, profile="netarena"))
+    explicit = APP.generate(RunOptions(seed=5, queries=1, levels=(3,), extra={"malt_topology": SMALL}, rules="netarena"))
     assert {q.category for q in explicit} == {"add+list", "add+rank", "add+count"}
     ours = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}))
     assert {q.level for q in ours} == {1, 2, 3} and "rules" not in ours[0].params
-    named = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, profile="netarena"))
+    named = APP.generate(RunOptions(seed=5, queries=1, extra={"malt_topology": SMALL}, rules="netarena"))
     assert {q.level for q in named} == {1, 2, 3}  # --levels 1,2,3 named explicitly is honoured under compat too
 
 

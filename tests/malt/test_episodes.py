@@ -7,12 +7,12 @@ from collections import Counter
 
 import pytest
 
-from pytest_netarena.agents.base import NoopAgent
+from pytest_netarena.agents.noop import NoopAgent
 from pytest_netarena.agents.prompting import build_system_prompt
 from pytest_netarena.apps.malt import APP
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
-from pytest_netarena.core.space import Category
+from pytest_netarena.core.catalogue import Category
 from pytest_netarena.core.types import Outcome, Task
 
 OPTIONS = RunOptions(seed=11, queries=2)  # the default topology: synthetic, real size
@@ -157,7 +157,7 @@ def test_levels_hold_the_papers_categories_plus_control_sequences():
 def test_if_queries_cover_both_branches():
     from pytest_netarena.apps.malt import ops
     from pytest_netarena.apps.malt.topology import load_topology
-    from pytest_netarena.core.space import RandomChooser
+    from pytest_netarena.core.catalogue import RandomChooser
 
     graph = load_topology(None)
     branches = set()

@@ -1,4 +1,4 @@
-"""Properties of the ground-truth operations, the query space, the comparison and the safety check."""
+"""Properties of the ground-truth operations, the query catalogue, the comparison and the safety check."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_netarena.apps.malt import answers, canon, ops, queries, safety
 from pytest_netarena.apps.malt import schema as s
-from pytest_netarena.core.space import HypothesisChooser
+from pytest_netarena.core.catalogue import HypothesisChooser
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

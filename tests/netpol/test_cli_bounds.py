@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.netpol.safe_yaml import MAX_BYTES, MAX_DEPTH, MAX_SCALAR
+from pytest_netarena.core.safe_yaml import MAX_DEPTH, MAX_SCALAR
+from pytest_netarena.netpol.manifests import MAX_BYTES
 
 POD = "kind: Pod\nmetadata: {name: a, namespace: x}\nspec: {containers: [{name: c, ports: [{containerPort: 80}]}]}\n"
 PROBES = "- {from: x/a, to: x/a, port: 80}\n"

@@ -258,7 +258,7 @@ def test_a_sandboxed_run_says_so(toy: pytest.Pytester) -> None:
     result = toy.runpytest("--agent=builtin:oracle", "--queries=1")
     result.stdout.fnmatch_lines(["*netarena: sealed boxes*"])
     assert json.loads((run_dir(toy) / "run.json").read_text())["sandboxed"] is True
-    assert read_summary(toy)["sandboxed"] is True and read_summary(toy)["profile"] == "default"
+    assert read_summary(toy)["sandboxed"] is True and read_summary(toy)["rules"] == "default"
     assert "UNSANDBOXED" not in (run_dir(toy) / "report.html").read_text()
 
 
@@ -267,8 +267,8 @@ def test_the_netarena_profile_is_marked_and_keeps_netarenas_silence_about_steps(
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*netarena: --compat netarena: NetArena's rules*"])
     folder = run_dir(toy)
-    assert json.loads((folder / "run.json").read_text())["profile"] == "netarena"
-    assert read_summary(toy)["profile"] == "netarena"
+    assert json.loads((folder / "run.json").read_text())["rules"] == "netarena"
+    assert read_summary(toy)["rules"] == "netarena"
     assert "NetArena's (--compat netarena)" in html.unescape((folder / "report.html").read_text())
     episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
     assert episodes and not any("[Step" in e["first_observation"] for e in episodes)  # NetArena never announces steps

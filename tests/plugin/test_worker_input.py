@@ -86,4 +86,4 @@ def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
     assert (settings.seed, settings.run_id, settings.trials, settings.run_dir) == (42, "run-1", 3, run.resolve())
     assert (options.queries, options.levels, options.levels_given, options.strategy, options.max_steps) == \
         (2, (1, 3), False, "cot", 4)
-    assert (options.split, options.sandboxed, options.profile) == ("test", False, "netarena")
+    assert (options.split, options.sandboxed, options.rules) == ("test", False, "netarena")

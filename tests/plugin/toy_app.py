@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pytest_netarena.core.app import App, Environment, PromptSpec, RunOptions
-from pytest_netarena.core.space import Category, Chooser
+from pytest_netarena.core.catalogue import Category, Chooser
 from pytest_netarena.core.types import Judgement, Query, Reply, StepOutcome, Task
 from pytest_netarena.core.errors import BackendUnavailable, InfraError
 from pytest_netarena.core.tools import Tool

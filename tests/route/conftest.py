@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route import faults as fault_space
+from pytest_netarena.apps.route import faults as fault_catalogue
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 from pytest_netarena.core.types import EpisodeResult, Query, Task
 
 NO_NETEM = {"netem": "not used in tests"}
@@ -31,7 +31,7 @@ needs_mininet = pytest.mark.skipif(backend_reason() is not None, reason=str(back
 def fault(kind: str, method: str, subnets: int, **fixed: Any) -> dict[str, Any]:
     """A fault of kind/method drawn like the generator does (first seed that picks the method and `fixed`)."""
     for seed in range(10_000):
-        drawn = fault_space.draw_fault(kind, RandomChooser(seed), subnets, NO_NETEM)
+        drawn = fault_catalogue.draw_fault(kind, RandomChooser(seed), subnets, NO_NETEM)
         if drawn["method"] == method and all(drawn.get(key) == value for key, value in fixed.items()):
             return drawn
     raise AssertionError(f"no seed draws {kind}/{method} {fixed}")
@@ -39,14 +39,14 @@ def fault(kind: str, method: str, subnets: int, **fixed: Any) -> dict[str, Any]:
 
 def make_query(faults: list[dict[str, Any]], subnets: int = 3, hosts: int = 2, index: int = 0) -> Query:
     category = "+".join(f["type"] for f in faults)
-    level = next(level for level, groups in fault_space.LEVELS.items() if tuple(category.split("+")) in groups)
+    level = next(level for level, groups in fault_catalogue.LEVELS.items() if tuple(category.split("+")) in groups)
     params = {"subnets": subnets, "hosts": hosts, "faults": faults}
     return Query("route", level, category, index, 0, params)
 
 
 def run(env, agent_name: str, query: Query, max_steps: int = 20) -> EpisodeResult:
     if agent_name == "noop":
-        from pytest_netarena.agents.base import NoopAgent
+        from pytest_netarena.agents.noop import NoopAgent
 
         agent = NoopAgent()
     else:

@@ -7,7 +7,7 @@ import pytest
 from pytest_netarena.apps.route.netarena import grade, rules as compat
 from pytest_netarena.apps.route import faults as ours
 from pytest_netarena.apps.route.topology import Topology
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 
 TOPO = Topology("p37_", 2, 1)
 NO_NETEM = {"netem": "absent here"}
@@ -199,7 +199,7 @@ def _result(app, params, steps, correct):
 
 
 def test_the_green_agent_reports_netarenas_iterations():
-    from pytest_netarena.green.assessment import iterations, summary_record
+    from pytest_netarena.agentbeats.assessment import iterations, summary_record
 
     compat_failure = _result("route", {"rules": "netarena"}, 10, False)
     assert iterations(compat_failure) == 11
@@ -214,7 +214,7 @@ def test_netarena_prompt_states_its_deny_list_and_never_the_budget():
     from pytest_netarena.apps.route import APP
     from pytest_netarena.core.app import RunOptions
 
-    prompt = APP.prompt_for(RunOptions(profile="netarena"))
+    prompt = APP.prompt_for(RunOptions(rules="netarena"))
     assert APP.prompt_for(RunOptions()) == APP.prompt() and prompt != APP.prompt()
     assert '"ping"' in prompt.rules and "10" not in prompt.rules
 
@@ -223,7 +223,7 @@ def test_queries_carry_netarenas_error_detail_for_the_green_agent():
     from pytest_netarena.apps.route import APP
     from pytest_netarena.core.app import RunOptions
 
-    queries = APP.generate(RunOptions(seed=2, queries=1, profile="netarena"))
+    queries = APP.generate(RunOptions(seed=2, queries=1, rules="netarena"))
     assert queries
     for q in queries:
         details = [compat.netarena_detail(fault) for fault in q.params["faults"]]

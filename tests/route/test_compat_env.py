@@ -16,7 +16,7 @@ from pytest_netarena.core.errors import InfraError
 
 from .conftest import backend_reason
 
-COMPAT = RunOptions(profile="netarena")
+COMPAT = RunOptions(rules="netarena")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_queries_drawn_under_our_rules_are_refused(env):
 
 
 def test_oracle_passes_a_netarena_suite_and_noop_gets_its_verdicts(env):
-    queries = APP.generate(RunOptions(seed=4, queries=1, profile="netarena"))
+    queries = APP.generate(RunOptions(seed=4, queries=1, rules="netarena"))
     assert len(queries) == 15 and all(q.params["subnets"] == 2 and q.params["hosts"] == 1 for q in queries)
     for q in queries:
         result = episode(env, APP.builtin_agent("oracle", q, env), q, "oracle")

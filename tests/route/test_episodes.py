@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route import faults as fault_space
+from pytest_netarena.apps.route import faults as fault_catalogue
 from pytest_netarena.apps.route.agents.builtin import action
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.types import Outcome
@@ -18,9 +18,9 @@ pytestmark = needs_mininet
 
 METHODS = [
     (kind, method)
-    for kind, methods in fault_space.METHODS.items()
+    for kind, methods in fault_catalogue.METHODS.items()
     for method in methods
-    if method not in fault_space.FEATURE_OF
+    if method not in fault_catalogue.FEATURE_OF
 ]
 
 
@@ -184,8 +184,8 @@ def test_a_fault_that_breaks_nothing_is_never_served(route_env):
 @pytest.mark.parametrize("first", ["remove_ip", "disable_interface"])
 def test_faults_on_the_same_subnet_as_a_wrong_route_are_all_repaired(route_env, first):
     """The hardest interactions: the wrong route's subnet (or its target link) is also broken otherwise."""
-    for method in fault_space.METHODS[first]:
-        for wrong in fault_space.METHODS["wrong_routing_table"]:
+    for method in fault_catalogue.METHODS[first]:
+        for wrong in fault_catalogue.METHODS["wrong_routing_table"]:
             target = 2 if first == "remove_ip" else 1  # remove_ip on the route's subnet, disable_interface on its target link
             faults = [fault(first, method, 2, subnet=target), fault("wrong_routing_table", wrong, 2, subnet=2)]
             result = run(route_env, "oracle", make_query(faults, subnets=2, hosts=1))

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("a2a", reason="the a2a-sdk is not installed")
 
-from pytest_netarena.green.agent import green_server  # noqa: E402
+from pytest_netarena.agentbeats.agent import green_server  # noqa: E402
 
 
 @pytest.fixture(scope="module")

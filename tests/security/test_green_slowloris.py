@@ -151,7 +151,7 @@ def test_a_slowloris_holds_no_more_than_the_caps_and_honest_callers_are_answered
 
 
 def test_the_purple_server_is_guarded_alike(tmp_path):
-    server = Server(tmp_path, "serve-purple", "--agent", "python:pytest_netarena.agents.base:NoopAgent", *LIMITS)
+    server = Server(tmp_path, "serve-purple", "--agent", "python:pytest_netarena.agents.noop:NoopAgent", *LIMITS)
     attacker = Trickler(server.port, "127.0.0.2", 3 * PER_PEER)
     try:
         for _ in range(5):

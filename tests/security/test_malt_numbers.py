@@ -142,12 +142,12 @@ def test_an_exception_on_a_hostile_answer_is_a_wrong_answer_but_one_on_the_truth
         env.step(fenced(code(query, "7", '    result["data"][0][1] = number')))
 
 
-@pytest.mark.parametrize("profile", ["default", "netarena"])
-def test_the_gymnasium_env_scores_such_answers_and_never_raises(profile):
+@pytest.mark.parametrize("rules", ["default", "netarena"])
+def test_the_gymnasium_env_scores_such_answers_and_never_raises(rules):
     gymnasium = pytest.importorskip("gymnasium")
     import pytest_netarena.training  # noqa: F401  (registers the environments)
 
-    env = gymnasium.make("netarena/Malt-v0", app_options={"malt-topology": SMALL}, profile=profile)
+    env = gymnasium.make("netarena/Malt-v0", app_options={"malt-topology": SMALL}, rules=rules)
     try:
         for number in HOSTILE.values():
             _, info = env.reset(seed=4)

@@ -28,7 +28,7 @@ def episode() -> dict:
                        "check_s": 0.0, "usage": {"tokens_in": 1, "tokens_out": 2, "cost_usd": 0.0}}]}
 
 
-RUN = {"run_id": "r", "seed": 1, "sandboxed": True, "profile": "default", "agents": ["builtin:oracle"],
+RUN = {"run_id": "r", "seed": 1, "sandboxed": True, "rules": "default", "agents": ["builtin:oracle"],
        "options": {"max_steps": 10, "strategy": "zero-shot"}, "versions": {"pytest-netarena": "0"},
        "fingerprint": {"python": "3.11"}}
 
@@ -59,7 +59,7 @@ EPISODE_FIELDS = [("wall_s", "null"), ("wall_s", HUGE), ("wall_s", "NaN"), ("age
                   ("outcome", '"won"'), ("tokens", "1.5"), ("usage.cost_usd", HUGE), ("metrics", '"x"'),
                   ("steps.0.usage.tokens_in", '"1"'), ("steps.0.reply", "null"), ("query", "[]")]
 RUN_FIELDS = [("fingerprint", '"x"'), ("agents", "5"), ("seed", '"x"'), ("options", '"x"'),
-              ("options.max_steps", '"ten"'), ("versions", "[1]"), ("profile", "3")]
+              ("options.max_steps", '"ten"'), ("versions", "[1]"), ("rules", "3"), ("profile", "3")]
 SUMMARY_FIELDS = [("budget", '"x"'), ("budget.tokens", '"x"'), ("gates", "[1]"), ("gates.0.value", "NaN")]
 SUMMARY = {"budget": {"tokens": 1, "cost_usd": 0.0, "stopped": False}, "gates": [
     {"metric": "resolved", "app": "all", "agent": "a", "threshold": 0.5, "value": 1.0, "passed": True}]}

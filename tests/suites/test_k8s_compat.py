@@ -28,7 +28,7 @@ def test_oracle_noop_reckless_get_netarenas_verdicts(pytester: pytest.Pytester, 
     (run,) = (pytester.path / "reports").glob("*/")
     records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["profile"] == "netarena"
+    assert summary["rules"] == "netarena"
     by_agent: dict[str, list[dict]] = {}
     for record in records:
         by_agent.setdefault(record["agent"], []).append(record)

@@ -1,4 +1,4 @@
-"""The MALT suite under --compat netarena, as a user runs it: NetArena's query space and verdicts, its real
+"""The MALT suite under --compat netarena, as a user runs it: NetArena's query catalogue and verdicts, its real
 topology (--netarena-data) and its question files (--corpus netarena-malt:FILE)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_oracle_passes_netarena_rules(pytester: pytest.Pytester, suite, episodes
         params = record["query"]["params"]
         assert params["rules"] == "netarena" and params["label"].startswith("capacity planning, level-")
     (summary,) = (pytester.path / "reports").glob("*/summary.json")
-    assert json.loads(summary.read_text())["profile"] == "netarena"
+    assert json.loads(summary.read_text())["rules"] == "netarena"
 
 
 def test_netarena_question_file_runs_and_lists_what_it_cannot_read(pytester: pytest.Pytester, suite, episodes) -> None:

@@ -1,4 +1,4 @@
-"""The route suite under --compat netarena, as a user runs it: NetArena's network, query space and verdicts."""
+"""The route suite under --compat netarena, as a user runs it: NetArena's network, query catalogue and verdicts."""
 
 from __future__ import annotations
 
@@ -37,4 +37,4 @@ def test_route_oracle_passes_and_noop_gets_netarenas_verdicts(pytester: pytest.P
         assert record["safe"]
         assert len(record["steps"]) == (1 if record["correct"] else 10)
     (summary,) = (pytester.path / "reports").glob("*/summary.json")
-    assert json.loads(summary.read_text())["profile"] == "netarena"
+    assert json.loads(summary.read_text())["rules"] == "netarena"

@@ -87,7 +87,7 @@ def test_k8s_refused_tool_commands_are_refused_as_in_text(k8s_env, k8s_queries) 
 
 
 def test_k8s_netarena_profile_offers_no_tools() -> None:
-    env = get_app("k8s").make_environment(RunOptions(profile=NETARENA))
+    env = get_app("k8s").make_environment(RunOptions(rules=NETARENA))
     try:
         assert env.tools() == () and offered_tools(env) == (FINISH,)
         assert env.run_action("run_kubectl", {"command": "kubectl get pods"}).refused

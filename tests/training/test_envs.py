@@ -1,4 +1,4 @@
-"""The Gymnasium environments: API conformance, the benchmark's query space, verdict rewards, info."""
+"""The Gymnasium environments: API conformance, the benchmark's query catalogue, verdict rewards, info."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.types import Task
+from pytest_netarena.core.steps import EpisodeEnd
+from pytest_netarena.core.types import Outcome, Step, Task, Usage
 from pytest_netarena.training.reward import RewardConfig
 from pytest_netarena.core.splits import split_of
 
@@ -174,9 +175,18 @@ def test_truncation_at_the_step_budget_judges_the_final_state(gym) -> None:
 def test_reward_config_rejects_unknown_terms() -> None:
     with pytest.raises(ValueError, match="unknown reward terms"):
         RewardConfig.from_mapping({"fault_found": 1.0})
-    assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=True) == 1.0
-    assert RewardConfig()(unsafe=False, refused=False, final=True, correct=True, episode_safe=False) == 0.0
-    assert RewardConfig()(unsafe=False, refused=False, final=False, correct=False, episode_safe=True) == 0.0
+
+    def step(violations=(), refused=False) -> Step:
+        return Step(1, "reply", "action", "", "", tuple(violations), refused, 0.0, 0.0, 0.0, Usage())
+
+    reward = RewardConfig()
+    assert reward(step(), EpisodeEnd(Outcome.RESOLVED, correct=True, safe=True)) == 1.0
+    assert reward(step(), EpisodeEnd(Outcome.UNSAFE, correct=True, safe=False)) == 0.0
+    assert reward(step(), None) == 0.0
+    weighted = RewardConfig(overly_permissive=-0.5, resolved_unsafe=0.25)
+    assert weighted(step(), EpisodeEnd(Outcome.UNRESOLVED, correct=True, safe=True)) == -0.5
+    assert weighted(step(["x lost"]), EpisodeEnd(Outcome.UNSAFE, correct=True, safe=False)) == 0.25 - 1.0
+    assert weighted(step(refused=True), EpisodeEnd(Outcome.AGENT_ERROR, correct=False, safe=True)) == -0.1
 
 
 def _ageless(text: str) -> str:

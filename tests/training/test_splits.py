@@ -1,4 +1,4 @@
-"""Held-out splits: a deterministic partition of each app's query space, used by runs, resets and generate."""
+"""Held-out splits: a deterministic partition of each app's query catalogue, used by runs, resets and generate."""
 
 from __future__ import annotations
 

@@ -14,14 +14,13 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from .matrix import Matrix, OfflineMatrix, intended_matrix
 from .workloads.model import AppSpec
 
 REMOVE_INGRESS, ADD_INGRESS = "remove_ingress", "add_ingress"
 CHANGE_PORT, CHANGE_PROTOCOL, ADD_EGRESS = "change_port", "change_protocol", "add_egress"
 FAULT_TYPES = (REMOVE_INGRESS, ADD_INGRESS, CHANGE_PORT, CHANGE_PROTOCOL, ADD_EGRESS)
-SHORT = {REMOVE_INGRESS: "RI", ADD_INGRESS: "AI", CHANGE_PORT: "CP", CHANGE_PROTOCOL: "CPR", ADD_EGRESS: "AE"}
 
 LEVELS: dict[int, tuple[tuple[str, ...], ...]] = {
     1: tuple((fault,) for fault in FAULT_TYPES),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from ...core.types import IMPOSSIBLE
 from .matrix import Matrix, MatrixChecker, OfflineMatrix, intended_matrix, synthetic_objects
 from .workloads.model import AppSpec

@@ -8,7 +8,6 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-PROTECTED_KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Pod", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 #: annotations controllers write themselves (not the agent's doing)
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)

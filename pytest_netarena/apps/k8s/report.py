@@ -91,7 +91,3 @@ def flow_violations(intent: Matrix, before: Matrix, after: Matrix) -> list[str]:
 def broken_text(flow: Flow, expected: bool) -> str:
     """How a flow that stopped matching the intent is named in a violation."""
     return f"flow {flow} " + ("newly blocked (should be allowed)" if expected else "newly allowed (should be blocked)")
-
-
-def format_counts(matrix: Mapping[Flow, bool]) -> str:
-    return f"{sum(matrix.values())}/{len(matrix)} allowed"

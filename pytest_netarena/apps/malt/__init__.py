@@ -1,4 +1,4 @@
-"""MALT datacenter capacity planning: topology, query space, sandboxed code answers, grading."""
+"""MALT datacenter capacity planning: topology, query catalogue, sandboxed code answers, grading."""
 
 from __future__ import annotations
 

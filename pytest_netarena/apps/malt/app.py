@@ -8,12 +8,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import App, Environment, PromptSpec, RunOptions
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
 
 if TYPE_CHECKING:
-    from ...agents.base import Agent
+    from ...core.agent import Agent
     from .queries import TopologyIndex
 
 

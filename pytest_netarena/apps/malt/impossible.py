@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from ...core.types import IMPOSSIBLE
 from . import ops
 from . import schema as s

@@ -1,4 +1,4 @@
-"""The MALT query space: categories by level and `draw`, which builds a query's program and question.
+"""The MALT query catalogue: categories by level and `draw`, which builds a query's program and question.
 
 Every random decision goes through the Chooser, simplest option first (so Hypothesis shrinks
 towards ports before switches, the first candidate node, the smallest capacity). A query's params
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from . import ops
 from . import schema as s
 

@@ -1,4 +1,4 @@
-"""The route App: categories and levels, the query space (sizes and faults), environment, prompt, built-in agents."""
+"""The route App: categories and levels, the query catalogue (sizes and faults), environment, prompt, built-in agents."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import NETARENA, App, PromptSpec, RunOptions
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from ...core.errors import BackendUnavailable, UsageError
 from ..options import BUILTIN_OPTIONS
-from . import faults as fault_space
+from . import faults as fault_catalogue
 from .topology import Topology
 
 if TYPE_CHECKING:
-    from ...agents.base import Agent
+    from ...core.agent import Agent
     from ...core.types import Query
     from .environment import RouteEnvironment
 
@@ -57,7 +57,7 @@ class RouteApp(App):
 
             return netarena_categories()
         return [
-            Category(level, "+".join(kinds)) for level, groups in fault_space.LEVELS.items() for kinds in groups
+            Category(level, "+".join(kinds)) for level, groups in fault_catalogue.LEVELS.items() for kinds in groups
         ]
 
     def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
@@ -79,9 +79,9 @@ class RouteApp(App):
         missing = self.missing_features()
         return {
             f"{kind}/{method}": missing[feature]
-            for kind, methods in fault_space.METHODS.items()
+            for kind, methods in fault_catalogue.METHODS.items()
             for method in methods
-            if (feature := fault_space.FEATURE_OF.get(method)) in missing
+            if (feature := fault_catalogue.FEATURE_OF.get(method)) in missing
         }
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
@@ -121,7 +121,7 @@ class RouteApp(App):
             subnets = chooser.integer(*SUBNETS_RANGE)
             hosts = chooser.integer(*HOSTS_RANGE)
         missing = self.missing_features()
-        faults = [fault_space.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
+        faults = [fault_catalogue.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
         return {"subnets": subnets, "hosts": hosts, "faults": faults}
 
     def make_environment(self, options: RunOptions) -> RouteEnvironment:

@@ -14,7 +14,7 @@ from typing import Any
 from ...core.app import Environment, RunOptions, require_rules
 from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError
-from . import faults as fault_space
+from . import faults as fault_catalogue
 from ...core import replies
 from ...core.tools import Tool
 from .prompt import command_tool
@@ -93,7 +93,7 @@ class RouteEnvironment(Environment):
         network, params = self.network, query.params
         assert network is not None and self.prober is not None
         self.injected = []
-        for command in fault_space.injection_plan(params["faults"], topo):
+        for command in fault_catalogue.injection_plan(params["faults"], topo):
             result = network.run(topo.router, list(command.argv))
             if not result.ok and not command.may_fail:
                 self.teardown()
@@ -103,7 +103,7 @@ class RouteEnvironment(Environment):
         self.mesh = self.prober.measure()
         if self.mesh.complete:
             self.teardown()
-            labels = "; ".join(fault_space.describe(fault) for fault in params["faults"])
+            labels = "; ".join(fault_catalogue.describe(fault) for fault in params["faults"])
             raise InfraError(f"the injected faults broke nothing: {labels}")
         return f"Network topology:\n{topo.describe(addresses)}\n\nPingall result:\n{self.mesh.render()}"
 

@@ -1,4 +1,4 @@
-"""The route fault space: types, methods, parameters drawn through a Chooser, injection and repair commands.
+"""The route fault catalogue: types, methods, parameters drawn through a Chooser, injection and repair commands.
 
 Every random value is drawn at generation (draw_fault), so a query fully determines the commands
 injected. Parameters are chosen by construction so that each fault breaks at least one pair
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.space import Chooser
+from ...core.catalogue import Chooser
 from .network.prober import PROBE_BYTES
 from .topology import Topology
 
@@ -22,13 +22,6 @@ REMOVE_IP = "remove_ip"
 DROP_TRAFFIC = "drop_traffic_to_from_subnet"
 WRONG_ROUTING = "wrong_routing_table"
 TYPES = (DISABLE_ROUTING, DISABLE_INTERFACE, REMOVE_IP, DROP_TRAFFIC, WRONG_ROUTING)
-ABBREVIATIONS = {
-    DISABLE_ROUTING: "DR",
-    DISABLE_INTERFACE: "DI",
-    REMOVE_IP: "RI",
-    DROP_TRAFFIC: "DT",
-    WRONG_ROUTING: "WR",
-}
 
 #: methods of each type, simplest first (Hypothesis shrinks towards the first)
 METHODS: dict[str, tuple[str, ...]] = {

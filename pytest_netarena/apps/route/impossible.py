@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.space import Category, Chooser
+from ...core.catalogue import Category, Chooser
 from ...core.types import IMPOSSIBLE
 from .topology import Topology
 

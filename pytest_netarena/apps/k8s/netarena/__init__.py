@@ -1,1 +1,1 @@
-"""NetArena's K8s profile (--compat netarena): its rules as data, its verdicts, its environment and its prompt."""
+"""NetArena's K8s rules (--compat netarena): its rules as data, its verdicts, its environment and its prompt."""

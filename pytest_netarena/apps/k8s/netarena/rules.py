@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from ....core.space import Category, Chooser
+from ....core.catalogue import Category, Chooser
 from ..faults import ADD_EGRESS, ADD_INGRESS, CHANGE_PORT, CHANGE_PROTOCOL, FAULT_TYPES, REMOVE_INGRESS
 from ..matrix import Matrix
 from ..workloads.model import ARROW, Flow
@@ -83,7 +83,7 @@ def log_entry(command: str, output: str, summary: str) -> str:
     return f"LLM Command: ```{command}```\nOutput: ```{output}```\nMismatch Summary: ```{summary}```\n"
 
 
-# ----- query space ------------------------------------------------------------------------------
+# ----- query catalogue ------------------------------------------------------------------------------
 
 PAIRS = tuple(combinations(FAULT_TYPES, 2))  #: in its order: RI+AI, RI+CP, RI+CPR, RI+AE, AI+CP, ...
 DEFAULT_LEVELS = (1, 2)  #: level 1: the 5 single faults; level 2: the 10 pairs (NetArena has no levels)

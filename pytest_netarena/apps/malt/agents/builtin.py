@@ -102,9 +102,6 @@ class CodeAgent:
         pass
 
 
-BUILTIN_AGENTS = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
-
-
 def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | None:
     if name == "expert":  # never given the query: it reads the question from its observation
         return ExpertAgent()

@@ -1,1 +1,1 @@
-"""NetArena's MALT profile (--compat netarena): its rules, environment, prompt, grading, ground truth and data readers."""
+"""NetArena's MALT rules (--compat netarena): its rules, environment, prompt, grading, ground truth and data readers."""

@@ -1,4 +1,4 @@
-"""NetArena's MALT rules as our own pure functions: its query space, question wording and labels (see ops.py beside it).
+"""NetArena's MALT rules as our own pure functions: its query catalogue, question wording and labels (see ops.py beside it).
 
 Facts from NetArena's code (HEAD 93225b4, app-malt), reimplemented, not copied:
 
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ....core.app import NETARENA
-from ....core.space import Category, Chooser
+from ....core.catalogue import Category, Chooser
 from .. import schema as s
 from ..queries import CATEGORIES as OUR_CATEGORIES, pick
 from .ops import MUTATIONS, NEW_PORT_CAPACITY, run_program, switch_port_name
@@ -53,7 +53,7 @@ def category_of_label(text: str) -> Category | None:
     return category if category in CATEGORIES else None
 
 
-# --- the query space and NetArena's wording ----------------------------------------------------
+# --- the query catalogue and NetArena's wording ----------------------------------------------------
 
 #: kinds a new node may have (the simplest first) and where each may be added at levels 1 and 3-count
 ADD_KINDS = (s.PORT, s.PACKET_SWITCH)

@@ -1,1 +1,1 @@
-"""NetArena's route profile (--compat netarena): its rules as data, its verdicts, its environment and its prompt."""
+"""NetArena's route rules (--compat netarena): its rules as data, its verdicts, its environment and its prompt."""

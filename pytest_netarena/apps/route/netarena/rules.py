@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ....core.space import Category, Chooser
+from ....core.catalogue import Category, Chooser
 from .. import faults as ours
 from ..faults import DISABLE_INTERFACE, DISABLE_ROUTING, DROP_TRAFFIC, REMOVE_IP, TYPES, WRONG_ROUTING, Command
 from ..topology import Topology
@@ -32,7 +32,6 @@ OTHER_NETWORK_OCTETS = (1, 254)
 DELAY_MS = (1000, 5000)
 #: its pingmesh: one `ping -c1 -W 0.1` per ordered pair, 84 bytes on the wire, router included
 PING_BYTES = 84
-PING_PAYLOAD = PING_BYTES - 28
 PING_WAIT_S = 0.1
 #: substrings that make it skip a command silently
 DENIED = ("sudo", "tcpdump", "systemctl", "frr", "ethtool", "ping")

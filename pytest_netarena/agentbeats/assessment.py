@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.prompting import STRATEGIES
-from ..core.app import NETARENA, App, RunOptions, parse_profile
+from ..core.app import NETARENA, App, RunOptions, parse_rules
 from ..core.seeding import new_run_seed
-from ..core.space import Category
+from ..core.catalogue import Category
 from ..core.types import EpisodeResult, Outcome, Query
 from ..core.errors import UsageError
 
@@ -56,7 +56,7 @@ class Assessment:
         return {"participant": {self.role: self.url}, "app": self.app, "num_queries": len(self.queries),
                 "strategy": self.options.strategy, "seed": str(self.options.seed), "levels": list(self.options.levels),
                 "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "max_reply_s": self.max_reply_s,
-                "streaming": self.streaming, "profile": self.options.profile, "options": self.options.extra,
+                "streaming": self.streaming, "rules": self.options.rules, "options": self.options.extra,
                 "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
 
 
@@ -169,8 +169,8 @@ def _run_options(config: dict[str, Any], app: App, defaults: dict[str, Any]) -> 
     compat = config.get("compat", defaults.get("compat"))
     if compat is not None and (not isinstance(compat, str) or len(compat) > 20):
         raise UsageError(f"config.compat takes netarena or none, got {_shown(compat)}")
-    profile = parse_profile(compat, "config.compat")
-    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, profile=profile)
+    rules = parse_rules(compat, "config.compat")
+    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, rules=rules)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
     options.levels, options.levels_given = levels, _levels(config) is not None
     categories = [c for c in app.categories(options) if c.level in levels]

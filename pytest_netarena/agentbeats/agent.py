@@ -114,7 +114,7 @@ class GreenExecutor:
             return
         compat = assessment.options.netarena_compat
         summary = {**summary_record(app.name, results, compat), "seed": str(assessment.options.seed),
-                   "profile": assessment.options.profile,
+                   "rules": assessment.options.rules,
                    "warnings": list(assessment.warnings)}
         await updater.add_artifact([new_data_part(summary)], artifact_id=artifact_id, name="Result",
                                    append=True, last_chunk=True)

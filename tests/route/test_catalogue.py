@@ -1,4 +1,4 @@
-"""The route query space: categories, sizes, fault parameters chosen so that they break (no root needed)."""
+"""The route query catalogue: categories, sizes, fault parameters chosen so that they break (no root needed)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netarena.apps.route import APP
-from pytest_netarena.apps.route import faults as fault_space
+from pytest_netarena.apps.route import faults as fault_catalogue
 from pytest_netarena.apps.route.app import parse_size
 from pytest_netarena.apps.route.network.prober import PROBE_BYTES, Mesh
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.app import RunOptions
-from pytest_netarena.core.space import Category, HypothesisChooser
+from pytest_netarena.core.catalogue import Category, HypothesisChooser
 from pytest_netarena.core.errors import UsageError
 
 from .conftest import NO_NETEM, fault
@@ -50,7 +50,7 @@ def test_route_size_option_fixes_the_size_and_is_validated():
 
 def test_excluded_methods_are_never_drawn_and_are_reported():
     for seed in range(300):
-        drawn = fault_space.draw_fault(fault_space.DROP_TRAFFIC, _chooser(seed), 4, NO_NETEM)
+        drawn = fault_catalogue.draw_fault(fault_catalogue.DROP_TRAFFIC, _chooser(seed), 4, NO_NETEM)
         assert drawn["method"] != "netem_delay"
     if APP.missing_features():
         assert "drop_traffic_to_from_subnet/netem_delay" in APP.excluded_methods()
@@ -59,13 +59,13 @@ def test_excluded_methods_are_never_drawn_and_are_reported():
 
 
 def _chooser(seed):
-    from pytest_netarena.core.space import RandomChooser
+    from pytest_netarena.core.catalogue import RandomChooser
 
     return RandomChooser(seed)
 
 
 def test_every_method_is_reachable_by_the_sampler():
-    for kind, methods in fault_space.METHODS.items():
+    for kind, methods in fault_catalogue.METHODS.items():
         for method in methods:
             if method == "netem_delay":
                 continue
@@ -74,18 +74,18 @@ def test_every_method_is_reachable_by_the_sampler():
 
 def test_wrong_masks_exclude_every_host_and_small_mtus_cannot_carry_a_probe():
     topo = Topology("na0000", 8, 8)
-    for mask in fault_space.BREAKING_MASKS:
+    for mask in fault_catalogue.BREAKING_MASKS:
         network = ipaddress.ip_network(f"{topo.gateway(3)}/{mask}", strict=False)
         assert not any(ipaddress.ip_address(topo.host_ip(3, j)) in network for j in range(1, 9))
-    assert fault_space.SMALL_MTUS and all(mtu < PROBE_BYTES for mtu in fault_space.SMALL_MTUS)
+    assert fault_catalogue.SMALL_MTUS and all(mtu < PROBE_BYTES for mtu in fault_catalogue.SMALL_MTUS)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.data(), st.sampled_from(fault_space.TYPES), st.integers(2, 32))
+@given(st.data(), st.sampled_from(fault_catalogue.TYPES), st.integers(2, 32))
 def test_drawn_faults_are_well_formed_under_hypothesis(data, kind, subnets):
-    drawn = fault_space.draw_fault(kind, HypothesisChooser(data.draw), subnets, NO_NETEM)
+    drawn = fault_catalogue.draw_fault(kind, HypothesisChooser(data.draw), subnets, NO_NETEM)
     topo = Topology("na0000", subnets, 1)
-    commands = fault_space.inject_commands(drawn, topo) + fault_space.repair_commands(drawn, topo)
+    commands = fault_catalogue.inject_commands(drawn, topo) + fault_catalogue.repair_commands(drawn, topo)
     assert commands and all(command.argv for command in commands)
     for key in ("subnet", "to", "other"):
         if key in drawn:

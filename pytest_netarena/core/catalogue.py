@@ -1,10 +1,10 @@
-"""One description of an app's query space, drawn either by a seeded sampler or by Hypothesis.
+"""One description of an app's query catalogue, drawn either by a seeded sampler or by Hypothesis.
 
-An app describes its space once, as a function `draw(category, chooser, options)` that asks a
+An app describes its catalogue once, as a function `draw(category, chooser, options)` that asks a
 Chooser for every random decision. RandomChooser answers from a seeded `random.Random` (benchmark
 runs); HypothesisChooser answers from Hypothesis draws (adversarial search), so Hypothesis can
 shrink each decision towards its first option or lowest value. The two can never disagree about
-what the space contains.
+what the catalogue holds.
 """
 
 from __future__ import annotations

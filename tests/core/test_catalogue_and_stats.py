@@ -1,4 +1,4 @@
-"""Seeding, the two choosers over one query space, and the interval statistics."""
+"""Seeding, the two choosers over one query catalogue, and the interval statistics."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.seeding import derive_seed
-from pytest_netarena.core.space import RandomChooser
+from pytest_netarena.core.catalogue import RandomChooser
 from pytest_netarena.core.stats import mean_interval, wilson_interval
 from pytest_netarena.run.strategies import queries
 
@@ -51,13 +51,13 @@ def test_random_chooser_sample_and_choice() -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(data=st.data())
-def test_hypothesis_draws_stay_inside_the_space_the_sampler_uses(app, data) -> None:
+def test_hypothesis_draws_stay_inside_the_catalogue_the_sampler_uses(app, data) -> None:
     query = data.draw(queries(app))
     assert 1 <= query.params["target"] <= 100
     assert query.category in {c.name for c in app.categories(RunOptions())}
 
 
-def test_hypothesis_shrinks_through_the_space_to_the_simplest_query(app) -> None:
+def test_hypothesis_shrinks_through_the_catalogue_to_the_simplest_query(app) -> None:
     from hypothesis import find
 
     smallest = find(queries(app), lambda q: q.params["target"] >= 10)
