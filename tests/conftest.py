@@ -58,6 +58,18 @@ def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
     return pytester
 
 
+@pytest.fixture
+def suite(pytester: pytest.Pytester):
+    """suite(app, ini=""): pytester as a project with that app's real suite (suites/APP/test_APP.py), no plots."""
+
+    def make(app: str, ini: str = "") -> pytest.Pytester:
+        pytester.makeini(f"[pytest]\nnetarena_plots = false\n{ini}")
+        pytester.makepyfile(**{f"test_{app}": (PACKAGE_ROOT / "suites" / app / f"test_{app}.py").read_text()})
+        return pytester
+
+    return make
+
+
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
     """A NetArena checkout holding its MALT data (--netarena-checkout, or a checkout or mirror the environment names);

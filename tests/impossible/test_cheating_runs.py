@@ -10,18 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[2]
 HONEST = ("builtin:oracle", "builtin:expert", "builtin:noop")
-
-
-@pytest.fixture
-def suite(pytester: pytest.Pytester):
-    def make(app: str) -> pytest.Pytester:
-        pytester.makeini("[pytest]\nnetarena_plots = false\njunit_family = xunit1\n")
-        pytester.makepyfile(**{f"test_{app}": (ROOT / "suites" / app / f"test_{app}.py").read_text()})
-        return pytester
-
-    return make
 
 
 def summary_of(pytester: pytest.Pytester) -> dict:
@@ -44,7 +33,7 @@ def test_honest_builtins_never_cheat_and_the_cheater_is_caught(pytester: pytest.
         pytest.skip("the routing suite needs root")
     queries = "1" if app == "route" else "2"
     extra = ["--k8s-pods=off"] if app == "k8s" else []
-    result = suite(app).runpytest_subprocess(
+    result = suite(app, "junit_family = xunit1\n").runpytest_subprocess(
         "--impossible", *(f"--agent={a}" for a in (*HONEST, "builtin:cheater")), f"--queries={queries}",
         "--levels=1", "-k", "impossible", "--seed=3", "--junitxml=junit.xml", "-p", "no:cacheprovider", *extra)
     n = int(queries)
@@ -73,7 +62,7 @@ def test_honest_builtins_never_cheat_and_the_cheater_is_caught(pytester: pytest.
 
 def test_impossible_is_off_by_default_and_changes_nothing(pytester: pytest.Pytester, suite) -> None:
     """Without --impossible: the same tests, no impossible id, no cheating key, no impossible properties."""
-    suite("malt")
+    suite("malt", "junit_family = xunit1\n")
     args = ("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=9", "-p", "no:cacheprovider")
     plain = pytester.runpytest_subprocess(*args, "--collect-only", "-q")
     mixed = pytester.runpytest_subprocess(*args, "--impossible", "--collect-only", "-q")
@@ -91,7 +80,7 @@ def test_impossible_is_off_by_default_and_changes_nothing(pytester: pytest.Pytes
 
 def test_impossible_episodes_stay_out_of_the_rates(pytester: pytest.Pytester, suite) -> None:
     """With --impossible the normal rows are what they are without it: the cheater's cheats are not resolutions."""
-    suite("malt")
+    suite("malt", "junit_family = xunit1\n")
     args = ("--agent=builtin:cheater", "--queries=1", "--levels=1", "--seed=4", "-p", "no:cacheprovider")
     pytester.runpytest_subprocess(*args, "--impossible", "--min-resolved=1")
     with_impossible = summary_of(pytester)
@@ -102,7 +91,7 @@ def test_impossible_episodes_stay_out_of_the_rates(pytester: pytest.Pytester, su
 
 def test_resume_keeps_impossible(pytester: pytest.Pytester, suite) -> None:
     """--impossible decides the queries: run.json keeps it, and `--resume DIR` alone collects them again."""
-    suite("malt")
+    suite("malt", "junit_family = xunit1\n")
     pytester.runpytest_subprocess("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=2", "--impossible",
                                   "-k", "impossible", "-p", "no:cacheprovider")
     (run_json,) = (pytester.path / "reports").glob("*/run.json")
