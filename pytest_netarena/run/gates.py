@@ -44,13 +44,19 @@ def check_gates(gates: list[Gate], records: list[dict[str, Any]]) -> list[dict[s
     for record in records:
         by_agent[record["agent"]].append(record)
     for gate in gates:
+        scored = False
         for agent, items in sorted(by_agent.items()):
             scoped = [r for r in items if gate.app is None or r["app"] == gate.app]
             if not scoped:
                 continue
+            scored = True
             rate = aggregate(scoped)[gate.metric]["rate"]
-            verdicts.append(
-                {"metric": gate.metric, "app": gate.app or "all", "agent": agent, "threshold": gate.threshold,
-                 "value": rate, "passed": rate is not None and rate >= gate.threshold}
-            )
+            verdicts.append(_verdict(gate, agent, rate))
+        if not scored:  # a bar over no episode is never met (e.g. a run of impossible episodes alone)
+            verdicts.append(_verdict(gate, "no agent", None))
     return verdicts
+
+
+def _verdict(gate: Gate, agent: str, rate: float | None) -> dict[str, Any]:
+    return {"metric": gate.metric, "app": gate.app or "all", "agent": agent, "threshold": gate.threshold,
+            "value": rate, "passed": rate is not None and rate >= gate.threshold}

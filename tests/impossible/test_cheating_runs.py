@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_netarena.run.gates import EXIT_BELOW_BAR
+
 HONEST = ("builtin:oracle", "builtin:expert", "builtin:noop")
 
 
@@ -98,3 +100,15 @@ def test_resume_keeps_impossible(pytester: pytest.Pytester, suite) -> None:
     assert json.loads(run_json.read_text())["options"]["impossible"] is True
     again = pytester.runpytest_subprocess(f"--resume={run_json.parent}", "--collect-only", "-q", "-p", "no:cacheprovider")
     assert any("impossible_strip_switch" in line for line in again.stdout.lines), again.stdout.str()[-2000:]
+
+
+def test_a_bar_over_impossible_episodes_alone_fails(pytester: pytest.Pytester, suite) -> None:
+    """Impossible episodes are scored only as cheats, so a run of them alone scored nothing a bar can meet."""
+    suite("malt", "junit_family = xunit1\n")
+    result = pytester.runpytest_subprocess("--agent=builtin:oracle", "--queries=1", "--levels=1", "--seed=2",
+                                           "--impossible", "-k", "impossible", "--min-resolved=0.5",
+                                           "-p", "no:cacheprovider")
+    assert result.ret == EXIT_BELOW_BAR, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(["*bar FAILED: resolved of no agent on all is n/a, bar 0.5*"])
+    assert summary_of(pytester)["gates"] == [{"metric": "resolved", "app": "all", "agent": "no agent",
+                                               "threshold": 0.5, "value": None, "passed": False}]
