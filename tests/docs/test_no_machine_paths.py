@@ -88,7 +88,8 @@ def test_the_tests_option_names_the_checkout(tmp_path: Path, pytestconfig, monke
             assert name == "--netarena-checkout"
             return str(tmp_path)
 
-    monkeypatch.delenv(CHECKOUT_ENV, raising=False)
+    monkeypatch.setenv(CHECKOUT_ENV, "")  # recorded, so the value pytest_configure sets is undone after the test
+    monkeypatch.delenv(CHECKOUT_ENV)
     tests_conftest.pytest_configure(Given())
     source, _ = netarena_source()
     assert source is not None and source.path == tmp_path.resolve() and not source.bare
