@@ -17,14 +17,21 @@ def args(api_base: str | None = None, client: str = "auto") -> argparse.Namespac
 
 def test_model_turns_are_answered_side_by_side(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    with OpenAIStubServer(lambda request: StubReply("kubectl get pods", delay_s=0.5)) as server:
+    all_in_flight = threading.Barrier(4)
+
+    def model(request: dict) -> StubReply:
+        # each turn waits until all four are with the model: turns answered one at a time never get there
+        try:
+            all_in_flight.wait(timeout=10)
+        except threading.BrokenBarrierError:
+            return StubReply("answered one at a time")
+        return StubReply("kubectl get pods")
+
+    with OpenAIStubServer(model) as server:
         respond = make_responder("openai:gpt-4o", args(server.url + "/v1"))
-        started = time.perf_counter()
         with ThreadPoolExecutor(4) as pool:
             replies = list(pool.map(respond, ["a", "b", "c", "d"]))
-        elapsed = time.perf_counter() - started
     assert [reply.text for reply in replies] == ["kubectl get pods"] * 4
-    assert elapsed < 1.5, f"four 0.5-s turns took {elapsed:.2f} s: they were answered one at a time"
 
 
 class OneObject:
