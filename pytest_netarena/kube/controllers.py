@@ -7,7 +7,7 @@ import hashlib
 import ipaddress
 import json
 
-from ..core.selectors import selector_matches
+from ..core.selectors import selector_from_dict
 from . import accounts, defaults, limits, rollout
 from .node import NODE_NAME, start_pod
 from .tables import timestamp
@@ -347,9 +347,9 @@ def _service_endpoints(writer: _Writer, ns: str, name: str) -> None:
     selector = (svc.get("spec") or {}).get("selector")
     if not selector or (svc.get("spec") or {}).get("type") == "ExternalName":
         return
-    match = {"matchLabels": selector}
+    chosen = selector_from_dict({"matchLabels": selector})  # read once, matched against every pod
     members = [p for p in store.list("pods", ns) if _ready(p) and (p.get("status") or {}).get("podIP")
-               and selector_matches(match, p["metadata"].get("labels"))]
+               and chosen.matches(p["metadata"].get("labels"))]
     groups: dict[str, tuple[list, list]] = {}  # pods with the same resolved ports share a subset and a slice
     for pod in members:
         ports = _endpoint_ports(svc, pod)

@@ -10,7 +10,7 @@ other kind (NetworkPolicy, ConfigMap, Event...) queue nothing, so they cost no r
 
 from __future__ import annotations
 
-from ..core.selectors import selector_matches
+from ..core.selectors import selector_from_dict
 from .accounts import queue_change
 
 OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
@@ -123,7 +123,7 @@ class WorkQueue:
         labels = [o["metadata"].get("labels") or {} for o in (old, new) if o is not None]
         for svc in self.store.list("services", ns):
             selector = (svc.get("spec") or {}).get("selector")
-            if selector and any(selector_matches({"matchLabels": selector}, lab) for lab in labels):
+            if selector and any(map(selector_from_dict({"matchLabels": selector}).matches, labels)):
                 self.services.add((ns, svc["metadata"]["name"]))
 
     def mark_all(self, namespaces: list[str]) -> None:
