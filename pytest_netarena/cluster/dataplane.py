@@ -16,7 +16,7 @@ import traceback
 
 from ..netpol import Namespace, NetpolError, compile_policy
 from ..netpol.manifests import pod_from_manifest
-from ..kube.controllers import NODE_NAME
+from ..kube.node import NODE_NAME
 from . import dns, firewall, images
 from .network import ClusterNetwork, veth_name
 

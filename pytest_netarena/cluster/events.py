@@ -6,7 +6,7 @@ import collections
 import hashlib
 import threading
 
-from ..kube.controllers import NODE_NAME
+from ..kube.node import NODE_NAME
 from ..kube.tables import timestamp
 
 #: events kept per namespace (the oldest go first; a real cluster keeps them an hour)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..kube import errors
-from ..kube.controllers import NODE_NAME
+from ..kube.node import NODE_NAME
 from ..kube.registry import BY_PLURAL
 from . import boxes, images, probes
 from .cgroups import Groups
