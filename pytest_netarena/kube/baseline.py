@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .node import NODE_IP, NODE_NAME
+from .node import NODE_IP, NODE_NAME, POD_CIDR
 from .registry import BY_KIND
 
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -16,7 +16,7 @@ def node(minor: int | None) -> dict:
             "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
             "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux",
             "node-role.kubernetes.io/control-plane": ""}},
-        "spec": {"podCIDR": "10.244.0.0/16", "podCIDRs": ["10.244.0.0/16"]},
+        "spec": {"podCIDR": str(POD_CIDR), "podCIDRs": [str(POD_CIDR)]},
         "status": {
             "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": NODE_NAME}],
             "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
