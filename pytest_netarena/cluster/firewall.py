@@ -144,7 +144,7 @@ def _rule_lines(rules: _Rules, chain: str, rule, pod: Pod, direction: str, peer_
     lines = []
     for number, peer in enumerate(rule.peers):
         if isinstance(peer, PodPeer):
-            lines += writer.to_pods(chain, rules.peer_pods(peer))
+            lines += writer.to_pods(rules.peer_pods(peer))
             continue
         assert isinstance(peer, IPBlockPeer)
         block = _chain("NP-B-", label, str(number), pod.key)
@@ -175,15 +175,15 @@ class _RuleWriter:
     def line(self, chain: str, match: str, ports: str) -> str:
         return f"-A {chain} {match}{ports} {self.admit}".replace("  ", " ")
 
-    def to_pods(self, chain: str, pods: Iterable[Pod]) -> list[str]:
-        return [self.line(chain, f"{self.peer_flag} {other.ip}/32 ", ports) for other in pods
+    def to_pods(self, pods: Iterable[Pod]) -> list[str]:
+        return [self.line(self.chain, f"{self.peer_flag} {other.ip}/32 ", ports) for other in pods
                 for ports in self.ports(other)]
 
     def any_peer(self) -> list[str]:
         lines = [self.line(self.chain, "", ports) for ports in self.ports(None)]
         named = self.rule.ports is not None and any(isinstance(e.port, str) for e in self.rule.ports)
         if self.direction == EGRESS and named:  # egress to anywhere on a named port: only pods have port names
-            return self.to_pods(self.chain, self.rules.pods) + lines
+            return self.to_pods(self.rules.pods) + lines
         return lines
 
     def ip_block(self, peer: IPBlockPeer, block: str) -> list[str]:
