@@ -39,8 +39,7 @@ def secret_option(value: object) -> str:
 
 def derive_seed(base: int, *parts: object) -> int:
     """A 63-bit seed determined only by base and parts."""
-    text = "\x1f".join([str(base), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+    return int.from_bytes(hashlib.sha256(_seed_text(base, parts)).digest()[:8], "big") >> 1
 
 
 def hidden_seed(base: int, secret: str, *parts: object) -> int:
@@ -48,5 +47,9 @@ def hidden_seed(base: int, secret: str, *parts: object) -> int:
     the secret (HMAC-SHA256), so that the public generator and seed do not reveal which fault, or where."""
     if secret == PUBLIC:
         return derive_seed(base, *parts)
-    text = "\x1f".join([str(base), *map(str, parts)])
-    return int.from_bytes(hmac.new(secret.encode(), text.encode(), hashlib.sha256).digest()[:8], "big") >> 1
+    return int.from_bytes(hmac.new(secret.encode(), _seed_text(base, parts), hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def _seed_text(base: int, parts: tuple[object, ...]) -> bytes:
+    """What both seeds hash: the base and the parts, joined by a separator no part of ours holds."""
+    return "\x1f".join([str(base), *map(str, parts)]).encode()
