@@ -19,7 +19,7 @@ import secrets
 from dataclasses import replace
 from typing import Any
 
-from .types import EpisodeResult, Query, Step
+from .types import EpisodeResult, Outcome, Query, Step
 
 SPLITS = ("train", "test")
 HELDOUT = "heldout"
@@ -89,4 +89,4 @@ def aggregate_only(result: EpisodeResult) -> EpisodeResult:
     blank = tuple(Step(step.index, "", "", "", "", (), step.refused, step.agent_s, step.exec_s, step.check_s,
                        step.usage, None, step.turn) for step in result.steps)
     return replace(result, query=query, steps=blank, first_observation="", episode_id="", finish=None, tools=(),
-                   details=result.details if result.outcome.value == "infra_error" else "")
+                   details=result.details if result.outcome is Outcome.INFRA_ERROR else "")
