@@ -140,7 +140,7 @@ def _deployment(writer: _Writer, deploy: dict) -> None:
     else:
         rs = _update_replicaset(writer, current, replicas, annotations)
     _scale_down_old(writer, spec, desired, replicas, rs, old_sets)
-    _prune_history(writer, deploy, digest, spec.get("revisionHistoryLimit", 10))
+    _prune_history(writer, old_sets, spec.get("revisionHistoryLimit", 10))
     _record_revision(writer, deploy, revision)
 
 
@@ -206,13 +206,12 @@ def _scale_down_old(writer: _Writer, spec: dict, desired: int, replicas: int, ne
             writer.put("replicasets", scaled, old)
 
 
-def _prune_history(writer: _Writer, deploy: dict, digest: str, limit: int) -> None:
-    """Remove the oldest old ReplicaSets beyond the Deployment's revisionHistoryLimit."""
-    ns = deploy["metadata"]["namespace"]
-    history = sorted((rs for rs in writer.store.list("replicasets", ns) if _owned_by(rs, deploy)
-                      and _hash(rs) != digest), key=_revision)
+def _prune_history(writer: _Writer, old_sets: list[dict], limit: int) -> None:
+    """Remove the oldest old ReplicaSets beyond the Deployment's revisionHistoryLimit (scaling them kept their
+    names and revisions, so the list read at the start of the reconcile still names them)."""
+    history = sorted(old_sets, key=_revision)
     for rs in history[:max(0, len(history) - limit)]:
-        writer.remove("replicasets", ns, rs["metadata"]["name"])
+        writer.remove("replicasets", rs["metadata"]["namespace"], rs["metadata"]["name"])
 
 
 def _replicaset(writer: _Writer, rs: dict) -> None:
