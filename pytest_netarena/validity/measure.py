@@ -152,9 +152,10 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
                 rate.add(played[-1])
             progress(f"{app_name}: builtin:{agent} resolved {rate.resolved} of {rate.scored} "
                      f"({rate.infra_errors} infrastructure errors)")
+        impossible = app.impossible_queries(options)
         for agent in (a for a in IMPOSSIBLE_AGENTS if a in names):
             counts = measure.cheating[agent] = [0, 0]
-            for query in app.impossible_queries(options):
+            for query in impossible:
                 result = play(app, env, parse_agent_spec(f"builtin:{agent}", names), query, options, AGENT_TIMEOUT_S)
                 if result.outcome is not Outcome.INFRA_ERROR:
                     counts[0] += result.cheated
