@@ -15,7 +15,7 @@ from ..core.app import RunOptions
 from ..core.canary import has_canary
 from ..core.seeding import PUBLIC
 from ..core.splits import HELDOUT_SEEDS, aggregate_only
-from ..core.types import EpisodeResult
+from ..core.types import EpisodeResult, Query
 from ..reporting.artifacts import episode_line
 
 
@@ -54,10 +54,11 @@ def _traces(result: EpisodeResult) -> list[str]:
     return [text for text in found if len(text.strip()) >= 8]
 
 
-def measure_contamination(app_name: str, options: RunOptions, results: list[EpisodeResult]) -> Contamination:
+def measure_contamination(app_name: str, options: RunOptions, keyed: list[Query],
+                          results: list[EpisodeResult]) -> Contamination:
+    """`keyed`: the app's queries under `options` (its run secret), as the run drew them."""
     app = get_app(app_name)
     found = Contamination(secret_in_use=options.secret != PUBLIC)
-    keyed = app.generate(options)
     public = {query.id: query.params for query in app.generate(replace(options, secret=PUBLIC))}
     found.queries = len(keyed)
     found.keyed = sum(query.params != public.get(query.id) for query in keyed)

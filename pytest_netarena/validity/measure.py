@@ -165,7 +165,7 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
         progress(f"{app_name}: residual state cleared: {measure.residual.equal}")
     finally:
         env.close()
-    measure.contamination = measure_contamination(app_name, options, played)
+    measure.contamination = measure_contamination(app_name, options, queries, played)
     progress(f"{app_name}: contamination controls: {measure.contamination.figure()}")
     measure.audit = audit_app(app_name, audit_queries, options, progress)
     measure.seconds = time.monotonic() - started
