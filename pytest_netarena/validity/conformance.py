@@ -114,7 +114,7 @@ def check_app(app: App | str, options: RunOptions | None = None, *, episodes: in
         try:
             _check_episodes(app, env, options, queries, check, say)
             if audit:
-                _check_audit(app, env, options, check, say)
+                _check_audit(app, env, options, queries[0], check, say)
         finally:
             env.close()
     if check.failures and raise_on_failure:
@@ -281,10 +281,9 @@ def _check_unseen(query: Query, shown: list[tuple[str, str]], check: AppCheck) -
                                           f"{value[:120]!r} is shown to the agent in {where}"))
 
 
-def _check_audit(app: App, env: Environment, options: RunOptions, check: AppCheck,
+def _check_audit(app: App, env: Environment, options: RunOptions, query: Query, check: AppCheck,
                  say: Callable[[str], None]) -> None:
-    """The audit battery's cheats, each on the first sampled query, in the same environment."""
-    query = audit_queries(app, 1, options)[0]
+    """The audit battery's cheats, each on `query` (the first sampled one), in the same environment."""
     played = [play_cheat(app, env, cheat, query, options, AGENT_TIMEOUT_S) for cheat in cheats_for(app.name)]
     for result in played:
         say(f"{app.name}: {result.agent}: {result.outcome.value}")
