@@ -36,14 +36,19 @@ def draw(app: AppSpec, spec: str, chooser: Chooser) -> dict[str, Any]:
             IMPOSSIBLE: f"Service {service} is protected; its port {port} targets {target}, which no pod serves"}
 
 
+def _retarget(service: dict[str, Any], params: dict[str, Any]) -> None:
+    """Point the episode's port of this Service (changed in place) at the target no pod serves."""
+    for entry in service["spec"]["ports"]:
+        if entry["port"] == params["port"] and entry.get("protocol", "TCP") == params["protocol"]:
+            entry["targetPort"] = params["target_port"]
+
+
 def overrides(app: AppSpec, params: dict[str, Any]) -> list[dict[str, Any]]:
     """The manifests the episode starts with in place of the healthy ones (no namespace set)."""
     for manifest in app.manifests:
         if manifest.get("kind") == "Service" and manifest["metadata"]["name"] == params["service"]:
             changed = copy.deepcopy(manifest)
-            for entry in changed["spec"]["ports"]:
-                if entry["port"] == params["port"] and entry.get("protocol", "TCP") == params["protocol"]:
-                    entry["targetPort"] = params["target_port"]
+            _retarget(changed, params)
             return [changed]
     raise ValueError(f"{app.name} has no Service {params['service']!r}")
 
@@ -53,9 +58,7 @@ def matrix_with(app: AppSpec, params: dict[str, Any], policies: list[dict[str, A
     pods, services = synthetic_objects(app, OfflineMatrix.NAMESPACE)
     for service in services:
         if service["metadata"]["name"] == params["service"]:
-            for entry in service["spec"]["ports"]:
-                if entry["port"] == params["port"] and entry.get("protocol", "TCP") == params["protocol"]:
-                    entry["targetPort"] = params["target_port"]
+            _retarget(service, params)
     checker = MatrixChecker(app, OfflineMatrix.NAMESPACE)
     checker.sync(pods, services, policies, [{"metadata": {"name": OfflineMatrix.NAMESPACE, "uid": "ns"}}])
     return checker.matrix()
