@@ -370,8 +370,9 @@ class RouteEnvironment(Environment):
         self.mesh = mesh
         total = len(mesh.pairs)
         if self.query is not None and self.query.impossible:  # its goal pairs, whatever became of the others
-            return Judgement(self.goal_met(mesh), f"goal pairs {'all' if self.goal_met(mesh) else 'not all'} "
-                                                  f"reachable; {len(mesh.unreachable)} of {total} pairs unreachable")
+            met = self.goal_met(mesh)
+            return Judgement(met, f"goal pairs {'all' if met else 'not all'} reachable; "
+                                  f"{len(mesh.unreachable)} of {total} pairs unreachable")
         if mesh.complete:
             return Judgement(True, f"all {total} ordered pairs reachable")
         unreachable = mesh.unreachable
