@@ -14,16 +14,20 @@ from .conftest import malt_box, needs_boxes, needs_root_boxes
 
 
 @pytest.fixture
-def reports(tmp_path: Path) -> tuple[Path, str]:
-    """A run folder as the plugin writes it, world-readable (the worst case), holding an oracle's answer."""
+def reports(tmp_path: Path) -> tuple[Path, str, Path, str]:
+    """A run folder as the plugin writes it, world-readable (the worst case), holding an oracle's answer and the
+    run secret that keys the hidden parameters (run.json's private part)."""
     secret = f"ORACLE-ANSWER-{secrets.token_hex(8)}"
+    run_secret = secrets.token_hex(16)
     run = tmp_path / "reports" / "20260101-000000-1-abcd"
     run.mkdir(parents=True)
     (run / "episodes.jsonl").write_text(json.dumps({"agent": "builtin:oracle", "reply": secret}) + "\n")
+    (run / "run.json").write_text(json.dumps({"secret_in_use": True, "private": {"secret": run_secret}}))
     for path in (tmp_path, tmp_path / "reports", run):
         path.chmod(0o755)
-    (run / "episodes.jsonl").chmod(0o644)
-    return run / "episodes.jsonl", secret
+    for path in (run / "episodes.jsonl", run / "run.json"):
+        path.chmod(0o644)
+    return run / "episodes.jsonl", secret, run / "run.json", run_secret
 
 
 # Switch off every guard an in-process design could have had (audit hooks found through gc, sys,
@@ -75,12 +79,12 @@ def process_graph(graph_data):
 
 @needs_boxes
 def test_disarmed_answer_cannot_read_a_harness_file_or_the_runs_episodes(box, canary, reports):
-    episodes, oracle_secret = reports
-    paths = [str(canary), str(episodes), str(Path(__file__).resolve())]
+    episodes, oracle_secret, run_json, run_secret = reports
+    paths = [str(canary), str(episodes), str(run_json), str(Path(__file__).resolve())]
     result = box.run(f"PATHS = {paths!r}\n{DISARM_AND_READ}")
     assert result.ok, result.error
     seen = result.value["data"]
-    assert canary.read_text().strip() not in seen and oracle_secret not in seen
+    assert canary.read_text().strip() not in seen and oracle_secret not in seen and run_secret not in seen
     assert "No such file or directory" in seen
 
 
