@@ -172,6 +172,37 @@ def test_truncation_at_the_step_budget_judges_the_final_state(gym) -> None:
         env.close()
 
 
+def test_a_step_the_agent_broke_ends_as_its_error_never_an_infra_error(gym, monkeypatch) -> None:
+    """A reply that leaves the cluster unreadable ends the episode as agent_error (terminated, rewarded as such);
+    step() raises no InfraError for it."""
+    import threading
+
+    env = gym.make("netarena/K8s-v0")
+    try:
+        env.reset(seed=0)
+        backend = env.unwrapped._env.backend
+        monkeypatch.setattr(backend, "read_timeout_s", 0.5, raising=False)
+        lock, held, release = backend.server.store.lock, threading.Event(), threading.Event()
+
+        def busy():  # stands in for a request the agent left holding the store
+            with lock:
+                held.set()
+                release.wait(10)
+
+        holder = threading.Thread(target=busy)
+        holder.start()
+        held.wait(5)
+        try:
+            _, reward, terminated, truncated, info = env.step("```\nkubectl version --client\n```")
+        finally:
+            release.set()
+            holder.join()
+    finally:
+        env.close()
+    assert terminated and not truncated and info["outcome"] == "agent_error", info
+    assert "could not be read" in info["agent_error"] and info["correct"] is False and reward == 0.0
+
+
 def test_reward_config_rejects_unknown_terms() -> None:
     with pytest.raises(ValueError, match="unknown reward terms"):
         RewardConfig.from_mapping({"fault_found": 1.0})
