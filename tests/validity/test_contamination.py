@@ -16,9 +16,9 @@ from pytest_netarena.apps import get_app
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.canary import CANARY, GUID
 from pytest_netarena.core.splits import HELDOUT_SEEDS
+from pytest_netarena.validity.conformance import SMALL
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {"route_size": "2x1", "malt_topology": "synthetic:300"}
 #: a python: agent that writes down everything the harness shows it (task and observations) and answers nothing
 SPY = '''
 import json, os
