@@ -15,7 +15,6 @@ def pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-
 DASHES = ("", "6 3", "2 3", "8 3 2 3")  # overlapping polygons (equal scores) stay visible
 
 
@@ -113,6 +112,3 @@ def histogram_svg(title: str, unit: str, series: list[tuple[str, str, list[float
                  f'<text x="{left + plot_w}" y="{bottom + 14}" text-anchor="end" font-size="10">{high:.4g}</text>'
                  f'<text x="{left + plot_w / 2}" y="{bottom + 26}" text-anchor="middle" font-size="11">{_e(unit)}</text>')
     return "".join(parts) + "</svg>"
-
-
-# ---- page sections -------------------------------------------------------------------------------
