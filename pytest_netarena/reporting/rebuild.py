@@ -145,8 +145,9 @@ def build_report(run_dir: Path, plots: bool = True) -> Path:
     previous = read_summary(run_dir)
     summary = full_summary(records, run, previous)
     artifacts.write_summary(run_dir, summary)
-    written, plot_note = write_plots(summary, possible(records), run_dir / "plots") if plots else ([], "plots not requested")
-    html = render_report(run, summary, episodes, possible(records), [p.relative_to(run_dir) for p in written], plot_note, superseded)
+    scored = possible(records)  # impossible episodes are in the summary's cheating rates only
+    written, plot_note = write_plots(summary, scored, run_dir / "plots") if plots else ([], "plots not requested")
+    html = render_report(run, summary, episodes, scored, [p.relative_to(run_dir) for p in written], plot_note, superseded)
     target = run_dir / "report.html"
     temporary = target.with_suffix(".html.tmp")
     temporary.write_text(html, encoding="utf-8")
