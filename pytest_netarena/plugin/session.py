@@ -56,6 +56,7 @@ def start(config: pytest.Config) -> None:
             adversarial=config.getoption("adversarial"),
             hypothesis_profile=config.getoption("hypothesis_profile", None),
             worker=worker,
+            resumed=resumed or None,
             rootpath=config.rootpath,
         )
         options = build_scale_options(option, worker)

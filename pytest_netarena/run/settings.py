@@ -214,19 +214,20 @@ def build_settings(
     agents: list[str],
     adversarial: bool,
     worker: WorkerInput | None,
+    resumed: Mapping[str, Any] | None,
     rootpath: Path,
     hypothesis_profile: str | None = None,
 ) -> Settings:
     """Resolve every run setting; `option(name)` gives the user's value (command line, then ini).
 
     `worker` is the controller's hand-off on an xdist worker, None in the controller (or without xdist): only the
-    controller checks paths and agents, draws the seed and reads the resumed run's episodes."""
+    controller checks paths and agents, draws the seed and reads the resumed run's episodes. `resumed` is the
+    run.json --resume completes, as the plugin read it once (plugin/runfile.py: resumed_run), None for a new run."""
     apps = available_apps()
     specs = parse_agents(agents, tuple(sorted({n for app in apps.values() for n in app.builtin_agent_names})))
     if worker is None:
         _check_on_controller(option, specs)
     resume_dir = option("resume")
-    resumed = _resumed_run(resume_dir, worker)
     seed, run_id, secret = _seed_run_and_secret(option, worker, resumed)
     run_options = _run_options(option, apps, seed, secret, resumed)
     if worker is None:
@@ -267,15 +268,6 @@ def _finished(resume_dir: str | None) -> dict[tuple[str, str, int], dict[str, An
     """--resume, in the controller: the episodes the run finished (workers ask for them one at a time:
     pytest_netarena.scale.service)."""
     return artifacts.finished_episodes(Path(resume_dir), repair=True) if resume_dir else {}
-
-
-def _resumed_run(resume_dir: str | None, worker: WorkerInput | None) -> dict[str, Any] | None:
-    """--resume: the run.json of the run it completes; a worker takes the controller's (it may not see the folder)."""
-    if not resume_dir:
-        return None
-    if worker is not None and worker.run_info:
-        return dict(worker.run_info)
-    return artifacts.read_run_info(Path(resume_dir))
 
 
 def _seed_run_and_secret(option: Callable[[str], Any], worker: WorkerInput | None,

@@ -61,15 +61,18 @@ def test_a_worker_takes_the_controllers_seed_run_and_corpus_and_checks_no_contro
     query = Query("malt", 1, "list", 0, 99, {"question": "q"})
     option = _lookup(corpus=str(tmp_path / "only-on-the-controller.jsonl"), seed="1", reports_dir=str(tmp_path))
     worker = WorkerInput(seed=7, run_id="r7", corpus=(query,))
-    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=worker, rootpath=tmp_path)
+    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=worker, resumed=None,
+                              rootpath=tmp_path)
     assert (settings.seed, settings.run_id, settings.corpus, settings.run_options.seed) == (7, "r7", [query], 7)
     with pytest.raises(UsageError, match="only-on-the-controller.jsonl: no such file"):
-        build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None, rootpath=tmp_path)
+        build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None, resumed=None,
+                       rootpath=tmp_path)
 
 
 def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
     import json
 
+    from pytest_netarena.reporting.artifacts import read_run_info
     from pytest_netarena.run.settings import build_settings
 
     run = tmp_path / "run-1"
@@ -81,7 +84,8 @@ def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
     }))
     option = _lookup(resume=str(run), queries="5", levels="2", strategy="few-shot", trials="1", max_steps="9",
                      seed="3", reports_dir=str(tmp_path / "elsewhere"))
-    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None, rootpath=tmp_path)
+    settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None,
+                              resumed=read_run_info(run), rootpath=tmp_path)
     options = settings.run_options
     assert (settings.seed, settings.run_id, settings.trials, settings.run_dir) == (42, "run-1", 3, run.resolve())
     assert (options.queries, options.levels, options.levels_given, options.strategy, options.max_steps) == \
