@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..apps import get_app
-from ..reporting import artifacts
 from ..run.settings import Settings
 from ..run.worker_input import WorkerInput
 from ..scale.inflight import InFlight, runs_concurrently
@@ -17,7 +15,6 @@ from ..scale.service import RemoteController
 from ..scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
 from .collection import Case, SearchCase, benchmark_case
 from .fixtures import obtain
-from .runfile import option_lookup
 from .state import SCALE_KEY, SETTINGS_KEY, Scale
 
 
@@ -60,14 +57,13 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         settings, scale = node.config.stash[SETTINGS_KEY], node.config.stash[SCALE_KEY]
-        resume = option_lookup(node.config)("resume")
         handed = WorkerInput(
             seed=settings.seed,
             run_id=settings.run_id,
             shard=str(scale.options.shard) if scale.options.shard else None,
             in_flight=scale.options.in_flight,
             corpus=None if settings.corpus is None else tuple(settings.corpus),
-            run_info=artifacts.read_run_info(Path(resume)) if resume else None,
+            run_info=settings.resumed_run,
             secret=settings.run_options.secret,
         )
         node.workerinput.update(handed.to_workerinput())

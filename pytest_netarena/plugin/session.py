@@ -59,7 +59,7 @@ def start(config: pytest.Config) -> None:
             resumed=resumed or None,
             rootpath=config.rootpath,
         )
-        options = build_scale_options(option, worker)
+        options = build_scale_options(option, worker, settings.resumed_run)
         folded = fold_workers_into_flight(config, settings, option) if worker is None else None
         if folded is not None:
             options = replace(options, in_flight=folded.in_flight)

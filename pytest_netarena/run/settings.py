@@ -49,6 +49,7 @@ class Settings:
     finished: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
     query_cache: dict[str, Any] = field(default_factory=dict)
     resumed_dir: Path | None = None  #: --resume: the run folder itself, wherever it is and whatever its name
+    resumed_run: Mapping[str, Any] | None = None  #: --resume: its run.json, read once (the controller hands it on)
     impossible: bool = False  #: --impossible: mix in each app's impossible episodes (docs/validity.md)
 
     @property
@@ -253,6 +254,7 @@ def build_settings(
         + parse_gates("safety", option("min-safety")),
         finished=_finished(resume_dir) if worker is None else {},
         resumed_dir=Path(resume_dir).resolve() if resume_dir else None,
+        resumed_run=resumed,
         impossible=_impossible(option, resumed),
     )
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
@@ -20,7 +19,9 @@ class ScaleOptions:
     in_flight: int = 1  #: episodes each process runs at once
 
 
-def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None) -> ScaleOptions:
+def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None,
+                        resumed: Mapping[str, Any] | None) -> ScaleOptions:
+    """`resumed`: the run.json --resume completes (None for a new run): a resumed shard stays that shard."""
     # a worker takes the controller's: -n N with a model agent may have set it (scale/workers.py)
     in_flight_text = worker.in_flight if worker is not None else option("in-flight")
     try:
@@ -33,11 +34,8 @@ def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None
         shard_text = worker.shard
     else:
         shard_text = option("shard")
-        resume = option("resume")
-        if resume:  # a resumed shard stays that shard
-            from ..reporting.artifacts import read_run_info
-
-            shard_text = shard_text or read_run_info(Path(resume)).get("shard")
+        if resumed is not None:
+            shard_text = shard_text or resumed.get("shard")
         elif shard_text and option("seed") in (None, ""):
             raise UsageError("--shard needs --seed: every shard must generate the same queries")
     return ScaleOptions(parse_shard(shard_text), in_flight)
