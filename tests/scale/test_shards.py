@@ -127,3 +127,15 @@ def test_merge_warns_when_shards_ran_in_different_environments(toy: pytest.Pytes
     done = netarena("report", "merge", *shards, "--out", toy.path / "merged", "--no-plots")
     assert done.returncode == 0, done.stderr
     assert f"ran in another environment than {shards[0]}: kernel: " in done.stderr and "vs 0.0-other" in done.stderr
+
+
+def test_a_resumed_shard_stays_that_shard(toy: pytest.Pytester) -> None:
+    run = shard(toy, 2)
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    ids = sorted(json.loads(line)["query"]["id"] for line in lines)
+    (run / "episodes.jsonl").write_text("".join(line + "\n" for line in lines[:-1]))  # interrupted before its last
+    result = toy.runpytest(f"--resume={run}")  # no --shard: run.json's
+    assert result.ret in (0, 1), result.stdout.str()
+    resumed = sorted(json.loads(line)["query"]["id"] for line in (run / "episodes.jsonl").read_text().splitlines())
+    assert resumed == ids and len(ids) < 16  # its slice again, not the whole collection
+    assert json.loads((run / "run.json").read_text())["shard"] == "2/3"
