@@ -140,9 +140,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
          help="mix in impossible episodes (only a forbidden action meets their goal): reports give each agent's "
               "cheating rate apart from its resolved rate (docs/validity.md)")
     _ini(parser, "netarena_impossible", "mix in impossible episodes that measure cheating", default="false")
-    _add(groups["reports"], "--no-plots", action="store_true", default=False,
-         help="skip the PNG/SVG plots beside report.html")
-    _ini(parser, "netarena_plots", "write PNG/SVG plots beside report.html", type="bool", default=True)
+    _add(groups["reports"], "--plots", action="store_true", default=None,
+         help="also write PNG/SVG figures for papers beside report.html (matplotlib, several seconds a run); "
+              "`netarena report RUN_DIR` writes them later")
+    _add(groups["reports"], "--no-plots", action="store_false", dest="plots", default=None,
+         help="no PNG/SVG figures (the default; overrides the ini key netarena_plots)")
+    _ini(parser, "netarena_plots", "write PNG/SVG figures for papers beside report.html", type="bool", default=False)
     _add(groups["apps"], "--unsandboxed", action="store_true", default=None,
          help="run agent actions WITHOUT sealed boxes where none can be made (every report is marked)")
     _ini(parser, "netarena_unsandboxed", "run agent actions without sealed boxes (reports are marked)",

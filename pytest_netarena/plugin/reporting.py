@@ -172,7 +172,8 @@ class RunReporter:
             if self.gate_verdicts:
                 summary["gates"] = self.gate_verdicts
             artifacts.write_summary(settings.run_dir, summary)
-            plots = self.config.getini("netarena_plots") and not self.config.getoption("no_plots")
+            plots = self.config.getoption("plots")
+            plots = self.config.getini("netarena_plots") if plots is None else plots
             self.report_note = _build_html_report(settings.run_dir, plots)
             if self.gate_verdicts and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 # with bars set, the bars decide: a failed episode is expected, a run below the bar is not

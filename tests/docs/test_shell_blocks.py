@@ -89,8 +89,8 @@ def copy_project(folder: Path, venv: Path) -> None:
     (folder / ".venv").symlink_to(venv)
 
 
-def environment(tmp_path: Path, plots: bool = False, **extra: str) -> dict[str, str]:
-    """The blocks' environment; plots (about 5 s of CPU a run, tests/reporting checks them) only when asked."""
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The blocks' environment (runs write no plots unless a block asks with --plots: they are off by default)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     bin_dir = str(Path(sys.executable).parent)
@@ -98,7 +98,7 @@ def environment(tmp_path: Path, plots: bool = False, **extra: str) -> dict[str, 
             # the package under test, whatever the environment's editable install points at
             "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]),
             "PYTEST_PLUGINS": "pytest_netarena.testing.few_episodes", "NETARENA_FEW_EPISODES": "1",
-            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly" + ("" if plots else " -o netarena_plots=false"),
+            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
@@ -213,7 +213,7 @@ def test_a_workflow_runs_as_written(block: Block, tmp_path: Path) -> None:
     for name, job in workflow["jobs"].items():
         workspace = tmp_path / name / "workspace"
         workspace.mkdir(parents=True)
-        steps = run_job(job, workspace, environment(tmp_path, plots=True))  # the job keeps reports/*/plots/
+        steps = run_job(job, workspace, environment(tmp_path))  # its --plots run fills reports/*/plots/
         assert steps, f"job {name} runs nothing"
         for step in job["steps"]:  # what the upload step keeps exists
             if step.get("uses", "").startswith("actions/upload-artifact"):
