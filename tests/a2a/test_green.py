@@ -74,7 +74,7 @@ def test_assessment_end_to_end(green, purple, solve_toy):
     assert summary["avg_resolved"] == 1.0 and all(r["resolved"] for r in results)
     assert summary["num_queries"] == 3 and "avg_latency_s" not in summary
     assert int(summary["seed"]) >= 0 and summary["warnings"] == []
-    assert statuses[0].startswith("Starting assessment.") and '"strategy": "few-shot"' in statuses[0]
+    assert statuses[0].startswith("Starting assessment.") and '"prompt_style": "few-shot"' in statuses[0]
     assert [s for s in statuses if s.startswith("Query ")][2].startswith('Query 3 processed by agent: "network_operator"')
 
 
@@ -162,7 +162,7 @@ def test_parse_request_maps_netarena_configs(toy_app):
     assessment = parse_request(request, toy_app)
     assert assessment.role == "op" and assessment.url == url
     assert [q.id for q in assessment.queries] == ["toy-L2-set+set-0000", "toy-L2-set+set-0001", "toy-L2-set+set-0002"]
-    assert assessment.options.strategy == "cot" and assessment.max_steps == 2 and assessment.options.seed == 5
+    assert assessment.options.prompt_style == "cot" and assessment.max_steps == 2 and assessment.options.seed == 5
     assert assessment.ignored == ("output_dir",) and assessment.warnings == ()
     default = parse_request(json.dumps({"participants": {"op": url}}), toy_app)
     types = {(q.level, q.category) for q in default.queries}
