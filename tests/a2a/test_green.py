@@ -171,6 +171,21 @@ def test_parse_request_maps_netarena_configs(toy_app):
     assert default.options.seed != again.options.seed  # new queries every assessment unless a seed is given
 
 
+@pytest.mark.parametrize("config, style", [
+    ({"prompt_style": "react"}, "react"),
+    ({"strategy": "react"}, "react"),  # its old name
+    ({"prompt_type": "fewshot_base"}, "few-shot"),  # NetArena's
+    ({"prompt_style": "cot", "strategy": "react", "prompt_type": "fewshot_base"}, "cot"),
+    ({"strategy": "react", "prompt_type": "fewshot_base"}, "react"),
+    ({}, "zero-shot"),
+])
+def test_the_prompt_style_is_taken_by_our_name_its_old_one_and_netarenas(toy_app, config, style):
+    request = json.dumps({"participants": {"op": "http://127.0.0.1:9"}, "config": {"num_queries": 1, **config}})
+    assessment = parse_request(request, toy_app)
+    assert assessment.options.prompt_style == style and assessment.warnings == ()
+    assert assessment.describe()["prompt_style"] == style
+
+
 def test_numbers_arrive_as_doubles_or_strings_and_unknown_keys_are_warnings(toy_app):
     config = {"num_queries": 2.0, "max_iterations": 7.0, "seed": "42", "start_index": 1, "end_index": 3.0,
               "shiny_new_key": True}
@@ -189,7 +204,8 @@ def test_numbers_arrive_as_doubles_or_strings_and_unknown_keys_are_warnings(toy_
     ('{"participants": {"a": "http://x"}, "config": {"start_index": 999}}', "leave no query"),
     ('{"participants": {"a": "http://x"}, "config": {"max_reply_s": "soon"}}', "max_reply_s must be a number"),
     ('{"participants": {"a": "http://x"}, "config": {"num_queries": 0}}', "num_queries must be an integer >= 1"),
-    ('{"participants": {"a": "http://x"}, "config": {"prompt_type": "magic"}}', "is not one of"),
+    ('{"participants": {"a": "http://x"}, "config": {"prompt_type": "magic"}}', "config.prompt_type 'magic' is not one of"),
+    ('{"participants": {"a": "http://x"}, "config": {"prompt_style": ["cot"]}}', "config.prompt_style"),
     ('{"participants": {"a": "http://x"}, "config": {"levels": [7]}}', "no query at levels"),
 ])
 def test_parse_request_rejects(toy_app, request_text, message):
