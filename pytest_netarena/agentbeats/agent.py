@@ -25,15 +25,15 @@ def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> 
     """One episode of the assessment with an A2AAgent pointed at the participant."""
     query = assessment.queries[index]
     max_steps = assessment.max_steps or env.default_max_steps
-    strategy = assessment.options.strategy
+    prompt_style = assessment.options.prompt_style
     task = Task(app=app.name, episode_id=new_episode_id(),
-                system_prompt=build_system_prompt(app.prompt_for(assessment.options), strategy,
+                system_prompt=build_system_prompt(app.prompt_for(assessment.options), prompt_style,
                                                   None if assessment.options.netarena_compat else max_steps),
-                strategy=strategy, max_steps=max_steps)
+                prompt_style=prompt_style, max_steps=max_steps)
     agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,
                      streaming=assessment.streaming)
     config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S,
-                           strategy=strategy, announce_steps=not assessment.options.netarena_compat,
+                           prompt_style=prompt_style, announce_steps=not assessment.options.netarena_compat,
                            netarena_rules=assessment.options.netarena_compat)
     try:
         return run_episode(env, agent, query, task, config, f"a2a:{assessment.url}")

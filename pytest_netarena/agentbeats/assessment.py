@@ -7,14 +7,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.prompting import STRATEGIES
+from ..agents.prompting import PROMPT_STYLES
 from ..core.app import NETARENA, App, RunOptions, parse_rules
 from ..core.seeding import new_run_seed
 from ..core.catalogue import Category
 from ..core.types import EpisodeResult, Outcome, Query
 from ..core.errors import UsageError
 
-#: NetArena's prompt types and the strategy each one amounts to here
+#: NetArena's prompt types and the prompt style each one amounts to here
 PROMPT_TYPES = {"zeroshot_base": "zero-shot", "zeroshot_cot": "cot", "fewshot_base": "few-shot", "fewshot_cot": "few-shot"}
 #: NetArena's default num_queries per query type, per app (route ran one query per type)
 DEFAULT_NUM_QUERIES = {"route": 1}
@@ -24,7 +24,9 @@ DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the purple 
 #: NetArena config keys about its own files and generators: accepted and ignored, so its scenarios run
 IGNORED_KEYS = frozenset({"output_dir", "output_file", "benchmark_path", "microservice_dir", "regenerate_config",
                           "regenerate_benchmark", "regenerate_query", "agent_client_configs"})
-KNOWN_KEYS = ("num_queries", "prompt_type", "strategy", "max_iterations", "seed", "levels", "complexity_level",
+#: config keys that name the prompt style, first found wins: ours, its old name, NetArena's prompt_type
+PROMPT_STYLE_KEYS = ("prompt_style", "strategy", "prompt_type")
+KNOWN_KEYS = ("num_queries", *PROMPT_STYLE_KEYS, "max_iterations", "seed", "levels", "complexity_level",
               "timeout_s", "max_reply_s", "streaming", "compat", "num_switches", "num_hosts_per_subnet", "start_index",
               "end_index")
 #: bounds of what a request may ask for (the request comes from the network, unauthenticated)
@@ -54,7 +56,7 @@ class Assessment:
 
     def describe(self) -> dict[str, Any]:
         return {"participant": {self.role: self.url}, "app": self.app, "num_queries": len(self.queries),
-                "strategy": self.options.strategy, "seed": str(self.options.seed), "levels": list(self.options.levels),
+                "prompt_style": self.options.prompt_style, "seed": str(self.options.seed), "levels": list(self.options.levels),
                 "max_iterations": self.max_steps, "timeout_s": self.timeout_s, "max_reply_s": self.max_reply_s,
                 "streaming": self.streaming, "rules": self.options.rules, "options": self.options.extra,
                 "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
@@ -100,13 +102,14 @@ def _levels(config: dict[str, Any]) -> tuple[int, ...] | None:
     return levels
 
 
-def _strategy(config: dict[str, Any]) -> str:
-    value = config.get("strategy", config.get("prompt_type", "zero-shot"))
-    strategy = PROMPT_TYPES.get(value, value)
-    if strategy not in STRATEGIES:
-        accepted = ", ".join([*STRATEGIES, *PROMPT_TYPES])
-        raise UsageError(f"config.strategy/prompt_type {_shown(value)} is not one of {accepted}")
-    return strategy
+def _prompt_style(config: dict[str, Any]) -> str:
+    key = next((key for key in PROMPT_STYLE_KEYS if key in config), None)
+    value = config[key] if key is not None else "zero-shot"
+    style = PROMPT_TYPES.get(value, value) if isinstance(value, str) else value
+    if style not in PROMPT_STYLES:
+        accepted = ", ".join([*PROMPT_STYLES, *PROMPT_TYPES])
+        raise UsageError(f"config.{key} {_shown(value)} is not one of {accepted}")
+    return style
 
 
 def parse_request(text: str, app: App, defaults: dict[str, Any] | None = None) -> Assessment:
@@ -170,7 +173,7 @@ def _run_options(config: dict[str, Any], app: App, defaults: dict[str, Any]) -> 
     if compat is not None and (not isinstance(compat, str) or len(compat) > 20):
         raise UsageError(f"config.compat takes netarena or none, got {_shown(compat)}")
     rules = parse_rules(compat, "config.compat")
-    options = RunOptions(seed=seed, queries=1, strategy=_strategy(config), extra=extra, rules=rules)
+    options = RunOptions(seed=seed, queries=1, prompt_style=_prompt_style(config), extra=extra, rules=rules)
     levels = _levels(config) or tuple(sorted({c.level for c in app.categories(options)}))
     options.levels, options.levels_given = levels, _levels(config) is not None
     categories = [c for c in app.categories(options) if c.level in levels]

@@ -64,7 +64,8 @@ def register(subparsers: Any) -> None:
         help="serve a suite as an A2A green agent (AgentBeats assessments)",
         description="Serve one app's suite as an AgentBeats green agent over A2A (JSON-RPC, streaming). "
         'A request is a user message whose text is {"participants": {ROLE: URL}, "config": {...}} with exactly '
-        "one participant; config keys: num_queries, prompt_type or strategy, max_iterations, seed, levels, "
+        "one participant; config keys: num_queries, prompt_style (or NetArena's prompt_type, or strategy, its old "
+        "name), max_iterations, seed, levels, "
         "timeout_s (app options come only from --option, never from a request). Each query's result is appended to one artifact, then the summary "
         "(avg_correctness, avg_safety, avg_iterations or avg_latency_s).",
     )

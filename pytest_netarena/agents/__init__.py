@@ -1,1 +1,1 @@
-"""Agents under test: specs; model-backed (litellm, plain HTTP), A2A and no-op agents; prompt strategies; recordings."""
+"""Agents under test: specs; model-backed (litellm, plain HTTP), A2A and no-op agents; prompt styles; recordings."""

@@ -175,7 +175,7 @@ def unreachable(url: str, timeout_s: float = 30.0) -> str:
     agent it could not reach: every episode would look like a valid zero."""
     agent = A2AAgent(url, timeout_s=timeout_s)
     try:
-        agent.reset(Task(app="", episode_id="", system_prompt="", strategy="", max_steps=1))
+        agent.reset(Task(app="", episode_id="", system_prompt="", prompt_style="", max_steps=1))
     except AgentError as error:
         return str(error)
     finally:

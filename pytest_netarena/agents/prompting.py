@@ -1,11 +1,11 @@
-"""Prompt strategies (zero-shot, chain of thought, few-shot, ReAct) composed from an app's PromptSpec."""
+"""Prompt styles (zero-shot, chain of thought, few-shot, ReAct) composed from an app's PromptSpec."""
 
 from __future__ import annotations
 
 from ..core.app import PromptSpec
 from ..core.canary import CANARY_LINE
 
-STRATEGIES = ("zero-shot", "cot", "few-shot", "react")
+PROMPT_STYLES = ("zero-shot", "cot", "few-shot", "react")
 
 _COT = (
     "Think step by step: first explain briefly what the observation tells you and what you will "
@@ -52,19 +52,20 @@ def step_budget(max_steps: int, tools: bool = False) -> str:
             f"repl{'y' if max_steps == 2 else 'ies'} left.]")
 
 
-def build_system_prompt(prompt: PromptSpec, strategy: str, max_steps: int | None = None, tools: bool = False) -> str:
-    """The system prompt an agent receives for an app under a strategy (and its step budget, when given); with
+def build_system_prompt(prompt: PromptSpec, prompt_style: str, max_steps: int | None = None,
+                        tools: bool = False) -> str:
+    """The system prompt an agent receives for an app in a prompt style (and its step budget, when given); with
     `tools`, it acts through tool calls and the app's text action format is left out."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if prompt_style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}")
     parts = [prompt.role.strip(), prompt.rules.strip(), TOOL_FORMAT if tools else prompt.action_format.strip()]
     if max_steps is not None:
         parts.append(step_budget(max_steps, tools))
-    if strategy == "cot":
+    if prompt_style == "cot":
         parts.append(_COT_TOOLS if tools else _COT)
-    elif strategy == "react":
+    elif prompt_style == "react":
         parts.append(_REACT_TOOLS if tools else _REACT)
-    elif strategy == "few-shot" and prompt.examples:
+    elif prompt_style == "few-shot" and prompt.examples:
         shots = [
             f"Example {number}\nObservation:\n{observation.strip()}\nReply:\n{reply.strip()}"
             for number, (observation, reply) in enumerate(prompt.examples, 1)

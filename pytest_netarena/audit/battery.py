@@ -78,7 +78,7 @@ def play_cheat(app: App | str, env, cheat: Cheat, query: Query, options: RunOpti
     app_name, app = _name(app), _app(app)
     task = Task(app=app_name, episode_id=new_episode_id(),
                 system_prompt=build_system_prompt(app.prompt_for(options), "zero-shot", cheat.steps),
-                strategy="zero-shot", max_steps=cheat.steps)
+                prompt_style="zero-shot", max_steps=cheat.steps)
     agent = cheat.agent()
     try:
         return run_episode(env, agent, query, task, EpisodeConfig(max_steps=cheat.steps, agent_timeout_s=agent_timeout_s),

@@ -38,7 +38,7 @@ class OptionSpec:
 
 @dataclass(frozen=True)
 class PromptSpec:
-    """The text an app gives every agent; strategies compose these parts into a system prompt."""
+    """The text an app gives every agent; each prompt style composes these parts into a system prompt."""
 
     role: str  #: who the agent is and what the environment is
     rules: str  #: what it may and may not do
@@ -89,7 +89,7 @@ class RunOptions:
     levels: tuple[int, ...] = (1, 2, 3)
     levels_given: bool = True  #: False when the run named no levels: an app may then apply its own default
     max_steps: int | None = None  #: None: the app's default
-    strategy: str = "zero-shot"
+    prompt_style: str = "zero-shot"  #: one of agents.prompting.PROMPT_STYLES (--prompt-style)
     extra: dict[str, Any] = field(default_factory=dict)  #: app-specific options by dest name
     sandboxed: bool = True  #: agent actions run in sealed boxes (False only with --unsandboxed)
     rules: str = "default"  #: whose rules score the run: "default" (ours) or "netarena" (--compat netarena)

@@ -176,7 +176,7 @@ class EpisodeSession:
                     query=self.query, agent=self.agent_name, trial=self.trial, outcome=end.outcome,
                     correct=end.correct, safe=end.safe, steps=tuple(self.episode.steps),
                     first_observation=self.first_observation, details=end.details, agent_s=self.agent_s,
-                    wall_s=time.perf_counter() - self._started, usage=self.usage, strategy=self.config.strategy,
+                    wall_s=time.perf_counter() - self._started, usage=self.usage, prompt_style=self.config.prompt_style,
                     metrics=dict(end.metrics), episode_id=self.task.episode_id, interface=self.interface,
                     ended_by=self.ended_by, finish=self.finish_call, finish_turn=self.finish_turn, tools=self.tools,
                     setting=getattr(self.env, "setting", ""),

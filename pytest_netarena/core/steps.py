@@ -21,7 +21,7 @@ class EpisodeConfig:
 
     max_steps: int
     agent_timeout_s: float = 300.0
-    strategy: str = "zero-shot"
+    prompt_style: str = "zero-shot"
     max_tokens: int | None = None  #: the episode stops once the agent has used this many tokens
     max_cost_usd: float | None = None  #: ... or spent this much
     announce_steps: bool = True  #: every observation says which step of how many comes next

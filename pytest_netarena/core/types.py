@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import secrets
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -104,7 +105,7 @@ class Task:
     app: str
     episode_id: str  #: opaque and random (new_episode_id): for the agent's own logs; reports record it too
     system_prompt: str
-    strategy: str
+    prompt_style: str  #: one of agents.prompting.PROMPT_STYLES
     max_steps: int
     #: the actions offered as tools (the finish tool included); empty: the text protocol (reply with the action)
     tools: tuple[Tool, ...] = ()
@@ -182,7 +183,7 @@ class EpisodeResult:
     agent_s: float = 0.0
     wall_s: float = 0.0
     usage: Usage = Usage()
-    strategy: str = ""
+    prompt_style: str = ""
     metrics: dict[str, bool | None] = field(default_factory=dict)  #: the judgement's extra measures (None: n/a)
     episode_id: str = ""  #: the opaque id the agent was given (Task.episode_id)
     interface: str = "text"  #: one of INTERFACES
@@ -217,20 +218,32 @@ class EpisodeResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
-        """Rebuild a result from its episodes.jsonl line."""
+        """Rebuild a result from its episodes.jsonl line (one written before a key was renamed too)."""
+        data = current_keys(data)
         steps = tuple(
             Step(**{**step, "violations": tuple(step["violations"]), "usage": Usage(**step["usage"]),
                     "tool_call": ToolCall.from_dict(step["tool_call"]) if step.get("tool_call") else None})
             for step in data["steps"]
         )
         fields = {name: data[name] for name in ("agent", "trial", "correct", "safe", "first_observation",
-                                                 "details", "agent_s", "wall_s", "strategy", "metrics",
+                                                 "details", "agent_s", "wall_s", "prompt_style", "metrics",
                                                  "episode_id", "interface", "ended_by", "finish_turn", "setting")
                   if name in data}
         finish = ToolCall.from_dict(data["finish"]) if data.get("finish") else None
         tools = tuple(Tool(tool["name"], tool["description"], tool["parameters"]) for tool in data.get("tools") or ())
         return cls(query=Query.from_dict(data["query"]), outcome=Outcome(data["outcome"]), steps=steps,
                    usage=Usage(**data["usage"]), finish=finish, tools=tools, **fields)
+
+
+#: keys of episodes.jsonl lines and of run.json's options renamed since: old name -> current name
+RENAMED_KEYS = {"strategy": "prompt_style"}
+
+
+def current_keys(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An episodes.jsonl line or run.json's options with every renamed key under its current name (a record with
+    both keeps the current one), so that run folders written before a rename still read."""
+    renamed = {new: record[old] for old, new in RENAMED_KEYS.items() if old in record and new not in record}
+    return {**{key: value for key, value in record.items() if key not in RENAMED_KEYS}, **renamed}
 
 
 def row_label(agent: str, setting: str = "") -> str:

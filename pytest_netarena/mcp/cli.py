@@ -36,7 +36,9 @@ def register(subparsers) -> None:
     serve.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                        help="an app option, e.g. malt-topology=synthetic:200 (repeatable)")
     serve.add_argument("--max-steps", type=int, help="steps the client may take (default: the app's own)")
-    serve.add_argument("--strategy", default="zero-shot", help="prompt strategy of the task text (default zero-shot)")
+    serve.add_argument("--prompt-style", "--strategy", dest="prompt_style", default="zero-shot", metavar="NAME",
+                       help="prompt style of the task text: zero-shot (default), cot, few-shot or react (--strategy is "
+                            "its old name)")
     serve.add_argument("--out", type=home_path, default=Path("reports"), help="folder of the run folder (default reports)")
     serve.add_argument("--http", metavar="HOST:PORT",
                        help="serve streamable HTTP at http://HOST:PORT/mcp (a loopback address) instead of stdio")
@@ -79,6 +81,7 @@ def loopback_address(text: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace) -> int:
     from ..core.errors import BackendUnavailable, UsageError
     from ..run.settings import app_options, check_app_options, parse_levels
+    from ..run.values import prompt_style
     from .episode import ServeConfig, open_episode
 
     try:
@@ -95,7 +98,8 @@ def run_serve(args: argparse.Namespace) -> int:
         extra = app_options(args.option)
         check_app_options(apps, extra)
         config = ServeConfig(app=args.app, seed=args.seed, secret=args.secret, levels=parse_levels(args.levels),
-                             extra=extra, max_steps=args.max_steps, strategy=args.strategy, agent_timeout_s=args.idle_timeout)
+                             extra=extra, max_steps=args.max_steps, prompt_style=prompt_style(args.prompt_style),
+                             agent_timeout_s=args.idle_timeout)
         import mcp  # noqa: F401  (the SDK: a clear error now rather than after the episode started)
     except ImportError:
         print("netarena mcp: error: the MCP SDK is not installed (pip install 'pytest-netarena[mcp]')", file=sys.stderr)

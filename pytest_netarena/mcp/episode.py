@@ -34,12 +34,12 @@ class ServeConfig:
     levels: tuple[int, ...] = (1, 2, 3)
     extra: dict[str, Any] = field(default_factory=dict)
     max_steps: int | None = None
-    strategy: str = "zero-shot"
+    prompt_style: str = "zero-shot"
     agent_timeout_s: float = 300.0
 
     def run_options(self) -> RunOptions:
         return RunOptions(seed=self.seed, secret=self.secret, queries=1, levels=self.levels, max_steps=self.max_steps,
-                          strategy=self.strategy, extra=dict(self.extra))
+                          prompt_style=self.prompt_style, extra=dict(self.extra))
 
 
 def pick_query(app: App, options: RunOptions) -> Query:
@@ -77,10 +77,11 @@ def open_episode(config: ServeConfig, out: Path) -> Served:
     try:
         tools = offered_tools(env)
         task = Task(app=app.name, episode_id=new_episode_id(),
-                    system_prompt=build_system_prompt(app.prompt_for(options), options.strategy, max_steps, tools=True),
-                    strategy=options.strategy, max_steps=max_steps, tools=tools)
+                    system_prompt=build_system_prompt(app.prompt_for(options), options.prompt_style, max_steps,
+                                                      tools=True),
+                    prompt_style=options.prompt_style, max_steps=max_steps, tools=tools)
         episode_config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=config.agent_timeout_s,
-                                       strategy=options.strategy)
+                                       prompt_style=options.prompt_style)
         session = EpisodeSession(env, query, task, episode_config, "mcp:client", 0, "mcp")
         try:
             session.open()
@@ -93,7 +94,7 @@ def open_episode(config: ServeConfig, out: Path) -> Served:
     info = {"run_id": run_id, "seed": config.seed, "sandboxed": True, "generator": "netarena mcp",
             "secret_in_use": config.secret != PUBLIC, "private": {"secret": config.secret},
             "options": {"queries": 1, "levels": list(config.levels), "max_steps": config.max_steps,
-                        "strategy": config.strategy, "trials": 1, "interface": "mcp",
+                        "prompt_style": config.prompt_style, "trials": 1, "interface": "mcp",
                         **{key: value for key, value in config.extra.items() if value is not None}}}
     return Served(app, env, query, session, Path(out) / run_id, info)
 

@@ -24,7 +24,7 @@ GROUPS = (
     ("scale", "netarena: scale"),
 )
 EXIT_BELOW_BAR = 6  #: run.gates.EXIT_BELOW_BAR (said here without importing the run's modules)
-STRATEGIES = "zero-shot, cot, few-shot, react"  #: agents.prompting.STRATEGIES
+PROMPT_STYLES = "zero-shot, cot, few-shot, react"  #: agents.prompting.PROMPT_STYLES
 LEVELS_UNSET = "default"  #: run.values.LEVELS_UNSET: every level, or an app's own default (MALT compat)
 NO_AGENT_MESSAGE = (
     "no agent selected: pass --agent=SPEC (e.g. --agent=builtin:oracle) or set netarena_agents in the ini file"
@@ -35,7 +35,8 @@ AGENT_FORMS = ("builtin:NAME (oracle, expert, chatty, reckless, random, cheater,
 
 # (group, option, metavar, type, help, ini default); each is also the ini key netarena_<option>; CLI values win.
 _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
-    ("agents", "strategy", "NAME", str, f"prompt strategy: {STRATEGIES} (default zero-shot)", "zero-shot"),
+    ("agents", "prompt-style", "NAME", str, f"prompt style: {PROMPT_STYLES} (default zero-shot; --strategy is its "
+     "old name)", None),
     ("agents", "agent-timeout", "SECONDS", float, "seconds an agent may take per reply (default 300)", "300"),
     ("agents", "llm-api-base", "URL", str, "base URL of an OpenAI-compatible endpoint for model agents "
      "(a local server takes any key: OPENAI_API_KEY=any)", None),
@@ -86,6 +87,8 @@ _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
     ("scale", "shard", "K/N", str, "run only slice K of N of the collection, e.g. 2/4 (needs --seed; "
      "`netarena report merge` joins them)", None),
 )
+#: old names of options, still accepted on the command line and as ini keys (netarena_<old name>)
+OLD_NAMES = {"prompt-style": "strategy"}
 #: (dest, default) of every command-line option declared here, and (name, default) of every ini key: a session
 #: that changes none is not a benchmark run
 _DECLARED: list[tuple[str, Any]] = []
@@ -152,8 +155,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default="false")
     _ini(parser, "netarena_apps", "extra apps, one 'NAME = MODULE:ATTR' per line", type="linelist")
     for group, name, metavar, kind, help_text, default in _OPTIONS:
-        _add(groups[group], f"--{name}", default=None, metavar=metavar, type=_typed(kind), help=help_text)
-        _ini(parser, "netarena_" + name.replace("-", "_"), help_text, default=default)
+        dest, old = name.replace("-", "_"), OLD_NAMES.get(name)
+        _add(groups[group], f"--{name}", *([f"--{old}"] if old else []), dest=dest, default=None, metavar=metavar,
+             type=_typed(kind), help=help_text)
+        _ini(parser, f"netarena_{dest}", help_text, default=default)
+        if old:
+            _ini(parser, "netarena_" + old.replace("-", "_"), f"old name of netarena_{dest}", default=None)
     for app, specs in BUILTIN_OPTIONS.items():
         for spec in specs:
             _add(groups["apps"], f"--{spec.name}", default=None, metavar=spec.metavar, help=f"[{app}] {spec.help}")

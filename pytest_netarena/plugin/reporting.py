@@ -27,7 +27,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     options = settings.run_options
     scale = config.stash[SCALE_KEY].options
     lines = [
-        f"netarena: seed={settings.seed} agents={agents} strategy={options.strategy} "
+        f"netarena: seed={settings.seed} agents={agents} prompt-style={options.prompt_style} "
         f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}"
         + (f" split={options.split}" if options.split else "")
         + f" tool-calls={'never (NetArena: text)' if options.netarena_compat else options.tool_calls}",

@@ -13,6 +13,7 @@ from ..apps import available_apps
 from ..reporting import artifacts
 from ..core.seeding import PUBLIC
 from ..run.settings import RESUMED_OPTIONS, absolute_path, expand_home, path_options
+from .options import OLD_NAMES
 from .state import SCALE_KEY, SETTINGS_KEY, USER_APPS_KEY, worker_input
 
 #: run.json command-line keys of runs made before options were renamed
@@ -31,6 +32,8 @@ def option_lookup(config: pytest.Config, recorded: dict[str, Any] | None = None)
             given = recorded.get(name)
         if given is None:
             given = config.getini("netarena_" + name.replace("-", "_"))
+        if given is None and name in OLD_NAMES:  # an ini file written before the option was renamed
+            given = config.getini("netarena_" + OLD_NAMES[name].replace("-", "_"))
         return expand_home(name, given) if name in paths else given
 
     return value
@@ -136,7 +139,7 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
             "levels": list(options.levels),
             **({} if options.levels_given else {"levels_given": False}),
             "max_steps": options.max_steps,
-            "strategy": options.strategy,
+            "prompt_style": options.prompt_style,
             "tool_calls": options.tool_calls,
             "trials": settings.trials,
             **({"split": options.split} if options.split else {}),

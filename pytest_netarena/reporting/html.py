@@ -311,7 +311,7 @@ def _episode(episode: dict[str, Any]) -> str:
             f' · {_e(episode.get("tokens", 0))} tokens' + (f" · <span class=first-flag>first unsafe: step {first_unsafe}</span>" if first_unsafe else ""))
     body = [f"<div class=body><p>resolved: <b>{_e(outcome == 'resolved')}</b> · correct: <b>{_e(episode['correct'])}</b>"
             f" · safe: <b>{_e(episode['safe'])}</b>"
-            f" · strategy: {_e(episode.get('strategy', ''))} · seed {_e(query.get('seed', ''))}"
+            f" · prompt style: {_e(episode.get('prompt_style', ''))} · seed {_e(query.get('seed', ''))}"
             + (f" · ended by: {_e(episode['ended_by'])}" if episode.get("ended_by") else "") + "</p>"]
     if episode.get("details"):
         body.append(f"<p>verdict: {_e(episode['details'])}</p>")

@@ -9,7 +9,7 @@ from typing import Any
 from ..core import safe_read
 from ..core.app import rules_of
 from ..core.errors import UsageError
-from ..core.types import IMPOSSIBLE, row_label
+from ..core.types import IMPOSSIBLE, current_keys, row_label
 from . import artifacts, completion, shapes
 from .compare import compare
 from .passk import pass_k_table
@@ -25,7 +25,8 @@ class ReportError(UsageError):
 
 
 def load_episodes(run_dir: Path) -> list[dict[str, Any]]:
-    """Every episodes.jsonl line as a dict; a ReportError names the first malformed line."""
+    """Every episodes.jsonl line as a dict, keys renamed since under their current names; a ReportError names the
+    first malformed line."""
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: no such run folder")
     path = run_dir / "episodes.jsonl"
@@ -35,7 +36,7 @@ def load_episodes(run_dir: Path) -> list[dict[str, Any]]:
     try:
         for number, line in safe_read.json_lines(path, inside=run_dir):
             where = f"{path}: line {number}"
-            episodes.append(shapes.checked(safe_read.parse(line, where), shapes.EPISODE, where))
+            episodes.append(current_keys(shapes.checked(safe_read.parse(line, where), shapes.EPISODE, where)))
     except ReportError:
         raise
     except UsageError as error:
@@ -88,15 +89,17 @@ def records_from_episodes(episodes: Iterable[dict[str, Any]]) -> Iterator[dict[s
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:
-    """run.json, or an empty dict when the run never wrote it (the report says so); a run.json that
-    cannot be read (not UTF-8, not JSON, a link out of the folder) is a ReportError, never "no seed"."""
+    """run.json (its options' keys renamed since under their current names), or an empty dict when the run never
+    wrote it (the report says so); a run.json that cannot be read (not UTF-8, not JSON, a link out of the folder)
+    is a ReportError, never "no seed"."""
     path = run_dir / "run.json"
     if not path.exists() and not path.is_symlink():
         return {}
     try:
-        return shapes.checked(safe_read.read_json(path, inside=run_dir), shapes.RUN, str(path))
+        run = shapes.checked(safe_read.read_json(path, inside=run_dir), shapes.RUN, str(path))
     except UsageError as error:
         raise ReportError(str(error)) from None
+    return {**run, "options": current_keys(run["options"])} if isinstance(run.get("options"), dict) else run
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:

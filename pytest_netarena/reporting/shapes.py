@@ -155,7 +155,8 @@ EPISODE = record(
     required={"query": QUERY, "agent": text, "trial": COUNT, "outcome": one_of(*(o.value for o in Outcome)),
               "correct": boolean, "safe": boolean, "steps": list_of(STEP)},
     optional={"first_observation": text, "details": text, "agent_s": SECONDS, "wall_s": SECONDS,
-              "usage": USAGE, "tokens": COUNT, "strategy": nullable(text), "episode_id": text,
+              "usage": USAGE, "tokens": COUNT, "prompt_style": nullable(text), "episode_id": text,
+              "strategy": nullable(text),  # prompt_style's old name
               "metrics": map_of(nullable(boolean))})
 #: run.json (plugin/options.run_info; `netarena generate`, audit and merge write a subset)
 RUN = record(optional={
@@ -163,7 +164,8 @@ RUN = record(optional={
     "agents": list_of(text), "paths": list_of(text), "pyargs": boolean, "keyword": text, "markexpr": text,
     "args": list_of(anything), "platform": text, "versions": map_of(anything), "fingerprint": nullable(map_of(anything)),
     "command_line": map_of(anything), "secret_in_use": boolean, "private": record(optional={"secret": text}),
-    "options": record(optional={"strategy": nullable(text), "max_steps": nullable(integer(1))}),
+    "options": record(optional={"prompt_style": nullable(text), "strategy": nullable(text),  # its old name
+                                "max_steps": nullable(integer(1))}),
     "collection": record(optional={"total": nullable(COUNT), "selected": COUNT})})
 #: summary.json, the parts read back (kept by `netarena report`, added up by `report merge`)
 SUMMARY = record(optional={

@@ -48,14 +48,15 @@ def play(
         app=app.name,
         episode_id=new_episode_id(),  # never the query id: that names the fault
         # NetArena never tells the model its budget nor which step it is on
-        system_prompt=build_system_prompt(app.prompt_for(options), options.strategy,
+        system_prompt=build_system_prompt(app.prompt_for(options), options.prompt_style,
                                           None if options.netarena_compat else max_steps, tools=bool(tools)),
-        strategy=options.strategy,
+        prompt_style=options.prompt_style,
         max_steps=max_steps,
         tools=tools,
     )
     budget = budget or Budget()
-    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s, strategy=options.strategy,
+    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=agent_timeout_s,
+                           prompt_style=options.prompt_style,
                            max_tokens=budget.max_tokens, max_cost_usd=budget.max_cost_usd,
                            announce_steps=not options.netarena_compat, netarena_rules=options.netarena_compat)
     try:

@@ -17,7 +17,7 @@ from .budget import Budget
 from ..core.app import App, RunOptions, parse_rules, rules_of
 from ..core.seeding import PUBLIC, check_secret, new_run_secret, secret_option
 from ..core.splits import HELDOUT, check_seed_range, new_heldout_seed
-from ..core.types import Query
+from ..core.types import Query, current_keys
 from .corpus import load_corpus
 from ..core.errors import UsageError
 from .gates import Gate, parse_gates
@@ -296,8 +296,8 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
                  resumed: Mapping[str, Any] | None) -> RunOptions:
     """The options apps see. A --resume'd run's own options win over the command line's (so the same queries come
     back); each line below says where one option comes from."""
-    stored: Mapping[str, Any] = resumed["options"] if resumed is not None else {}
-    strategy = stored.get("strategy", values.strategy(option("strategy")))
+    stored: Mapping[str, Any] = current_keys(resumed["options"]) if resumed is not None else {}
+    prompt_style = stored.get("prompt_style") or values.prompt_style(option("prompt-style"))
     max_steps = stored.get("max_steps", option("max-steps"))
     extra = {spec.dest: option(spec.name) for app in apps.values() for spec in app.options}
     extra.update({key: value for key, value in stored.items() if key in extra})
@@ -314,7 +314,7 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
         levels=levels,
         levels_given=levels_given,
         max_steps=None if max_steps in (None, "") else positive_int("--max-steps", max_steps),
-        strategy=strategy,
+        prompt_style=prompt_style,
         extra=extra,
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else values.flag(option("unsandboxed"))),
         rules=rules_of(resumed) if resumed is not None else parse_rules(option("compat")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..agents.prompting import STRATEGIES
+from ..agents.prompting import PROMPT_STYLES
 from ..core.errors import UsageError
 from ..core.seeding import new_run_seed
 
@@ -89,8 +89,10 @@ def seed(text: Any) -> int:
     return number
 
 
-def strategy(value: Any) -> str:
-    """--strategy: one of the prompt strategies."""
-    if value not in STRATEGIES:
-        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {value!r}")
+def prompt_style(value: Any) -> str:
+    """--prompt-style (its old name: --strategy): one of the prompt styles; zero-shot when none is given."""
+    if value in (None, ""):
+        return "zero-shot"
+    if value not in PROMPT_STYLES:
+        raise UsageError(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}; got {value!r}")
     return value

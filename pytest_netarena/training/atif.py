@@ -24,8 +24,8 @@ from ..apps import get_app
 from ..core.errors import UsageError
 from ..reporting import artifacts
 from .export import (SOURCES_FILE, Filters, Staging, call_id, check_replacement, episode_key, exported_before,
-                     max_steps_of, resolved, selected_episodes, source_of, system_prompt, tool_functions, turns,
-                     uses_tools, write_lines)
+                     max_steps_of, prompt_style_of, resolved, selected_episodes, source_of, system_prompt,
+                     tool_functions, turns, uses_tools, write_lines)
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TOOL = "act"
@@ -42,12 +42,13 @@ def tool_definition(app: str) -> dict[str, Any]:
         "parameters": {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}}}
 
 
-def agent_block(episode: dict[str, Any], run: dict[str, Any], strategy: str, max_steps: int | None) -> dict[str, Any]:
+def agent_block(episode: dict[str, Any], run: dict[str, Any], prompt_style: str,
+                max_steps: int | None) -> dict[str, Any]:
     spec = str(episode["agent"])
     kind, _, rest = spec.partition(":")
     block = {"name": spec, "version": str((run.get("versions") or {}).get("pytest-netarena", "unknown")),
              "tool_definitions": tool_functions(episode) or [tool_definition(episode["query"]["app"])],
-             "extra": {"strategy": strategy, "max_steps": max_steps}}
+             "extra": {"prompt_style": prompt_style, "max_steps": max_steps}}
     if kind not in _NOT_MODELS and rest:
         block["model_name"] = f"{kind}/{rest}"
     return block
@@ -106,12 +107,12 @@ def _arguments(text: Any) -> dict[str, Any]:
 def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dict[str, Any]:
     """The ATIF document of one episode, as plain JSON data."""
     query = episode["query"]
-    strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
+    prompt_style = prompt_style_of(episode, run)
     budget = max_steps_of(episode, run)
     kind = str(episode["agent"]).partition(":")[0]
     tooled = uses_tools(episode)
     steps: list[dict[str, Any]] = [
-        {"source": "system", "message": system_prompt(query["app"], strategy, budget, tooled)},
+        {"source": "system", "message": system_prompt(query["app"], prompt_style, budget, tooled)},
         {"source": "user", "message": episode["first_observation"]}]
     replies = episode["steps"]
     if tooled:
@@ -141,7 +142,7 @@ def trajectory(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> dic
                 "metrics": {name: None if value is None else bool(value)
                             for name, value in sorted((episode.get("metrics") or {}).items())}}
     return {"schema_version": SCHEMA_VERSION, "session_id": hashlib.sha256(run_id.encode()).hexdigest()[:16],
-            "trajectory_id": episode_key(run_id, episode), "agent": agent_block(episode, run, strategy, budget),
+            "trajectory_id": episode_key(run_id, episode), "agent": agent_block(episode, run, prompt_style, budget),
             "steps": steps, "notes": NOTES, "final_metrics": final, "extra": verdicts}
 
 

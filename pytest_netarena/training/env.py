@@ -56,7 +56,7 @@ class NetArenaEnv(gymnasium.Env):
         categories: Iterable[str] | None = None,
         split: str | None = None,
         max_steps: int | None = None,
-        strategy: str = "zero-shot",
+        prompt_style: str = "zero-shot",
         reward: RewardConfig | dict[str, float] | None = None,
         app_options: dict[str, Any] | None = None,
         sandboxed: bool = True,
@@ -70,7 +70,7 @@ class NetArenaEnv(gymnasium.Env):
             seed=int(seed),
             levels=tuple(sorted(set(levels))) if levels is not None else (1, 2, 3),
             max_steps=max_steps,
-            strategy=strategy,
+            prompt_style=prompt_style,
             extra={name.replace("-", "_"): value for name, value in (app_options or {}).items()},
             sandboxed=sandboxed,
             rules=rules,
@@ -101,7 +101,7 @@ class NetArenaEnv(gymnasium.Env):
     def system_prompt(self) -> str:
         """The system prompt a benchmark run gives a model agent (app rules, action format, step budget)."""
         budget = None if self.run_options.netarena_compat else self.max_steps  # NetArena never states it
-        return build_system_prompt(self.app.prompt_for(self.run_options), self.run_options.strategy, budget)
+        return build_system_prompt(self.app.prompt_for(self.run_options), self.run_options.prompt_style, budget)
 
     # ---- Gymnasium API ------------------------------------------------------------------------------
 
@@ -127,9 +127,9 @@ class NetArenaEnv(gymnasium.Env):
 
     def _new_session(self, env: Environment, query: Query) -> EpisodeSession:
         compat = self.run_options.netarena_compat
-        config = EpisodeConfig(max_steps=self.max_steps, strategy=self.run_options.strategy,
+        config = EpisodeConfig(max_steps=self.max_steps, prompt_style=self.run_options.prompt_style,
                                announce_steps=not compat, netarena_rules=compat)
-        task = Task(self.app.name, "", self.system_prompt, self.run_options.strategy, self.max_steps)
+        task = Task(self.app.name, "", self.system_prompt, self.run_options.prompt_style, self.max_steps)
         return EpisodeSession(env, query, task, config, "gymnasium")
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:

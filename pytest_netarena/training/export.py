@@ -1,7 +1,7 @@
 """Episodes of run folders as chat transcripts for supervised fine-tuning (OpenAI, ShareGPT, Hugging Face).
 
 A transcript holds exactly what the model was shown and what it answered: the system prompt of
-the run (rebuilt from the app's prompt, the episode's strategy and its step budget), the first
+the run (rebuilt from the app's prompt, the episode's prompt style and its step budget), the first
 observation, then each reply and the observation that followed it. A reply that made tool calls is an
 assistant message with `tool_calls`, each answered by a `tool` message (its tool_call_id and the
 observation after it), and the episode's tools go beside the messages, the form fine-tuning stacks read.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.prompting import STRATEGIES, build_system_prompt
+from ..agents.prompting import PROMPT_STYLES, build_system_prompt
 from ..apps import get_app
 from ..core.app import NETARENA, rules_of
 from ..core.errors import UsageError
@@ -102,9 +102,14 @@ def max_steps_of(episode: dict[str, Any], run: dict[str, Any]) -> int | None:
     return int(value) if value else None
 
 
-def system_prompt(app: str, strategy: str, max_steps: int | None, tools: bool = False) -> str:
-    return build_system_prompt(get_app(app).prompt(), strategy if strategy in STRATEGIES else "zero-shot", max_steps,
-                               tools=tools)
+def prompt_style_of(episode: dict[str, Any], run: dict[str, Any]) -> str:
+    """The prompt style an episode ran in: its own record, else its run's, else zero-shot."""
+    return episode.get("prompt_style") or (run.get("options") or {}).get("prompt_style") or "zero-shot"
+
+
+def system_prompt(app: str, prompt_style: str, max_steps: int | None, tools: bool = False) -> str:
+    style = prompt_style if prompt_style in PROMPT_STYLES else "zero-shot"
+    return build_system_prompt(get_app(app).prompt(), style, max_steps, tools=tools)
 
 
 def uses_tools(episode: dict[str, Any]) -> bool:
@@ -165,8 +170,8 @@ def chat_messages(episode: dict[str, Any], system: str) -> list[dict[str, Any]]:
 
 def transcript(episode: dict[str, Any], run: dict[str, Any], run_id: str) -> Transcript:
     query = episode["query"]
-    strategy = episode.get("strategy") or (run.get("options") or {}).get("strategy") or "zero-shot"
-    system = system_prompt(query["app"], strategy, max_steps_of(episode, run), uses_tools(episode))
+    system = system_prompt(query["app"], prompt_style_of(episode, run), max_steps_of(episode, run),
+                           uses_tools(episode))
     messages = chat_messages(episode, system)
     steps = episode["steps"]
     facts = {"app": query["app"], "level": int(query["level"]), "agent": episode["agent"],

@@ -38,13 +38,13 @@ class GenerateConfig:
     levels: tuple[int, ...] = (1, 2, 3)
     split: str | None = None
     max_steps: int | None = None
-    strategy: str = "zero-shot"
+    prompt_style: str = "zero-shot"
     jobs: int = 1
     agent_timeout_s: float = 300.0
     extra: dict[str, Any] = field(default_factory=dict)  #: app options by dest name, e.g. malt_topology
 
     def run_options(self) -> RunOptions:
-        return RunOptions(seed=self.seed, levels=self.levels, max_steps=self.max_steps, strategy=self.strategy,
+        return RunOptions(seed=self.seed, levels=self.levels, max_steps=self.max_steps, prompt_style=self.prompt_style,
                           extra=dict(self.extra), split=self.split, secret=self.secret)
 
 
@@ -92,7 +92,7 @@ def generate(config: GenerateConfig, out: Path, progress: Callable[[str], None] 
             "generator": "netarena generate", "secret_in_use": config.secret != PUBLIC,
             "private": {"secret": config.secret},
             "options": {"queries": None, "levels": list(config.levels), "max_steps": config.max_steps,
-                        "strategy": config.strategy, "trials": 1, "episodes_per_app": config.episodes,
+                        "prompt_style": config.prompt_style, "trials": 1, "episodes_per_app": config.episodes,
                         **({"split": config.split} if config.split else {}),
                         **{key: value for key, value in config.extra.items() if value is not None}}}
     artifacts.write_run_info(run_dir, info)

@@ -200,7 +200,7 @@ def _check_episodes(app: App, env: Environment, options: RunOptions, queries: li
                     say: Callable[[str], None]) -> None:
     names = tuple(dict.fromkeys((*app.builtin_agent_names, *GENERIC_BUILTINS)))
     max_steps = options.max_steps or env.default_max_steps
-    prompts = [("the system prompt", build_system_prompt(app.prompt_for(options), options.strategy, max_steps,
+    prompts = [("the system prompt", build_system_prompt(app.prompt_for(options), options.prompt_style, max_steps,
                                                          tools=tools)) for tools in (False, True)]
     has_oracle = "oracle" in app.builtin_agent_names
     if not has_oracle:

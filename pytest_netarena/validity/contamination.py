@@ -62,7 +62,7 @@ def measure_contamination(app_name: str, options: RunOptions, keyed: list[Query]
     public = {query.id: query.params for query in app.generate(replace(options, secret=PUBLIC))}
     found.queries = len(keyed)
     found.keyed = sum(query.params != public.get(query.id) for query in keyed)
-    prompt = build_system_prompt(app.prompt_for(options), options.strategy, options.max_steps)
+    prompt = build_system_prompt(app.prompt_for(options), options.prompt_style, options.max_steps)
     found.canary_prompt = has_canary(prompt)
     for result in results:
         found.episodes += 1

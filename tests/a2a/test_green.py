@@ -74,7 +74,7 @@ def test_assessment_end_to_end(green, purple, solve_toy):
     assert summary["avg_resolved"] == 1.0 and all(r["resolved"] for r in results)
     assert summary["num_queries"] == 3 and "avg_latency_s" not in summary
     assert int(summary["seed"]) >= 0 and summary["warnings"] == []
-    assert statuses[0].startswith("Starting assessment.") and '"strategy": "few-shot"' in statuses[0]
+    assert statuses[0].startswith("Starting assessment.") and '"prompt_style": "few-shot"' in statuses[0]
     assert [s for s in statuses if s.startswith("Query ")][2].startswith('Query 3 processed by agent: "network_operator"')
 
 
@@ -162,13 +162,28 @@ def test_parse_request_maps_netarena_configs(toy_app):
     assessment = parse_request(request, toy_app)
     assert assessment.role == "op" and assessment.url == url
     assert [q.id for q in assessment.queries] == ["toy-L2-set+set-0000", "toy-L2-set+set-0001", "toy-L2-set+set-0002"]
-    assert assessment.options.strategy == "cot" and assessment.max_steps == 2 and assessment.options.seed == 5
+    assert assessment.options.prompt_style == "cot" and assessment.max_steps == 2 and assessment.options.seed == 5
     assert assessment.ignored == ("output_dir",) and assessment.warnings == ()
     default = parse_request(json.dumps({"participants": {"op": url}}), toy_app)
     types = {(q.level, q.category) for q in default.queries}
     assert len(default.queries) == 10 * len(types) and default.timeout_s == 60  # num_queries per query type
     again = parse_request(json.dumps({"participants": {"op": url}}), toy_app)
     assert default.options.seed != again.options.seed  # new queries every assessment unless a seed is given
+
+
+@pytest.mark.parametrize("config, style", [
+    ({"prompt_style": "react"}, "react"),
+    ({"strategy": "react"}, "react"),  # its old name
+    ({"prompt_type": "fewshot_base"}, "few-shot"),  # NetArena's
+    ({"prompt_style": "cot", "strategy": "react", "prompt_type": "fewshot_base"}, "cot"),
+    ({"strategy": "react", "prompt_type": "fewshot_base"}, "react"),
+    ({}, "zero-shot"),
+])
+def test_the_prompt_style_is_taken_by_our_name_its_old_one_and_netarenas(toy_app, config, style):
+    request = json.dumps({"participants": {"op": "http://127.0.0.1:9"}, "config": {"num_queries": 1, **config}})
+    assessment = parse_request(request, toy_app)
+    assert assessment.options.prompt_style == style and assessment.warnings == ()
+    assert assessment.describe()["prompt_style"] == style
 
 
 def test_numbers_arrive_as_doubles_or_strings_and_unknown_keys_are_warnings(toy_app):
@@ -189,7 +204,8 @@ def test_numbers_arrive_as_doubles_or_strings_and_unknown_keys_are_warnings(toy_
     ('{"participants": {"a": "http://x"}, "config": {"start_index": 999}}', "leave no query"),
     ('{"participants": {"a": "http://x"}, "config": {"max_reply_s": "soon"}}', "max_reply_s must be a number"),
     ('{"participants": {"a": "http://x"}, "config": {"num_queries": 0}}', "num_queries must be an integer >= 1"),
-    ('{"participants": {"a": "http://x"}, "config": {"prompt_type": "magic"}}', "is not one of"),
+    ('{"participants": {"a": "http://x"}, "config": {"prompt_type": "magic"}}', "config.prompt_type 'magic' is not one of"),
+    ('{"participants": {"a": "http://x"}, "config": {"prompt_style": ["cot"]}}', "config.prompt_style"),
     ('{"participants": {"a": "http://x"}, "config": {"levels": [7]}}', "no query at levels"),
 ])
 def test_parse_request_rejects(toy_app, request_text, message):

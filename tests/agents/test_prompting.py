@@ -1,10 +1,10 @@
-"""System prompts built from an app's PromptSpec under each strategy."""
+"""System prompts built from an app's PromptSpec in each prompt style."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_netarena.agents.prompting import STRATEGIES, build_system_prompt
+from pytest_netarena.agents.prompting import PROMPT_STYLES, build_system_prompt
 from pytest_netarena.core.app import PromptSpec
 
 SPEC = PromptSpec(
@@ -16,9 +16,9 @@ SPEC = PromptSpec(
 )
 
 
-def test_every_strategy_gives_a_different_prompt_sharing_the_app_parts():
-    prompts = {strategy: build_system_prompt(SPEC, strategy) for strategy in STRATEGIES}
-    assert len(set(prompts.values())) == len(STRATEGIES)
+def test_every_prompt_style_gives_a_different_prompt_sharing_the_app_parts():
+    prompts = {style: build_system_prompt(SPEC, style) for style in PROMPT_STYLES}
+    assert len(set(prompts.values())) == len(PROMPT_STYLES)
     for prompt in prompts.values():
         assert prompt.startswith(SPEC.role)
         assert SPEC.rules in prompt and SPEC.action_format in prompt
@@ -30,10 +30,10 @@ def test_few_shot_includes_every_example_and_others_none():
     few_shot = build_system_prompt(SPEC, "few-shot")
     for number, (observation, reply) in enumerate(SPEC.examples, 1):
         assert f"Example {number}" in few_shot and observation in few_shot and reply in few_shot
-    for strategy in ("zero-shot", "cot", "react"):
-        assert SPEC.examples[0][1] not in build_system_prompt(SPEC, strategy)
+    for style in ("zero-shot", "cot", "react"):
+        assert SPEC.examples[0][1] not in build_system_prompt(SPEC, style)
 
 
-def test_unknown_strategy_names_the_choices():
+def test_unknown_prompt_style_names_the_choices():
     with pytest.raises(ValueError, match="zero-shot, cot, few-shot, react"):
         build_system_prompt(SPEC, "tree-of-thought")

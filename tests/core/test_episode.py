@@ -174,6 +174,6 @@ def test_the_task_names_no_query() -> None:
 
     from pytest_netarena.core.types import new_episode_id
 
-    assert {f.name for f in fields(Task)} == {"app", "episode_id", "system_prompt", "strategy", "max_steps", "tools"}
+    assert {f.name for f in fields(Task)} == {"app", "episode_id", "system_prompt", "prompt_style", "max_steps", "tools"}
     ids = {new_episode_id() for _ in range(100)}
     assert len(ids) == 100 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)

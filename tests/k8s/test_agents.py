@@ -92,11 +92,11 @@ def test_litellm_agent_completes_an_episode_against_a_local_openai_server(k8s_en
     assert result.usage.tokens > 0
 
 
-@pytest.mark.parametrize("strategy", ["zero-shot", "cot", "few-shot", "react"])
-def test_prompts_for_every_strategy(strategy):
+@pytest.mark.parametrize("prompt_style", ["zero-shot", "cot", "few-shot", "react"])
+def test_prompts_for_every_prompt_style(prompt_style):
     from pytest_netarena.agents.prompting import build_system_prompt
 
-    text = build_system_prompt(APP.prompt(), strategy)
+    text = build_system_prompt(APP.prompt(), prompt_style)
     assert "exactly ONE kubectl command" in text and "Expected: True, Actual: False" in text
 
 

@@ -14,10 +14,10 @@ from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import Outcome, Task
 
 
-@pytest.mark.parametrize("seed, strategy", [(11, "zero-shot"), (12, "cot")])
-def test_chatty_resolves_the_default_suite_with_no_refused_step(seed, strategy):
-    options = RunOptions(seed=seed, strategy=strategy)
-    styles_used = COT_STYLES if strategy == "cot" else STYLES
+@pytest.mark.parametrize("seed, prompt_style", [(11, "zero-shot"), (12, "cot")])
+def test_chatty_resolves_the_default_suite_with_no_refused_step(seed, prompt_style):
+    options = RunOptions(seed=seed, prompt_style=prompt_style)
+    styles_used = COT_STYLES if prompt_style == "cot" else STYLES
     queries = APP.generate(options)
     env = APP.make_environment(options)
     styles = set()
@@ -25,7 +25,7 @@ def test_chatty_resolves_the_default_suite_with_no_refused_step(seed, strategy):
         results = []
         for query in queries:
             task = Task("malt", "e1",
-                        build_system_prompt(APP.prompt(), strategy), strategy, 1)
+                        build_system_prompt(APP.prompt(), prompt_style), prompt_style, 1)
             agent = APP.builtin_agent("chatty", query, env)
             results.append(run_episode(env, agent, query, task, EpisodeConfig(max_steps=1), "builtin:chatty"))
             styles.add(zlib.crc32(query.params["question"].encode()) % len(styles_used))  # the form it chose

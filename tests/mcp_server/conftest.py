@@ -62,8 +62,8 @@ class CallsAgent:
 def play_python(app, env, query, options, calls: Sequence[tuple[str, dict]]) -> EpisodeResult:
     """The same calls played through a python driving agent, with the task netarena mcp gives."""
     max_steps = options.max_steps or env.default_max_steps
-    task = Task(app.name, "e1", build_system_prompt(app.prompt_for(options), options.strategy, max_steps, tools=True),
-                options.strategy, max_steps, offered_tools(env))
+    task = Task(app.name, "e1", build_system_prompt(app.prompt_for(options), options.prompt_style, max_steps, tools=True),
+                options.prompt_style, max_steps, offered_tools(env))
     return run_episode(env, CallsAgent(calls), query, task, EpisodeConfig(max_steps=max_steps), "python:calls")
 
 

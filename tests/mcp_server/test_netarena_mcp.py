@@ -143,6 +143,8 @@ def test_http_episode_with_a_token_equals_the_python_agents(tmp_path: Path) -> N
     (["--http", "192.168.1.2:80"], "loopback only"),
     (["--levels", "7"], "--levels"),
     (["--option", "nonsense"], "NAME=VALUE"),
+    (["--prompt-style", "magic"], "--prompt-style must be one of"),
+    (["--strategy", "magic"], "--prompt-style must be one of"),  # its old name, the same option
 ])
 def test_bad_options_are_one_line_usage_errors(args: list[str], message: str, tmp_path: Path) -> None:
     done = subprocess.run(netarena_argv("mcp", "--app", "malt", "--out", str(tmp_path), *args), capture_output=True,
@@ -155,3 +157,15 @@ def test_an_unknown_app_is_a_usage_error(tmp_path: Path) -> None:
     done = subprocess.run(netarena_argv("mcp", "--app", "nope", "--out", str(tmp_path)), capture_output=True,
                           text=True, env=server_env(), timeout=120)
     assert done.returncode == 2 and "unknown app" in done.stderr
+
+
+def test_the_prompt_style_option_keeps_its_old_name() -> None:
+    import argparse
+
+    from pytest_netarena.mcp.cli import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    for flag in ("--prompt-style", "--strategy"):
+        assert parser.parse_args(["mcp", "--app", "k8s", flag, "cot"]).prompt_style == "cot"
+    assert parser.parse_args(["mcp", "--app", "k8s"]).prompt_style == "zero-shot"

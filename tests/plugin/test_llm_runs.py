@@ -34,7 +34,7 @@ def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.P
     recorded = llm_toy.runpytest_subprocess(
         "--agent=openai:gpt-4o", f"--llm-api-base={model_server.url}/v1", "--llm-record=recording", "--seed=8",
         f"--llm-client={client}",
-        "--queries=1", "--reports-dir=first", "--strategy=react",
+        "--queries=1", "--reports-dir=first", "--prompt-style=react",
     )
     recorded.assert_outcomes(passed=2)
     assert len(model_server.requests) == 2 and model_server.requests[0].temperature == 0
@@ -42,7 +42,7 @@ def test_record_then_replay_without_network_gives_the_same_run(llm_toy: pytest.P
     model_server.stop()  # from here on, any network call would fail
     replayed = llm_toy.runpytest_subprocess(
         "--agent=openai:gpt-4o", "--llm-api-base=http://127.0.0.1:9/v1", "--llm-replay=recording", "--seed=8",
-        "--queries=1", "--reports-dir=second", "--strategy=react",
+        "--queries=1", "--reports-dir=second", "--strategy=react",  # its old name: the same prompt
     )
     replayed.assert_outcomes(passed=2)
     first, second = episodes(llm_toy, "first"), episodes(llm_toy, "second")

@@ -13,7 +13,7 @@ BAD_VALUES = {
     "queries": ["0", "-2", "x", "1.5", "nan"],
     "levels": ["4", "", "1;2", "nan"],
     "max-steps": ["0", "-1", "x", "inf"],
-    "strategy": ["magic"],
+    "prompt-style": ["magic"],
     "trials": ["0", "x", "nan"],
     "agent-timeout": ["nan", "inf", "-1", "0", "x"],
     "temperature": ["nan", "inf", "-0.5", "x"],

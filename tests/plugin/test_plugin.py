@@ -168,7 +168,7 @@ def test_bad_agent_specs_are_usage_errors_listing_accepted_forms(toy: pytest.Pyt
 @pytest.mark.parametrize(
     ("option", "message"),
     [("--levels=4", "*--levels must list levels among 1, 2 and 3*"), ("--queries=0", "*--queries must be at least 1*"),
-     ("--strategy=magic", "*--strategy must be one of*"), ("--seed=abc", "*--seed takes a whole number*")],
+     ("--prompt-style=magic", "*--prompt-style must be one of*"), ("--seed=abc", "*--seed takes a whole number*")],
 )
 def test_bad_options_are_usage_errors(toy: pytest.Pytester, option: str, message: str) -> None:
     result = toy.runpytest("--agent=builtin:oracle", option)
@@ -184,6 +184,32 @@ def test_options_can_be_set_in_the_ini_file(toy: pytest.Pytester) -> None:
     result = toy.runpytest()
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*netarena: seed=42 agents=builtin:oracle*"])
+
+
+@pytest.mark.parametrize(("option", "ini", "style"), [
+    ("--prompt-style=cot", "", "cot"),
+    ("--strategy=cot", "", "cot"),  # its old name
+    (None, "netarena_prompt_style = react", "react"),
+    (None, "netarena_strategy = react", "react"),  # the old ini key
+    ("--strategy=cot", "netarena_prompt_style = react", "cot"),  # the command line wins
+    (None, "netarena_strategy = react\nnetarena_prompt_style = few-shot", "few-shot"),  # the new key wins
+])
+def test_the_prompt_style_is_taken_by_its_name_and_its_old_one(toy: pytest.Pytester, option: str | None, ini: str,
+                                                                  style: str) -> None:
+    toy.makeini(f"[pytest]\nnetarena_apps = toy = toy_app:APP\nnetarena_plots = false\n{ini}\n")
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1", *([option] if option else []))
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"*agents=builtin:oracle prompt-style={style} *"])
+    folder = run_dir(toy)
+    assert json.loads((folder / "run.json").read_text())["options"]["prompt_style"] == style
+    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert [e["prompt_style"] for e in episodes] == [style, style] and not any("strategy" in e for e in episodes)
+
+
+def test_help_names_the_prompt_styles_old_name(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--help")
+    result.stdout.fnmatch_lines(["*--prompt-style=NAME, --strategy=NAME*"])
+    result.stdout.fnmatch_lines(["*netarena_strategy (string):", "*old name of netarena_prompt_style"])
 
 
 def test_a_users_python_agent_is_loaded(toy: pytest.Pytester) -> None:
@@ -224,7 +250,7 @@ class Agent:
     toy.runpytest("--agent=python:telling_agent:Agent", "--queries=2").assert_outcomes(passed=4)
     tasks = [json.loads(line) for line in (toy.path / "tasks.jsonl").read_text().splitlines()]
     episodes = [json.loads(line) for line in (run_dir(toy) / "episodes.jsonl").read_text().splitlines()]
-    told_fields = {"app", "episode_id", "system_prompt", "strategy", "max_steps", "tools"}
+    told_fields = {"app", "episode_id", "system_prompt", "prompt_style", "max_steps", "tools"}
     assert len(tasks) == 4 and all(set(task) == told_fields and task["tools"] == [] for task in tasks)
     told = json.dumps(tasks)
     for episode in episodes:

@@ -69,7 +69,9 @@ def test_a_worker_takes_the_controllers_seed_run_and_corpus_and_checks_no_contro
                        rootpath=tmp_path)
 
 
-def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
+# a run folder written before the prompt style was renamed says "strategy" and "profile"; it resumes the same
+@pytest.mark.parametrize(("style_key", "rules_key"), [("prompt_style", "rules"), ("strategy", "profile")])
+def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path, style_key, rules_key):
     import json
 
     from pytest_netarena.reporting.artifacts import read_run_info
@@ -78,16 +80,16 @@ def test_a_resumed_runs_own_options_win_over_the_command_line(tmp_path):
     run = tmp_path / "run-1"
     run.mkdir()
     (run / "run.json").write_text(json.dumps({
-        "run_id": "run-1", "seed": 42, "profile": "netarena", "agents": ["builtin:oracle"],
-        "options": {"queries": 2, "levels": [1, 3], "levels_given": False, "strategy": "cot", "trials": 3,
+        "run_id": "run-1", "seed": 42, rules_key: "netarena", "agents": ["builtin:oracle"],
+        "options": {"queries": 2, "levels": [1, 3], "levels_given": False, style_key: "cot", "trials": 3,
                     "max_steps": 4, "split": "test", "unsandboxed": True},
     }))
-    option = _lookup(resume=str(run), queries="5", levels="2", strategy="few-shot", trials="1", max_steps="9",
+    option = _lookup(resume=str(run), queries="5", levels="2", prompt_style="few-shot", trials="1", max_steps="9",
                      seed="3", reports_dir=str(tmp_path / "elsewhere"))
     settings = build_settings(option, agents=["builtin:oracle"], adversarial=False, worker=None,
                               resumed=read_run_info(run), rootpath=tmp_path)
     options = settings.run_options
     assert (settings.seed, settings.run_id, settings.trials, settings.run_dir) == (42, "run-1", 3, run.resolve())
-    assert (options.queries, options.levels, options.levels_given, options.strategy, options.max_steps) == \
+    assert (options.queries, options.levels, options.levels_given, options.prompt_style, options.max_steps) == \
         (2, (1, 3), False, "cot", 4)
     assert (options.split, options.sandboxed, options.rules) == ("test", False, "netarena")

@@ -22,14 +22,14 @@ def episode() -> dict:
                       "seed": 1},
             "agent": "builtin:oracle", "trial": 0, "outcome": "resolved", "correct": True, "safe": True,
             "metrics": {"overly_permissive": False}, "first_observation": "fix it", "agent_s": 0.5, "wall_s": 1.0,
-            "tokens": 3, "usage": {"tokens_in": 1, "tokens_out": 2, "cost_usd": 0.0}, "strategy": "zero-shot",
+            "tokens": 3, "usage": {"tokens_in": 1, "tokens_out": 2, "cost_usd": 0.0}, "prompt_style": "zero-shot",
             "steps": [{"index": 1, "reply": "kubectl get pods", "action": "kubectl get pods", "observation": "ok",
                        "output": "ok", "refused": False, "violations": [], "agent_s": 0.5, "exec_s": 0.1,
                        "check_s": 0.0, "usage": {"tokens_in": 1, "tokens_out": 2, "cost_usd": 0.0}}]}
 
 
 RUN = {"run_id": "r", "seed": 1, "sandboxed": True, "rules": "default", "agents": ["builtin:oracle"],
-       "options": {"max_steps": 10, "strategy": "zero-shot"}, "versions": {"pytest-netarena": "0"},
+       "options": {"max_steps": 10, "prompt_style": "zero-shot"}, "versions": {"pytest-netarena": "0"},
        "fingerprint": {"python": "3.11"}}
 
 
@@ -57,9 +57,11 @@ def with_field(document: dict, path: str, raw: str) -> str:
 EPISODE_FIELDS = [("wall_s", "null"), ("wall_s", HUGE), ("wall_s", "NaN"), ("agent_s", "-Infinity"),
                   ("steps", "[1, null]"), ("trial", '"x"'), ("agent", "5"), ("query.level", '"one"'),
                   ("outcome", '"won"'), ("tokens", "1.5"), ("usage.cost_usd", HUGE), ("metrics", '"x"'),
-                  ("steps.0.usage.tokens_in", '"1"'), ("steps.0.reply", "null"), ("query", "[]")]
+                  ("steps.0.usage.tokens_in", '"1"'), ("steps.0.reply", "null"), ("query", "[]"),
+                  ("prompt_style", "5"), ("strategy", "[]")]  # strategy: prompt_style's old name
 RUN_FIELDS = [("fingerprint", '"x"'), ("agents", "5"), ("seed", '"x"'), ("options", '"x"'),
-              ("options.max_steps", '"ten"'), ("versions", "[1]"), ("rules", "3"), ("profile", "3")]
+              ("options.max_steps", '"ten"'), ("versions", "[1]"), ("rules", "3"), ("profile", "3"),
+              ("options.prompt_style", "5"), ("options.strategy", "{}")]
 SUMMARY_FIELDS = [("budget", '"x"'), ("budget.tokens", '"x"'), ("gates", "[1]"), ("gates.0.value", "NaN")]
 SUMMARY = {"budget": {"tokens": 1, "cost_usd": 0.0, "stopped": False}, "gates": [
     {"metric": "resolved", "app": "all", "agent": "a", "threshold": 0.5, "value": 1.0, "passed": True}]}

@@ -199,7 +199,7 @@ def test_export_of_a_tool_run_holds_the_tool_calls(k8s_env, k8s_query, tmp_path)
         result = model_play("k8s", k8s_env, k8s_query, server)
     run = tmp_path / "run"
     run.mkdir()
-    artifacts.write_run_info(run, {"run_id": "r1", "seed": 9, "options": {"strategy": "zero-shot"}})
+    artifacts.write_run_info(run, {"run_id": "r1", "seed": 9, "options": {"prompt_style": "zero-shot"}})
     artifacts.append_episode(run, result)
     assert EpisodeResult.from_dict(json.loads((run / "episodes.jsonl").read_text())) == result
 

@@ -79,7 +79,7 @@ def test_each_selected_episode_is_one_valid_atif_trajectory_of_what_happened(run
         assert trajectory.agent.name == episode["agent"] and trajectory.agent.tool_definitions
         system, user, *turns = trajectory.steps
         assert (system.source, user.source) == ("system", "user")
-        assert system.message == system_prompt(episode["query"]["app"], episode["strategy"], max_steps_of(episode, run))
+        assert system.message == system_prompt(episode["query"]["app"], episode["prompt_style"], max_steps_of(episode, run))
         assert user.message == episode["first_observation"]
         assert len(turns) == len(episode["steps"]) and all(turn.source == "agent" for turn in turns)
         for number, (turn, step) in enumerate(zip(turns, episode["steps"]), start=1):

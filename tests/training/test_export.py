@@ -71,8 +71,8 @@ def test_generate_writes_run_folders_with_the_runs_seeds_and_ids(runs) -> None:
 
 def _expected_messages(episode: dict, run: dict) -> list[dict[str, str]]:
     """What the model saw and said, rebuilt here from the transcript (not by the exporter)."""
-    strategy = episode["strategy"]
-    messages = [{"role": "system", "content": system_prompt(episode["query"]["app"], strategy, max_steps_of(episode, run))},
+    style = episode["prompt_style"]
+    messages = [{"role": "system", "content": system_prompt(episode["query"]["app"], style, max_steps_of(episode, run))},
                 {"role": "user", "content": episode["first_observation"]}]
     shown = [step["observation"] for step in episode["steps"][:-1]]
     for step, observation in zip(episode["steps"], shown + [None]):

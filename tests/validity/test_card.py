@@ -123,9 +123,9 @@ def test_the_random_agent_knows_no_hidden_parameter(app_name) -> None:
     replies = []
     for params in (first.params, second.params):
         agent = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed, params), None)
-        agent.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+        agent.reset(Task(app=app_name, episode_id="e", system_prompt="", prompt_style="zero-shot", max_steps=5))
         replies.append([str(agent.act(observation)) for _ in range(5)])
     assert replies[0] == replies[1]
     other = app.builtin_agent("random", Query(app_name, 1, first.category, 0, first.seed + 1, first.params), None)
-    other.reset(Task(app=app_name, episode_id="e", system_prompt="", strategy="zero-shot", max_steps=5))
+    other.reset(Task(app=app_name, episode_id="e", system_prompt="", prompt_style="zero-shot", max_steps=5))
     assert [str(other.act(observation)) for _ in range(5)] != replies[0]  # it is random: another seed, other replies

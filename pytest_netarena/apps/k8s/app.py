@@ -177,7 +177,7 @@ class K8sApp(App):
             _compat_app(options)
             extra = {}
         try:
-            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.strategy == "cot",
+            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.prompt_style == "cot",
                                **extra)
         except BaseException:
             backend.close()

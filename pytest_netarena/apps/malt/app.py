@@ -145,7 +145,7 @@ class MaltApp(App):
         environment = MaltEnvironment
         if options.netarena_compat:
             from .netarena.environment import NetArenaMaltEnvironment as environment
-        return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.strategy == "cot")
+        return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.prompt_style == "cot")
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         from .netarena.data import READINGS

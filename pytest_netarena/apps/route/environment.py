@@ -242,7 +242,7 @@ class RouteEnvironment(Environment):
         action_text = ""
         try:
             reader = Reader(topo.nodes, topo.router, topo.prefix, topo.owners)
-            action = reader.read(reply, last=self.options.strategy == "cot")
+            action = reader.read(reply, last=self.options.prompt_style == "cot")
             action_text = action.text
             if action.machine not in topo.nodes:
                 raise Refusal(f"unknown machine {action.machine!r}: use one of {', '.join(topo.nodes)}; {reader.accepted()}")

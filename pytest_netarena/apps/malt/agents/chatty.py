@@ -72,7 +72,7 @@ class ChattyAgent:
         match = re.search(r"Question:\s*(.*?)(?:\n\n|$)", observation, re.S)
         question = match[1] if match else observation
         code, _ = expert_code(question)
-        styles = COT_STYLES if getattr(self.task, "strategy", "") == "cot" else STYLES
+        styles = COT_STYLES if getattr(self.task, "prompt_style", "") == "cot" else STYLES
         style = styles[zlib.crc32(question.encode()) % len(styles)]
         return Reply(style(*_split(code)))
 

@@ -69,7 +69,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
         self.turns += 1
         machine, command, action_text = "", "", ""
         try:
-            action = self.reader().read(reply, last=self.options.strategy == "cot")
+            action = self.reader().read(reply, last=self.options.prompt_style == "cot")
             machine, command, action_text = action.machine, action.command, action.text
         except Refusal:
             pass  # NetArena skips a turn it cannot use without telling the agent
