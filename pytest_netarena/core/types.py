@@ -110,6 +110,11 @@ class Task:
     #: the actions offered as tools (the finish tool included); empty: the text protocol (reply with the action)
     tools: tuple[Tool, ...] = ()
 
+    @property
+    def strategy(self) -> str:
+        """The prompt style under its old name, for agents written before the rename."""
+        return self.prompt_style
+
 
 def new_episode_id() -> str:
     """A fresh episode id: random, so it tells an agent nothing about the query behind it."""

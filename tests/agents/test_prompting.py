@@ -37,3 +37,10 @@ def test_few_shot_includes_every_example_and_others_none():
 def test_unknown_prompt_style_names_the_choices():
     with pytest.raises(ValueError, match="zero-shot, cot, few-shot, react"):
         build_system_prompt(SPEC, "tree-of-thought")
+
+
+def test_an_agent_written_before_the_rename_still_reads_the_prompt_style_as_task_strategy():
+    from pytest_netarena.core.types import Task
+
+    task = Task(app="k8s", episode_id="e", system_prompt="", prompt_style="cot", max_steps=3)
+    assert task.strategy == "cot" == task.prompt_style
