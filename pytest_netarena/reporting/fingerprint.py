@@ -56,10 +56,22 @@ def _lock_digest() -> str | None:
     return hashlib.sha256(lock.read_bytes()).hexdigest()[:16] if lock.is_file() else None
 
 
+#: a Name or Version line of a distribution's metadata headers
+_HEADER = re.compile(r"^(Name|Version):[ \t]*(.*?)[ \t]*$", re.M)
+
+
 def _packages_digest() -> str:
     """sha256 (16 digits) of every installed distribution's name and version: what the lock meant, as installed."""
-    names = sorted({f"{(dist.metadata['Name'] or '').lower()}=={dist.version}" for dist in metadata.distributions()})
+    names = sorted({_name_and_version(dist) for dist in metadata.distributions()})
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+
+
+def _name_and_version(dist: metadata.Distribution) -> str:
+    """"name==version" from the metadata's header block alone: `dist.metadata` parses the whole file as email
+    (long descriptions included), a tenth of a second for a full environment, paid at every run's start."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    fields = dict(_HEADER.findall(text.split("\n\n", 1)[0]))
+    return f"{fields.get('Name', '').lower()}=={fields.get('Version')}"
 
 
 def _version(package: str) -> str | None:
