@@ -332,7 +332,7 @@ class ConnectivityModel:
 
     def allowed(self, probe: Probe) -> bool:
         """The verdict for one probe. Raises UnknownObjectError for unknown pods or services."""
-        index = self._ensure_index()
+        self._ensure_index()
         source = self._position(probe.source)
         if not probe.to_service:
             destination = self._position(probe.destination)

@@ -77,9 +77,9 @@ ACCEPTED = [
     (f"Re-creating it:\n```\n{PIPED_CREATE}\n```", PIPED_CREATE),
     (f"```bash\n{ANSI_C}\n```", ANSI_C),
     (f"```bash\n{PIPE}\n```", PIPE),
-    (f"```bash\nkubectl get networkpolicy -o yaml | grep -n -A3 'port:' | head -40\n```",
+    ("```bash\nkubectl get networkpolicy -o yaml | grep -n -A3 'port:' | head -40\n```",
      "kubectl get networkpolicy -o yaml | grep -n -A3 'port:' | head -40"),
-    (f"```bash\nkubectl get networkpolicy -o json |\n  jq '.items[].metadata.name'\n```",
+    ("```bash\nkubectl get networkpolicy -o json |\n  jq '.items[].metadata.name'\n```",
      "kubectl get networkpolicy -o json |\n  jq '.items[].metadata.name'"),
     # chain of thought: the quoted YAML and output are context, the command is the action
     (f"The policy reads:\n```yaml\n{YAML_QUOTE}\n```\nPort 9999 is wrong.\n```bash\n{PATCH}\n```", PATCH),
