@@ -30,7 +30,8 @@ from typing import Any
 
 from ..core.errors import InfraError
 from . import box, views
-from .plain_json import Undecodable, notes, plain
+from . import graph_diff
+from .plain_json import MAX_DEPTH, Undecodable, nested_too_deep, notes, over_items, plain, too_deep
 from .python_view import LIBRARIES, PREFIX, package_folder, python_view
 from .support import support
 
@@ -92,7 +93,7 @@ class ForkServer:
     """One boxed zygote per environment; `run(code)` is safe to call repeatedly, even after crashes."""
 
     def __init__(self, holds: BoxHolds, graph_json: bytes, limits: ChildLimits = ChildLimits(),
-                 boxed: bool = True) -> None:
+                 boxed: bool = True, diff: bool = False) -> None:
         self.holds = holds
         self.name = f"the {holds.label} box"
         self.graph_json = graph_json
@@ -101,6 +102,11 @@ class ForkServer:
         self.output_cap = limits.output_bytes or 3 * len(graph_json) + (4 << 20)
         items = graph_json.count(b",") + graph_json.count(b"[") + graph_json.count(b"{")
         self.item_cap = 3 * items + 200_000
+        #: DiGraphs come back as changes to graph_json (graph_diff.py): the value then holds GraphDiff objects
+        self.diff = diff
+        self._base: graph_diff.GraphBase | None = None
+        # a diff's own ids ("removed", "out") may outgrow the JSON it stands for by at most this much
+        self.slack = (2 * len(graph_json) + 1024, 2 * items + 64) if diff else (0, 0)
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
@@ -146,7 +152,7 @@ class ForkServer:
         graph_r, graph_w = os.pipe()
         pipe = os.fdopen(graph_w, "wb")
         try:
-            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else []}
+            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else [], "diff": self.diff}
             socket.send_fds(ours, [json.dumps(init).encode()], [graph_r])
             os.close(graph_r)
             graph_r = -1
@@ -238,7 +244,7 @@ class ForkServer:
 
     def _read(self, fd: int, deadline: float) -> tuple[bytes, bool]:
         """Read the result pipe until EOF, the cap or the deadline; never holds more than the cap."""
-        chunks, size, cap = [], 0, self.output_cap + 1
+        chunks, size, cap = [], 0, self.output_cap + 1 + self.slack[0]
         try:
             while True:
                 left = deadline - time.perf_counter()
@@ -295,6 +301,9 @@ class ForkServer:
         if tag == b"R" and status["exit"] == 0:
             value, _, noted = body.partition(b"\n")  # JSON text holds no raw newline
             try:
+                if self.diff:
+                    decoded, kinds = self._with_diffs(value, noted)
+                    return RunResult(True, decoded, elapsed_s=elapsed, kinds=kinds)
                 return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
                                  kinds=notes(noted, self.output_cap, self.item_cap))
             except Undecodable as problem:
@@ -307,6 +316,47 @@ class ForkServer:
         if sig is not None:
             return error(f"the code was killed by signal {signal.Signals(sig).name}")
         return error(f"the code ended the process (exit status {code}) without returning a result")
+
+    def _with_diffs(self, data: bytes, noted: bytes) -> tuple[Any, tuple[tuple[tuple[str | int, ...], str], ...]]:
+        """(value, kinds) of a result whose DiGraphs came as changes: each is read against the grader's own
+        copy of the input graph into a GraphDiff, and the value is bounded as the JSON of the whole graphs
+        would have been (same limits, same messages)."""
+        cap, item_cap = self.output_cap, self.item_cap
+        value = plain(data, cap + self.slack[0], item_cap + self.slack[1], check_depth=False)
+        kinds = notes(noted, cap, item_cap)
+        deep = nested_too_deep(data, value, MAX_DEPTH)
+        size, count, deepest = len(data), data.count(b",") + data.count(b"[") + data.count(b"{"), 0
+        root = [value]
+        for path, kind in kinds:
+            parent, key = root, 0
+            try:
+                for step in path:
+                    parent, key = parent[key], step
+                marker = parent[key]
+            except (LookupError, TypeError):
+                continue
+            if kind != "networkx.DiGraph" or not isinstance(marker, dict) or graph_diff.MARKER not in marker:
+                continue
+            text = json.dumps(marker)
+            found = graph_diff.read(marker, self.base)
+            size += found.size - len(text)
+            count += found.items - graph_diff.items(text)
+            deepest = max(deepest, len(path) + 2 + found.kept_depth if found.kept_depth else 0)
+            parent[key] = found
+        if 2 + size + len(noted) > cap + 1:
+            raise Undecodable(f"output larger than the limit of {cap} bytes")
+        if count > item_cap:
+            raise Undecodable(over_items(item_cap))
+        if deep or deepest > MAX_DEPTH:
+            raise Undecodable(too_deep(MAX_DEPTH))
+        return root[0], kinds
+
+    @property
+    def base(self) -> graph_diff.GraphBase:
+        """The input graph as the grader reads diffs against it (decoded once, from the bytes it sends)."""
+        if self._base is None:
+            self._base = graph_diff.GraphBase(self.graph_json)
+        return self._base
 
     # -- stopping ---------------------------------------------------------------------------------
     def close(self) -> None:

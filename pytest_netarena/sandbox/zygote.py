@@ -4,7 +4,7 @@ Run as a script inside the box (`python -I -S zygote.py`; forkserver.py starts i
 by the grader; it depends only on the standard library, networkx and (when the box holds it) numpy.
 Its stdin is a SOCK_SEQPACKET control socket to the grader; every message is one JSON packet:
 
-  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...]}  + fd: a pipe carrying the graph
+  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool}  + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
   grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
   grader -> zygote  {"op": "kill"}    (optional, while a child runs: the grader stopped reading)
@@ -32,6 +32,7 @@ import copy
 import ctypes
 import gc
 import json
+import marshal
 import math
 import os
 import resource
@@ -209,10 +210,88 @@ def note(notes, path, kind):
         notes.append([list(path), kind])
 
 
-def result_payload(result):
+#: the key of a graph sent as its changes against the input graph (graph_diff.py reads it)
+DIFF = "graph_diff"
+
+
+class Base:
+    """The input graph as the zygote built it, taken before any answer runs: its node order and a strict
+    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges."""
+
+    def __init__(self, graph):
+        self.order = list(graph._node)
+        self.position = {node: index for index, node in enumerate(self.order)}
+        self.nodes = signatures(graph._node.values())
+        self.out = signatures(map(graph._adj.__getitem__, self.order))
+
+
+def signatures(values):
+    """marshal bytes of each value (version 2: no references, so equal values give equal bytes), None where
+    marshal refuses it (a numpy value, a subclass...): that one counts as changed."""
+    values = list(values)
+    try:
+        return list(map(marshal.dumps, values, [2] * len(values)))
+    except (ValueError, TypeError):
+        out = []
+        for value in values:
+            try:
+                out.append(marshal.dumps(value, 2))
+            except (ValueError, TypeError):
+                out.append(None)
+        return out
+
+
+def graph_diff(graph, base):
+    """A DiGraph as its changes against the input graph, in node-link terms: node-link's JSON of the graph
+    is the input's, less the `removed` nodes, with the `nodes` entries replacing (same id) or following
+    (new id) the input's, and the out-edges of the `out` nodes and of every new node given in `edges`.
+    What is not named is the input's, byte for byte (marshal signatures); the answer's own graph is read,
+    as nx.node_link_data reads it, so a value JSON refuses fails here as there."""
+    nodes, adj = graph._node, graph._adj
+    order = list(nodes)
+    kept = len(order)
+    if order != base.order:  # the longest start of the order that is the input's order, less some nodes
+        last, kept = -1, 0
+        for node in order:
+            at = base.position.get(node)
+            if at is None or at <= last:
+                break
+            last, kept = at, kept + 1
+    whole = kept == len(base.order)  # every input node is kept, in its order: the usual case
+    at = range(kept) if whole else [base.position[node] for node in order[:kept]]
+    now = signatures(nodes.values())
+    out_now = signatures(map(adj.__getitem__, order))
+    changed = [] if whole and now[:kept] == base.nodes else [
+        i for i in range(kept) if now[i] is None or now[i] != base.nodes[at[i]]]
+    rewired = [] if whole and out_now[:kept] == base.out else [
+        i for i in range(kept) if out_now[i] is None or out_now[i] != base.out[at[i]]]
+    entries = [{**nodes[order[i]], "id": order[i]} for i in changed]
+    entries += [{**nodes[node], "id": node} for node in order[kept:]]
+    sources = [order[i] for i in rewired]
+    edges = [{**data, "source": u, "target": v} for u in sources + order[kept:] for v, data in adj[u].items()]
+    survivors = set(at)
+    removed = [] if whole else [node for i, node in enumerate(base.order) if i not in survivors]
+    return {DIFF: 1, "graph": graph.graph, "removed": removed, "out": sources, "nodes": entries, "edges": edges}
+
+
+def result_payload(result, base=None):
+    """`R` + the value as JSON + a newline + the notes; with a base, a DiGraph goes as its changes against it."""
     notes = []
     scan(result, [], notes)
-    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
+    default = encode
+    if base is not None:
+        import networkx as nx
+
+        diffs = {}
+
+        def default(value):
+            if type(value) is nx.DiGraph:
+                if id(value) not in diffs:
+                    diffs[id(value)] = graph_diff(value, base)
+                return diffs[id(value)]
+            return encode(value)
+
+    return b"R" + json.dumps(result, default=default, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
 
 
 def describe(error, code_name):
@@ -226,7 +305,7 @@ def describe(error, code_name):
     return text + where
 
 
-def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
+def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph, base):
     """Runs in the forked child; never returns. One byte on sealed_fd says the child is sealed (its
     limits, uid and namespaces in place) before any of the answer's code is read."""
     try:
@@ -259,7 +338,7 @@ def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
             hint = f"; it defines {', '.join(defined[:5])}" if defined else ""
             raise NameError(f"the code does not define process_graph(graph_data){hint}")
         result = function(graph)
-        payload = result_payload(result)
+        payload = result_payload(result, base)
     except MemoryError:
         payload = b"EMemoryError: the code used more memory than allowed"
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
@@ -274,7 +353,7 @@ def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
     os._exit(0)
 
 
-def run_one(control, message, fds, graph):
+def run_one(control, message, fds, graph, base):
     code_fd, result_fd = fds
     limits = message["limits"]
     started = time.perf_counter()
@@ -282,7 +361,7 @@ def run_one(control, message, fds, graph):
     pid = os.fork()
     if pid == 0:
         os.close(sealed_r)
-        child(code_fd, result_fd, sealed_w, message.get("uid"), limits, message.get("isolate", True), graph)
+        child(code_fd, result_fd, sealed_w, message.get("uid"), limits, message.get("isolate", True), graph, base)
     os.close(code_fd)
     os.close(result_fd)
     os.close(sealed_w)
@@ -356,6 +435,7 @@ def main():
         graph_data = json.loads(source.read())
     graph = nx.node_link_graph(graph_data, directed=True, multigraph=False, edges="edges")
     del graph_data
+    base = Base(graph) if init.get("diff") else None
     close_writable(init.get("chmod", ()))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     gc.collect()
@@ -370,7 +450,7 @@ def main():
             for fd in fds:
                 os.close(fd)
             continue
-        control.send(json.dumps(run_one(control, message, fds, graph)).encode())
+        control.send(json.dumps(run_one(control, message, fds, graph, base)).encode())
 
 
 if __name__ == "__main__":
