@@ -105,8 +105,6 @@ class ForkServer:
         #: DiGraphs come back as changes to graph_json (graph_diff.py): the value then holds GraphDiff objects
         self.diff = diff
         self._base: graph_diff.GraphBase | None = None
-        # a diff's own ids ("removed", "out") may outgrow the JSON it stands for by at most this much
-        self.slack = (2 * len(graph_json) + 1024, 2 * items + 64) if diff else (0, 0)
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
@@ -219,7 +217,8 @@ class ForkServer:
                 fcntl.fcntl(fd, F_SETPIPE_SZ, MAX_CODE)
             except OSError:
                 pass
-        message = {"op": "run", "uid": uid, "isolate": self.boxed, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
+        message = {"op": "run", "uid": uid, "isolate": self.boxed,
+                   "limits": {**asdict(limits), "output_bytes": self.output_cap, "output_items": self.item_cap}}
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], [code_r, result_w])
         except OSError as error:
@@ -244,7 +243,7 @@ class ForkServer:
 
     def _read(self, fd: int, deadline: float) -> tuple[bytes, bool]:
         """Read the result pipe until EOF, the cap or the deadline; never holds more than the cap."""
-        chunks, size, cap = [], 0, self.output_cap + 1 + self.slack[0]
+        chunks, size, cap = [], 0, self.output_cap + 1
         try:
             while True:
                 left = deadline - time.perf_counter()
@@ -322,7 +321,7 @@ class ForkServer:
         copy of the input graph into a GraphDiff, and the value is bounded as the JSON of the whole graphs
         would have been (same limits, same messages)."""
         cap, item_cap = self.output_cap, self.item_cap
-        value = plain(data, cap + self.slack[0], item_cap + self.slack[1], check_depth=False)
+        value = plain(data, cap, item_cap, check_depth=False)
         kinds = notes(noted, cap, item_cap)
         deep = nested_too_deep(data, value, MAX_DEPTH)
         size, count, deepest = len(data), data.count(b",") + data.count(b"[") + data.count(b"{"), 0

@@ -191,7 +191,7 @@ def read(marker: dict[str, Any], base: GraphBase) -> GraphDiff:
         raise _malformed("a node is given twice")
     new = {node for node in ids if _hashable(node)} - replaced
     rewired = set(out) | new
-    if any(u not in gone and u not in rewired for node in removed for u in base.into[node]):
+    if any(u not in gone and u not in rewired for node in gone - new for u in base.into[node]):
         raise _malformed("an input node keeps an edge to a removed node")
     if len(new) == len(ids) - len(replaced):  # every id hashable: the edges can be checked
         present = lambda node: _hashable(node) and (node in new or node in base.nodes and node not in gone)  # noqa: E731

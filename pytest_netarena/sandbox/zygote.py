@@ -216,9 +216,11 @@ DIFF = "graph_diff"
 
 class Base:
     """The input graph as the zygote built it, taken before any answer runs: its node order and a strict
-    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges."""
+    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges;
+    its JSON's bytes and items (a diff's graph is at most that much larger than the diff)."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, graph_json=b""):
+        self.size, self.items = len(graph_json), items_in(graph_json)
         self.order = list(graph._node)
         self.position = {node: index for index, node in enumerate(self.order)}
         self.nodes = signatures(graph._node.values())
@@ -274,12 +276,19 @@ def graph_diff(graph, base):
     return {DIFF: 1, "graph": graph.graph, "removed": removed, "out": sources, "nodes": entries, "edges": edges}
 
 
-def result_payload(result, base=None):
-    """`R` + the value as JSON + a newline + the notes; with a base, a DiGraph goes as its changes against it."""
+def items_in(text):
+    """What the grader counts as items (plain_json): commas and opening brackets."""
+    return text.count(b",") + text.count(b"[") + text.count(b"{")
+
+
+def result_payload(result, base=None, limits=None):
+    """`R` + the value as JSON + a newline + the notes. With a base, a DiGraph goes as its changes against it,
+    unless the whole graph's JSON might pass the grader's bounds (limits) where the changes do not: then
+    whole, so every bound the grader applies gives the verdict the whole graph's JSON gets."""
     notes = []
     scan(result, [], notes)
-    default = encode
-    if base is not None:
+    noted = json.dumps(notes).encode()
+    if base is not None and limits and "output_items" in limits and len(notes) < MAX_NOTES:
         import networkx as nx
 
         diffs = {}
@@ -288,10 +297,17 @@ def result_payload(result, base=None):
             if type(value) is nx.DiGraph:
                 if id(value) not in diffs:
                     diffs[id(value)] = graph_diff(value, base)
+                markers.append(1)
                 return diffs[id(value)]
             return encode(value)
 
-    return b"R" + json.dumps(result, default=default, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
+        markers = []
+        text = json.dumps(result, default=default, allow_nan=False).encode()
+        size = len(text) + len(markers) * (base.size + 8) + 2 + len(noted)
+        if not markers or (size <= limits["output_bytes"] + 1
+                           and items_in(text) + len(markers) * (base.items + 2) <= limits["output_items"]):
+            return b"R" + text + b"\n" + noted
+    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + noted
 
 
 def describe(error, code_name):
@@ -338,7 +354,7 @@ def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph, base):
             hint = f"; it defines {', '.join(defined[:5])}" if defined else ""
             raise NameError(f"the code does not define process_graph(graph_data){hint}")
         result = function(graph)
-        payload = result_payload(result, base)
+        payload = result_payload(result, base, limits)
     except MemoryError:
         payload = b"EMemoryError: the code used more memory than allowed"
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
@@ -432,10 +448,10 @@ def main():
     except ImportError:
         pass
     with os.fdopen(fds[0], "rb") as source:
-        graph_data = json.loads(source.read())
-    graph = nx.node_link_graph(graph_data, directed=True, multigraph=False, edges="edges")
-    del graph_data
-    base = Base(graph) if init.get("diff") else None
+        graph_json = source.read()
+    graph = nx.node_link_graph(json.loads(graph_json), directed=True, multigraph=False, edges="edges")
+    base = Base(graph, graph_json) if init.get("diff") else None
+    del graph_json
     close_writable(init.get("chmod", ()))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     gc.collect()
