@@ -82,6 +82,7 @@ class RunResult:
     value: Any = None
     error: str = ""
     elapsed_s: float = 0.0
+    cpu_s: float = 0.0  #: CPU time of the answer's process (its code, and writing its result)
     kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
 
 
@@ -290,7 +291,7 @@ class ForkServer:
                              f"(exit status {status['exit']}, signal {status['signal']})")
 
         def error(text: str) -> RunResult:
-            return RunResult(False, error=text, elapsed_s=elapsed)
+            return RunResult(False, error=text, elapsed_s=elapsed, cpu_s=status["cpu_s"])
 
         if over:
             return error(f"output larger than the limit of {self.output_cap} bytes")
@@ -302,8 +303,8 @@ class ForkServer:
             try:
                 if self.diff:
                     decoded, kinds = self._with_diffs(value, noted)
-                    return RunResult(True, decoded, elapsed_s=elapsed, kinds=kinds)
-                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
+                    return RunResult(True, decoded, elapsed_s=elapsed, cpu_s=status["cpu_s"], kinds=kinds)
+                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed, cpu_s=status["cpu_s"],
                                  kinds=notes(noted, self.output_cap, self.item_cap))
             except Undecodable as problem:
                 return error(str(problem))
