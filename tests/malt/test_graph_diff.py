@@ -10,7 +10,7 @@ import random
 import networkx as nx
 import pytest
 
-from pytest_netarena.apps.malt import APP, canon
+from pytest_netarena.apps.malt import APP, canon, safety
 from pytest_netarena.apps.malt.agents.builtin import oracle_code, reckless_code
 from pytest_netarena.apps.malt.environment import MaltEnvironment
 from pytest_netarena.core.app import RunOptions
@@ -182,7 +182,7 @@ def mutated(graph: nx.DiGraph, seed: int) -> nx.DiGraph:
     g = graph.copy()
     names = list(g)
     for _ in range(rng.randint(1, 12)):
-        op = rng.randrange(9)
+        op = rng.randrange(11)
         node = rng.choice(names)
         if op == 0 and node in g:
             g.nodes[node]["x"] = rng.choice([1, 1.0, True, "1", [1], {"a": [None]}, -0.0])
@@ -205,6 +205,10 @@ def mutated(graph: nx.DiGraph, seed: int) -> nx.DiGraph:
             g.edges[u, v]["w"] = rng.random()
         elif op == 7 and node in g:
             g.nodes[node].clear()
+        elif op == 9 and node in g:
+            g.nodes[node]["type"] = rng.choice([["EK_PORT"], ["EK_PACKET_SWITCH"], "EK_RACK", [], ["BOGUS"], None])
+        elif op == 10 and node in g:
+            g.add_edge(node, rng.choice(names), type=rng.choice(["RK_CONTROLS", "RK_CONTAINS", ["RK_CONTAINS"], "odd"]))
         elif op == 8 and rng.random() < 0.3:
             shuffled = list(g.nodes(data=True))
             rng.shuffle(shuffled)
@@ -215,7 +219,7 @@ def mutated(graph: nx.DiGraph, seed: int) -> nx.DiGraph:
     return g
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_the_rebuilt_graph_and_its_size_are_the_whole_graphs(small_graph, seed):
     graph_json = node_link_json(small_graph)
     box_graph = nx.node_link_graph(json.loads(graph_json), directed=True, multigraph=False, edges="edges")
@@ -231,6 +235,8 @@ def test_the_rebuilt_graph_and_its_size_are_the_whole_graphs(small_graph, seed):
     assert canon.from_node_link(changes.node_link()) == whole
     assert (changes.size, changes.items) == (len(whole_text), graph_diff.items(whole_text))
     assert max(graph_diff.depth(value), 2 + changes.kept_depth) == graph_diff.depth(json.loads(whole_text))
+    assert safety._clean(base)  # so the check below looks only near the changes
+    assert safety.check(rebuilt) == safety.check(whole)
     assert rebuilt.touched_nodes >= {n for n in whole.nodes.keys() ^ base.nodes.keys()}
     assert all(rebuilt.nodes[n] == base.nodes[n] for n in rebuilt.nodes.keys() - rebuilt.touched_nodes)
     assert all(rebuilt.edges[e] == base.edges[e] for e in rebuilt.edges.keys() - rebuilt.touched_edges)
