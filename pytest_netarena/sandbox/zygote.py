@@ -27,6 +27,7 @@ a networkx graph), written there in its JSON form; --compat netarena restores th
 NetArena compares the Python values themselves. Or `E` + the error.
 """
 
+import bisect
 import builtins
 import copy
 import ctypes
@@ -214,33 +215,54 @@ def note(notes, path, kind):
 DIFF = "graph_diff"
 
 
+#: nodes per signature of a run of nodes: a run unchanged since the start is told by one comparison
+RUN = 64
+
+
 class Base:
     """The input graph as the zygote built it, taken before any answer runs: its node order and a strict
-    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges;
-    its JSON's bytes and items (a diff's graph is at most that much larger than the diff)."""
+    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges, and of
+    each run of RUN nodes; its JSON's bytes and items (a diff's graph is at most that much larger than the diff)."""
 
     def __init__(self, graph, graph_json=b""):
         self.size, self.items = len(graph_json), items_in(graph_json)
         self.order = list(graph._node)
         self.position = {node: index for index, node in enumerate(self.order)}
-        self.nodes = signatures(graph._node.values())
-        self.out = signatures(map(graph._adj.__getitem__, self.order))
+        attrs, out = list(graph._node.values()), list(map(graph._adj.__getitem__, self.order))
+        self.nodes, self.out = signatures(attrs), signatures(out)
+        self.node_runs, self.out_runs = run_signatures(attrs), run_signatures(out)
+
+
+def run_signatures(values):
+    return [signature(values[start:start + RUN]) for start in range(0, len(values), RUN)]
+
+
+def signature(value):
+    """marshal bytes of value (version 2: no references, so equal values give equal bytes), or None where
+    marshal refuses it (a numpy value, a subclass...): then it counts as changed."""
+    try:
+        return marshal.dumps(value, 2)
+    except (ValueError, TypeError):
+        return None
 
 
 def signatures(values):
-    """marshal bytes of each value (version 2: no references, so equal values give equal bytes), None where
-    marshal refuses it (a numpy value, a subclass...): that one counts as changed."""
-    values = list(values)
-    try:
-        return list(map(marshal.dumps, values, [2] * len(values)))
-    except (ValueError, TypeError):
-        out = []
-        for value in values:
-            try:
-                out.append(marshal.dumps(value, 2))
-            except (ValueError, TypeError):
-                out.append(None)
-        return out
+    return [signature(value) for value in values]
+
+
+def changed_among(values, at, kept, signed, runs):
+    """Indices below kept whose value's signature differs from the input's (at: each one's input position);
+    a run of RUN input nodes all kept is compared at once."""
+    changed, i = [], 0
+    while i < kept:
+        run = at[i] // RUN
+        end = min((run + 1) * RUN, len(signed))
+        j = bisect.bisect_left(at, end, i, kept)
+        whole_run = at[i] == run * RUN and j - i == end - run * RUN
+        if not whole_run or runs[run] is None or signature(values[i:j]) != runs[run]:
+            changed += [k for k in range(i, j) if signed[at[k]] is None or signature(values[k]) != signed[at[k]]]
+        i = j
+    return changed
 
 
 def graph_diff(graph, base):
@@ -261,17 +283,13 @@ def graph_diff(graph, base):
             last, kept = at, kept + 1
     whole = kept == len(base.order)  # every input node is kept, in its order: the usual case
     at = range(kept) if whole else [base.position[node] for node in order[:kept]]
-    now = signatures(nodes.values())
-    out_now = signatures(map(adj.__getitem__, order))
-    changed = [] if whole and now[:kept] == base.nodes else [
-        i for i in range(kept) if now[i] is None or now[i] != base.nodes[at[i]]]
-    rewired = [] if whole and out_now[:kept] == base.out else [
-        i for i in range(kept) if out_now[i] is None or out_now[i] != base.out[at[i]]]
+    changed = changed_among(list(nodes.values()), at, kept, base.nodes, base.node_runs)
+    rewired = changed_among(list(map(adj.__getitem__, order)), at, kept, base.out, base.out_runs)
     entries = [{**nodes[order[i]], "id": order[i]} for i in changed]
     entries += [{**nodes[node], "id": node} for node in order[kept:]]
     sources = [order[i] for i in rewired]
     edges = [{**data, "source": u, "target": v} for u in sources + order[kept:] for v, data in adj[u].items()]
-    survivors = set(at)
+    survivors = set(() if whole else at)
     removed = [] if whole else [node for i, node in enumerate(base.order) if i not in survivors]
     return {DIFF: 1, "graph": graph.graph, "removed": removed, "out": sources, "nodes": entries, "edges": edges}
 
