@@ -177,31 +177,44 @@ def read(marker: dict[str, Any], base: GraphBase) -> GraphDiff:
         raise _malformed("unexpected keys")
     removed = _base_ids(marker["removed"], base, "removed")
     out = _base_ids(marker["out"], base, "out")
-    gone = set(removed)
     entries, edges = marker["nodes"], marker["edges"]
     if not (isinstance(entries, list) and isinstance(edges, list)):
         raise _malformed("nodes or edges is not a list")
+    gone = set(removed)
     if gone & set(out):
         raise _malformed("a removed node's edges are given")
-    if not all(isinstance(entry, dict) and "id" in entry for entry in entries):
-        raise _malformed("a node entry is not an object with an id")
-    ids = [entry["id"] for entry in entries]
-    replaced = {node for node in ids if _hashable(node) and node in base.nodes and node not in gone}
-    if len(replaced) != sum(1 for node in ids if _hashable(node) and node in replaced):
-        raise _malformed("a node is given twice")
-    new = {node for node in ids if _hashable(node)} - replaced
+    replaced, new, hashable = _node_ids(entries, base, gone)
     rewired = set(out) | new
     if any(u not in gone and u not in rewired for node in gone - new for u in base.into[node]):
         raise _malformed("an input node keeps an edge to a removed node")
-    if len(new) == len(ids) - len(replaced):  # every id hashable: the edges can be checked
-        present = lambda node: _hashable(node) and (node in new or node in base.nodes and node not in gone)  # noqa: E731
-        if not all(isinstance(edge, dict) and "source" in edge and "target" in edge
-                   and _hashable(edge["source"]) and edge["source"] in rewired and present(edge["target"])
-                   for edge in edges):
-            raise _malformed("an edge names a node that is not in the graph, or a source whose edges are kept")
+    if hashable:  # every id hashable (else the graph is refused as node-link JSON would be): check the edges
+        _check_edges(edges, base, gone, rewired, new)
     diff = GraphDiff(base, marker["graph"], removed, out, entries, edges, replaced=replaced)
     _measure(diff)
     return diff
+
+
+def _node_ids(entries: list[Any], base: GraphBase, gone: set[Any]) -> tuple[set[Any], set[Any], bool]:
+    """(ids replacing an input node's entry, new ids, whether every id is hashable)."""
+    if not all(isinstance(entry, dict) and "id" in entry for entry in entries):
+        raise _malformed("a node entry is not an object with an id")
+    ids = [entry["id"] for entry in entries if _hashable(entry["id"])]
+    replaced = {node for node in ids if node in base.nodes and node not in gone}
+    if len(replaced) != sum(1 for node in ids if node in replaced):
+        raise _malformed("a node is given twice")
+    return replaced, set(ids) - replaced, len(ids) == len(entries)
+
+
+def _check_edges(edges: list[Any], base: GraphBase, gone: set[Any], rewired: set[Any], new: set[Any]) -> None:
+    """Every edge is an object from a node whose out-edges are given to a node of the graph."""
+    def present(node: Any) -> bool:
+        return _hashable(node) and (node in new or node in base.nodes and node not in gone)
+
+    for edge in edges:
+        if not (isinstance(edge, dict) and "source" in edge and "target" in edge):
+            raise _malformed("an edge is not an object with a source and a target")
+        if not (_hashable(edge["source"]) and edge["source"] in rewired and present(edge["target"])):
+            raise _malformed("an edge names a node that is not in the graph, or a source whose edges are kept")
 
 
 def _measure(diff: GraphDiff) -> None:

@@ -90,16 +90,23 @@ def _has_diff(value: Any) -> bool:
     return False
 
 
+def _diffs_where_read(value: Any) -> Any:
+    """The value with its GraphDiffs kept where a graph is read (or a graph answer's data, never read), every
+    other one made the node-link JSON it stands for."""
+    if not _has_diff(value):
+        return value
+    kept: tuple[Any, ...] = ()
+    if isinstance(value, dict):
+        slots = (_graph_slot(value), "data" if value.get("type") == "graph" else None)
+        kept = tuple(value[key] for key in slots if key is not None and isinstance(value.get(key), GraphDiff))
+    return _node_link_except(value, kept)
+
+
 def parse_answer(value: Any) -> Answer:
     """The answer a returned value holds. A graph the box returned as changes (GraphDiff) is rebuilt on the
     grader's copy of the topology where a graph is read; anywhere else it is the node-link JSON it stands for
     (a graph answer's data is never read: it stays as it came)."""
-    if _has_diff(value):
-        kept: tuple[Any, ...] = ()
-        if isinstance(value, dict):
-            slots = (_graph_slot(value), "data" if value.get("type") == "graph" else None)
-            kept = tuple(value[key] for key in slots if key is not None and isinstance(value.get(key), GraphDiff))
-        value = _node_link_except(value, kept)
+    value = _diffs_where_read(value)
     if not isinstance(value, dict) or _is_node_link(value):
         raise BadAnswer(_shape_hint(value))
     kind = value.get("type")
