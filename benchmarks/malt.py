@@ -139,7 +139,7 @@ def main() -> int:
     per_answer = {}
     for boxed in (False, True):
         label = "boxed" if boxed else "unboxed"
-        sandbox = runtime.box(graph, boxed=boxed)
+        sandbox = runtime.box(graph, boxed=boxed, diff=True)  # as the environment makes it
         try:
             start_s, _ = timed(lambda: sandbox.run(small_code), 1, f"start-{label}")  # starts the zygote
             for name, code, repeat in (("small", small_code, 4), ("whole", graph_code, 2), ("oracle", oracle_code, 2)):
