@@ -7,8 +7,9 @@ namespace and /proc, a read-only view of only Python's standard library and thos
 (python_view.py), no file of the harness, no environment. As root it keeps uid 0 with only
 CAP_SETUID, CAP_SETGID and CAP_KILL, and drops each forked child to a private uid of its own. The
 answer's code goes in and its result comes out through pipes made here for that answer alone; the
-result is read under a cap and decoded as plain JSON (plain_json.py). Nothing the answer's process
-could touch is trusted: its exit status and bytes are the whole report.
+result is read under a cap and decoded as plain JSON (plain_json.py); a returned DiGraph may come as its
+changes to the input graph, rebuilt on the grader's own copy of it (graph_diff.py). Nothing the answer's
+process could touch is trusted: its exit status and bytes are the whole report.
 """
 
 from __future__ import annotations
@@ -304,7 +305,8 @@ class ForkServer:
                 if self.diff:
                     decoded, kinds = self._with_diffs(value, noted)
                     return RunResult(True, decoded, elapsed_s=elapsed, cpu_s=status["cpu_s"], kinds=kinds)
-                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed, cpu_s=status["cpu_s"],
+                return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
+                                 cpu_s=status["cpu_s"],
                                  kinds=notes(noted, self.output_cap, self.item_cap))
             except Undecodable as problem:
                 return error(str(problem))

@@ -172,7 +172,8 @@ def _base_ids(values: Any, base: GraphBase, what: str) -> list[Any]:
 
 
 def read(marker: dict[str, Any], base: GraphBase) -> GraphDiff:
-    """The diff a marker holds, checked against base, with the size of the JSON it stands for; Undecodable if malformed."""
+    """The diff a marker holds, checked against base, with the size of the JSON it stands for (Undecodable if
+    malformed)."""
     if set(marker) != KEYS or marker[MARKER] != 1:
         raise _malformed("unexpected keys")
     removed = _base_ids(marker["removed"], base, "removed")

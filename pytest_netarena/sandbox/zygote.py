@@ -4,7 +4,8 @@ Run as a script inside the box (`python -I -S zygote.py`; forkserver.py starts i
 by the grader; it depends only on the standard library, networkx and (when the box holds it) numpy.
 Its stdin is a SOCK_SEQPACKET control socket to the grader; every message is one JSON packet:
 
-  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool}  + fd: a pipe carrying the graph
+  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool}
+                    + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
   grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
   grader -> zygote  {"op": "kill"}    (optional, while a child runs: the grader stopped reading)
@@ -24,7 +25,9 @@ memory escapes the address-space limit through shared segments.
 The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
 for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
 a networkx graph), written there in its JSON form; --compat netarena restores them, since
-NetArena compares the Python values themselves. Or `E` + the error.
+NetArena compares the Python values themselves. Or `E` + the error. When the grader asks for diffs
+(init "diff"), a DiGraph in the value is written as its changes to the input graph (graph_diff), read
+against the grader's own copy of that graph (sandbox/graph_diff.py).
 """
 
 import bisect
@@ -213,8 +216,6 @@ def note(notes, path, kind):
 
 #: the key of a graph sent as its changes against the input graph (graph_diff.py reads it)
 DIFF = "graph_diff"
-
-
 #: nodes per signature of a run of nodes: a run unchanged since the start is told by one comparison
 RUN = 64
 
@@ -229,7 +230,7 @@ class Base:
         self.order = list(graph._node)
         self.position = {node: index for index, node in enumerate(self.order)}
         attrs, out = list(graph._node.values()), list(map(graph._adj.__getitem__, self.order))
-        self.nodes, self.out = signatures(attrs), signatures(out)
+        self.nodes, self.out = list(map(signature, attrs)), list(map(signature, out))
         self.node_runs, self.out_runs = run_signatures(attrs), run_signatures(out)
 
 
@@ -244,10 +245,6 @@ def signature(value):
         return marshal.dumps(value, 2)
     except (ValueError, TypeError):
         return None
-
-
-def signatures(values):
-    return [signature(value) for value in values]
 
 
 def changed_among(values, at, kept, signed, runs):
@@ -299,6 +296,10 @@ def items_in(text):
     return text.count(b",") + text.count(b"[") + text.count(b"{")
 
 
+class Whole(Exception):
+    """A graph its changes cannot describe (internals replaced): the value goes as whole graphs."""
+
+
 def result_payload(result, base=None, limits=None):
     """`R` + the value as JSON + a newline + the notes. With a base, a DiGraph goes as its changes against it,
     unless the whole graph's JSON might pass the grader's bounds (limits) where the changes do not: then
@@ -314,16 +315,22 @@ def result_payload(result, base=None, limits=None):
         def default(value):
             if type(value) is nx.DiGraph:
                 if id(value) not in diffs:
-                    diffs[id(value)] = graph_diff(value, base)
+                    try:
+                        diffs[id(value)] = graph_diff(value, base)
+                    except Exception as error:  # noqa: BLE001 - node_link_data says what is wrong (or runs out)
+                        raise Whole from error
                 markers.append(1)
                 return diffs[id(value)]
             return encode(value)
 
         markers = []
-        text = json.dumps(result, default=default, allow_nan=False).encode()
+        try:
+            text = json.dumps(result, default=default, allow_nan=False).encode()
+        except Whole:
+            text, markers = b"", [None]
         size = len(text) + len(markers) * (base.size + 8) + 2 + len(noted)
-        if not markers or (size <= limits["output_bytes"] + 1
-                           and items_in(text) + len(markers) * (base.items + 2) <= limits["output_items"]):
+        if text and (not markers or (size <= limits["output_bytes"] + 1
+                                     and items_in(text) + len(markers) * (base.items + 2) <= limits["output_items"])):
             return b"R" + text + b"\n" + noted
     return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + noted
 

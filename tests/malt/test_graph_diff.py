@@ -253,3 +253,20 @@ def test_an_unchanged_graph_is_sent_as_no_changes_and_whole_near_the_bounds(smal
     assert zygote.result_payload(box_graph, inner, tight)[1:].partition(b"\n")[0] == graph_json
     with pytest.raises(Undecodable, match="names a node twice"):
         graph_diff.read({**value, "removed": [next(iter(box_graph))] * 2}, graph_diff.GraphBase(graph_json))
+
+
+def test_a_graph_whose_internals_were_replaced_goes_whole(small_graph):
+    """Where the diff cannot read the graph (its node dict swapped for another mapping), the whole graph goes,
+    as node_link_data reads it."""
+    graph_json = node_link_json(small_graph)
+    box_graph = nx.node_link_graph(json.loads(graph_json), directed=True, multigraph=False, edges="edges")
+    inner = zygote.Base(box_graph, graph_json)
+    odd = box_graph.copy()
+
+    class Nodes(dict):
+        def values(self):
+            raise RuntimeError("no values here")
+
+    odd._node = Nodes(odd._node)
+    sent = zygote.result_payload({"g": odd}, inner, ROOMY)[1:].partition(b"\n")[0]
+    assert sent == json.dumps({"g": nx.node_link_data(odd, edges="edges")}).encode()

@@ -173,7 +173,8 @@ def diff(expected: Canon, actual: Canon, limit: int = 6) -> list[str]:
     """Readable differences (at most `limit` of each sort); empty when the graphs are equal. Two graphs told
     apart from the same base are compared where either differs from it (elsewhere both equal it)."""
     if expected.base is not None and expected.base is actual.base:
-        nodes, edges = {*expected.touched_nodes, *actual.touched_nodes}, {*expected.touched_edges, *actual.touched_edges}
+        nodes = {*expected.touched_nodes, *actual.touched_nodes}
+        edges = {*expected.touched_edges, *actual.touched_edges}
         expected, actual = _only(expected, nodes, edges), _only(actual, nodes, edges)
     if expected.nodes == actual.nodes and expected.edges == actual.edges:
         return []  # the common case, decided at C speed
