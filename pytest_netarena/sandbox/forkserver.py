@@ -7,8 +7,9 @@ namespace and /proc, a read-only view of only Python's standard library and thos
 (python_view.py), no file of the harness, no environment. As root it keeps uid 0 with only
 CAP_SETUID, CAP_SETGID and CAP_KILL, and drops each forked child to a private uid of its own. The
 answer's code goes in and its result comes out through pipes made here for that answer alone; the
-result is read under a cap and decoded as plain JSON (plain_json.py). Nothing the answer's process
-could touch is trusted: its exit status and bytes are the whole report.
+result is read under a cap and decoded as plain JSON (plain_json.py); a returned DiGraph may come as its
+changes to the input graph, rebuilt on the grader's own copy of it (graph_diff.py). Nothing the answer's
+process could touch is trusted: its exit status and bytes are the whole report.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import Any
 
 from ..core.errors import InfraError
 from . import box, views
-from .plain_json import Undecodable, notes, plain
+from . import graph_diff
+from .plain_json import MAX_DEPTH, Undecodable, nested_too_deep, notes, over_items, plain, too_deep
 from .python_view import LIBRARIES, PREFIX, package_folder, python_view
 from .support import support
 
@@ -81,6 +83,7 @@ class RunResult:
     value: Any = None
     error: str = ""
     elapsed_s: float = 0.0
+    cpu_s: float = 0.0  #: CPU time of the answer's process (its code, and writing its result)
     kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
 
 
@@ -92,7 +95,7 @@ class ForkServer:
     """One boxed zygote per environment; `run(code)` is safe to call repeatedly, even after crashes."""
 
     def __init__(self, holds: BoxHolds, graph_json: bytes, limits: ChildLimits = ChildLimits(),
-                 boxed: bool = True) -> None:
+                 boxed: bool = True, diff: bool = False) -> None:
         self.holds = holds
         self.name = f"the {holds.label} box"
         self.graph_json = graph_json
@@ -101,6 +104,9 @@ class ForkServer:
         self.output_cap = limits.output_bytes or 3 * len(graph_json) + (4 << 20)
         items = graph_json.count(b",") + graph_json.count(b"[") + graph_json.count(b"{")
         self.item_cap = 3 * items + 200_000
+        #: DiGraphs come back as changes to graph_json (graph_diff.py): the value then holds GraphDiff objects
+        self.diff = diff
+        self._base: graph_diff.GraphBase | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
@@ -146,7 +152,7 @@ class ForkServer:
         graph_r, graph_w = os.pipe()
         pipe = os.fdopen(graph_w, "wb")
         try:
-            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else []}
+            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else [], "diff": self.diff}
             socket.send_fds(ours, [json.dumps(init).encode()], [graph_r])
             os.close(graph_r)
             graph_r = -1
@@ -213,7 +219,8 @@ class ForkServer:
                 fcntl.fcntl(fd, F_SETPIPE_SZ, MAX_CODE)
             except OSError:
                 pass
-        message = {"op": "run", "uid": uid, "isolate": self.boxed, "limits": {**asdict(limits), "output_bytes": self.output_cap}}
+        message = {"op": "run", "uid": uid, "isolate": self.boxed,
+                   "limits": {**asdict(limits), "output_bytes": self.output_cap, "output_items": self.item_cap}}
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], [code_r, result_w])
         except OSError as error:
@@ -285,7 +292,7 @@ class ForkServer:
                              f"(exit status {status['exit']}, signal {status['signal']})")
 
         def error(text: str) -> RunResult:
-            return RunResult(False, error=text, elapsed_s=elapsed)
+            return RunResult(False, error=text, elapsed_s=elapsed, cpu_s=status["cpu_s"])
 
         if over:
             return error(f"output larger than the limit of {self.output_cap} bytes")
@@ -295,7 +302,11 @@ class ForkServer:
         if tag == b"R" and status["exit"] == 0:
             value, _, noted = body.partition(b"\n")  # JSON text holds no raw newline
             try:
+                if self.diff:
+                    decoded, kinds = self._with_diffs(value, noted)
+                    return RunResult(True, decoded, elapsed_s=elapsed, cpu_s=status["cpu_s"], kinds=kinds)
                 return RunResult(True, plain(value, self.output_cap, self.item_cap), elapsed_s=elapsed,
+                                 cpu_s=status["cpu_s"],
                                  kinds=notes(noted, self.output_cap, self.item_cap))
             except Undecodable as problem:
                 return error(str(problem))
@@ -307,6 +318,47 @@ class ForkServer:
         if sig is not None:
             return error(f"the code was killed by signal {signal.Signals(sig).name}")
         return error(f"the code ended the process (exit status {code}) without returning a result")
+
+    def _with_diffs(self, data: bytes, noted: bytes) -> tuple[Any, tuple[tuple[tuple[str | int, ...], str], ...]]:
+        """(value, kinds) of a result whose DiGraphs came as changes: each is read against the grader's own
+        copy of the input graph into a GraphDiff, and the value is bounded as the JSON of the whole graphs
+        would have been (same limits, same messages)."""
+        cap, item_cap = self.output_cap, self.item_cap
+        value = plain(data, cap, item_cap, check_depth=False)
+        kinds = notes(noted, cap, item_cap)
+        deep = nested_too_deep(data, value, MAX_DEPTH)
+        size, count, deepest = len(data), data.count(b",") + data.count(b"[") + data.count(b"{"), 0
+        root = [value]
+        for path, kind in kinds:
+            parent, key = root, 0
+            try:
+                for step in path:
+                    parent, key = parent[key], step
+                marker = parent[key]
+            except (LookupError, TypeError):
+                continue
+            if kind != "networkx.DiGraph" or not isinstance(marker, dict) or graph_diff.MARKER not in marker:
+                continue
+            text = json.dumps(marker)
+            found = graph_diff.read(marker, self.base)
+            size += found.size - len(text)
+            count += found.items - graph_diff.items(text)
+            deepest = max(deepest, len(path) + 2 + found.kept_depth if found.kept_depth else 0)
+            parent[key] = found
+        if 2 + size + len(noted) > cap + 1:
+            raise Undecodable(f"output larger than the limit of {cap} bytes")
+        if count > item_cap:
+            raise Undecodable(over_items(item_cap))
+        if deep or deepest > MAX_DEPTH:
+            raise Undecodable(too_deep(MAX_DEPTH))
+        return root[0], kinds
+
+    @property
+    def base(self) -> graph_diff.GraphBase:
+        """The input graph as the grader reads diffs against it (decoded once, from the bytes it sends)."""
+        if self._base is None:
+            self._base = graph_diff.GraphBase(self.graph_json)
+        return self._base
 
     # -- stopping ---------------------------------------------------------------------------------
     def close(self) -> None:

@@ -12,6 +12,10 @@ import json
 from typing import Any
 
 
+#: how deep a returned value may nest
+MAX_DEPTH = 40
+
+
 class Undecodable(ValueError):
     """The bytes are not a plain JSON value within the caps (an agent error; the message says why)."""
 
@@ -20,26 +24,35 @@ def _no_constant(name: str) -> Any:
     raise Undecodable(f"{name} is not a JSON number (return finite numbers)")
 
 
-def plain(data: bytes, max_bytes: int, max_items: int, max_depth: int = 40) -> Any:
+def over_items(max_items: int) -> str:
+    return f"the return value holds over {max_items} items (lists, objects and their elements)"
+
+
+def too_deep(max_depth: int) -> str:
+    return f"the return value is nested deeper than {max_depth} levels"
+
+
+def plain(data: bytes, max_bytes: int, max_items: int, max_depth: int = MAX_DEPTH, check_depth: bool = True) -> Any:
+    """The value; check_depth False leaves the depth of valid JSON to the caller (nested_too_deep)."""
     if len(data) > max_bytes:
         raise Undecodable(f"the return value is {len(data)} bytes of JSON, over the limit of {max_bytes}")
     items = data.count(b",") + data.count(b"[") + data.count(b"{")  # >= the containers and their elements
     if items > max_items:
-        raise Undecodable(f"the return value holds over {max_items} items (lists, objects and their elements)")
+        raise Undecodable(over_items(max_items))
     try:
         value = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except Undecodable:
         raise
     except RecursionError as error:
-        raise Undecodable(f"the return value is nested deeper than {max_depth} levels") from error
+        raise Undecodable(too_deep(max_depth)) from error
     except (ValueError, UnicodeDecodeError) as error:
         raise Undecodable(f"the return value is not valid JSON: {str(error)[:200]}") from error
-    if _too_deep(data, value, max_depth):
-        raise Undecodable(f"the return value is nested deeper than {max_depth} levels")
+    if check_depth and nested_too_deep(data, value, max_depth):
+        raise Undecodable(too_deep(max_depth))
     return value
 
 
-def _too_deep(data: bytes, value: Any, max_depth: int) -> bool:
+def nested_too_deep(data: bytes, value: Any, max_depth: int) -> bool:
     """Whether valid JSON text nests deeper than max_depth, read off its brackets at C speed (a graph's
     text: 3 ms, where walking the decoded value takes 30); text with a backslash, where a quote may be
     escaped, has its decoded value walked."""

@@ -4,7 +4,8 @@ Run as a script inside the box (`python -I -S zygote.py`; forkserver.py starts i
 by the grader; it depends only on the standard library, networkx and (when the box holds it) numpy.
 Its stdin is a SOCK_SEQPACKET control socket to the grader; every message is one JSON packet:
 
-  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...]}  + fd: a pipe carrying the graph
+  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool}
+                    + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
   grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
   grader -> zygote  {"op": "kill"}    (optional, while a child runs: the grader stopped reading)
@@ -24,14 +25,18 @@ memory escapes the address-space limit through shared segments.
 The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
 for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
 a networkx graph), written there in its JSON form; --compat netarena restores them, since
-NetArena compares the Python values themselves. Or `E` + the error.
+NetArena compares the Python values themselves. Or `E` + the error. When the grader asks for diffs
+(init "diff"), a DiGraph in the value is written as its changes to the input graph (graph_diff), read
+against the grader's own copy of that graph (sandbox/graph_diff.py).
 """
 
+import bisect
 import builtins
 import copy
 import ctypes
 import gc
 import json
+import marshal
 import math
 import os
 import resource
@@ -209,10 +214,125 @@ def note(notes, path, kind):
         notes.append([list(path), kind])
 
 
-def result_payload(result):
+#: the key of a graph sent as its changes against the input graph (graph_diff.py reads it)
+DIFF = "graph_diff"
+#: nodes per signature of a run of nodes: a run unchanged since the start is told by one comparison
+RUN = 64
+
+
+class Base:
+    """The input graph as the zygote built it, taken before any answer runs: its node order and a strict
+    signature (marshal: exact types, unlike ==) of each node's attributes and of each node's out-edges, and of
+    each run of RUN nodes; its JSON's bytes and items (a diff's graph is at most that much larger than the diff)."""
+
+    def __init__(self, graph, graph_json=b""):
+        self.size, self.items = len(graph_json), items_in(graph_json)
+        self.order = list(graph._node)
+        self.position = {node: index for index, node in enumerate(self.order)}
+        attrs, out = list(graph._node.values()), list(map(graph._adj.__getitem__, self.order))
+        self.nodes, self.out = list(map(signature, attrs)), list(map(signature, out))
+        self.node_runs, self.out_runs = run_signatures(attrs), run_signatures(out)
+
+
+def run_signatures(values):
+    return [signature(values[start:start + RUN]) for start in range(0, len(values), RUN)]
+
+
+def signature(value):
+    """marshal bytes of value (version 2: no references, so equal values give equal bytes), or None where
+    marshal refuses it (a numpy value, a subclass...): then it counts as changed."""
+    try:
+        return marshal.dumps(value, 2)
+    except (ValueError, TypeError):
+        return None
+
+
+def changed_among(values, at, kept, signed, runs):
+    """Indices below kept whose value's signature differs from the input's (at: each one's input position);
+    a run of RUN input nodes all kept is compared at once."""
+    changed, i = [], 0
+    while i < kept:
+        run = at[i] // RUN
+        end = min((run + 1) * RUN, len(signed))
+        j = bisect.bisect_left(at, end, i, kept)
+        whole_run = at[i] == run * RUN and j - i == end - run * RUN
+        if not whole_run or runs[run] is None or signature(values[i:j]) != runs[run]:
+            changed += [k for k in range(i, j) if signed[at[k]] is None or signature(values[k]) != signed[at[k]]]
+        i = j
+    return changed
+
+
+def graph_diff(graph, base):
+    """A DiGraph as its changes against the input graph, in node-link terms: node-link's JSON of the graph
+    is the input's, less the `removed` nodes, with the `nodes` entries replacing (same id) or following
+    (new id) the input's, and the out-edges of the `out` nodes and of every new node given in `edges`.
+    What is not named is the input's, byte for byte (marshal signatures); the answer's own graph is read,
+    as nx.node_link_data reads it, so a value JSON refuses fails here as there."""
+    nodes, adj = graph._node, graph._adj
+    order = list(nodes)
+    kept = len(order)
+    if order != base.order:  # the longest start of the order that is the input's order, less some nodes
+        last, kept = -1, 0
+        for node in order:
+            at = base.position.get(node)
+            if at is None or at <= last:
+                break
+            last, kept = at, kept + 1
+    whole = kept == len(base.order)  # every input node is kept, in its order: the usual case
+    at = range(kept) if whole else [base.position[node] for node in order[:kept]]
+    changed = changed_among(list(nodes.values()), at, kept, base.nodes, base.node_runs)
+    rewired = changed_among(list(map(adj.__getitem__, order)), at, kept, base.out, base.out_runs)
+    entries = [{**nodes[order[i]], "id": order[i]} for i in changed]
+    entries += [{**nodes[node], "id": node} for node in order[kept:]]
+    sources = [order[i] for i in rewired]
+    edges = [{**data, "source": u, "target": v} for u in sources + order[kept:] for v, data in adj[u].items()]
+    survivors = set(() if whole else at)
+    removed = [] if whole else [node for i, node in enumerate(base.order) if i not in survivors]
+    return {DIFF: 1, "graph": graph.graph, "removed": removed, "out": sources, "nodes": entries, "edges": edges}
+
+
+def items_in(text):
+    """What the grader counts as items (plain_json): commas and opening brackets."""
+    return text.count(b",") + text.count(b"[") + text.count(b"{")
+
+
+class Whole(Exception):
+    """A graph its changes cannot describe (internals replaced): the value goes as whole graphs."""
+
+
+def result_payload(result, base=None, limits=None):
+    """`R` + the value as JSON + a newline + the notes. With a base, a DiGraph goes as its changes against it,
+    unless the whole graph's JSON might pass the grader's bounds (limits) where the changes do not: then
+    whole, so every bound the grader applies gives the verdict the whole graph's JSON gets."""
     notes = []
     scan(result, [], notes)
-    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + json.dumps(notes).encode()
+    noted = json.dumps(notes).encode()
+    if base is not None and limits and "output_items" in limits and len(notes) < MAX_NOTES:
+        import networkx as nx
+
+        diffs = {}
+
+        def default(value):
+            if type(value) is nx.DiGraph:
+                if id(value) not in diffs:
+                    try:
+                        diffs[id(value)] = graph_diff(value, base)
+                    except Exception as error:  # noqa: BLE001 - node_link_data says what is wrong (or runs out)
+                        raise Whole from error
+                markers.append(1)
+                return diffs[id(value)]
+            return encode(value)
+
+        markers = []
+        try:
+            text = json.dumps(result, default=default, allow_nan=False).encode()
+        except Whole:
+            text, markers = b"", [None]
+        size = len(text) + len(markers) * (base.size + 8) + 2 + len(noted)
+        if text and (not markers or (size <= limits["output_bytes"] + 1
+                                     and items_in(text) + len(markers) * (base.items + 2) <= limits["output_items"])):
+            return b"R" + text + b"\n" + noted
+    return b"R" + json.dumps(result, default=encode, allow_nan=False).encode() + b"\n" + noted
 
 
 def describe(error, code_name):
@@ -226,7 +346,7 @@ def describe(error, code_name):
     return text + where
 
 
-def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
+def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph, base):
     """Runs in the forked child; never returns. One byte on sealed_fd says the child is sealed (its
     limits, uid and namespaces in place) before any of the answer's code is read."""
     try:
@@ -259,7 +379,7 @@ def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
             hint = f"; it defines {', '.join(defined[:5])}" if defined else ""
             raise NameError(f"the code does not define process_graph(graph_data){hint}")
         result = function(graph)
-        payload = result_payload(result)
+        payload = result_payload(result, base, limits)
     except MemoryError:
         payload = b"EMemoryError: the code used more memory than allowed"
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all agent errors
@@ -274,7 +394,7 @@ def child(code_fd, result_fd, sealed_fd, uid, limits, isolate, graph):
     os._exit(0)
 
 
-def run_one(control, message, fds, graph):
+def run_one(control, message, fds, graph, base):
     code_fd, result_fd = fds
     limits = message["limits"]
     started = time.perf_counter()
@@ -282,7 +402,7 @@ def run_one(control, message, fds, graph):
     pid = os.fork()
     if pid == 0:
         os.close(sealed_r)
-        child(code_fd, result_fd, sealed_w, message.get("uid"), limits, message.get("isolate", True), graph)
+        child(code_fd, result_fd, sealed_w, message.get("uid"), limits, message.get("isolate", True), graph, base)
     os.close(code_fd)
     os.close(result_fd)
     os.close(sealed_w)
@@ -353,9 +473,10 @@ def main():
     except ImportError:
         pass
     with os.fdopen(fds[0], "rb") as source:
-        graph_data = json.loads(source.read())
-    graph = nx.node_link_graph(graph_data, directed=True, multigraph=False, edges="edges")
-    del graph_data
+        graph_json = source.read()
+    graph = nx.node_link_graph(json.loads(graph_json), directed=True, multigraph=False, edges="edges")
+    base = Base(graph, graph_json) if init.get("diff") else None
+    del graph_json
     close_writable(init.get("chmod", ()))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     gc.collect()
@@ -370,7 +491,7 @@ def main():
             for fd in fds:
                 os.close(fd)
             continue
-        control.send(json.dumps(run_one(control, message, fds, graph)).encode())
+        control.send(json.dumps(run_one(control, message, fds, graph, base)).encode())
 
 
 if __name__ == "__main__":

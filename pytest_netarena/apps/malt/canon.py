@@ -18,6 +18,8 @@ from .schema import CAPACITY
 if TYPE_CHECKING:
     import networkx as nx
 
+    from ...sandbox.graph_diff import GraphBase, GraphDiff
+
 REL_TOL = 1e-9
 
 
@@ -29,6 +31,11 @@ class BadGraph(ValueError):
 class Canon:
     nodes: dict[Any, dict[str, Any]]
     edges: dict[tuple[Any, Any], dict[str, Any]]
+    #: set for a graph told apart from the grader's copy of the topology (a GraphBase): that copy, and the
+    #: nodes and edges that may differ from it (all others are equal to it); diff() then compares only those
+    base: GraphBase | None = None
+    touched_nodes: frozenset[Any] | set[Any] = frozenset()
+    touched_edges: frozenset[tuple[Any, Any]] | set[tuple[Any, Any]] = frozenset()
 
 
 def kinds_of(value: Any) -> tuple[str, ...]:
@@ -70,6 +77,33 @@ def from_node_link(data: Any) -> Canon:
     for end in {end for edge in edges for end in edge} - nodes.keys():
         nodes[end] = {}  # networkx adds edge ends as nodes too
     return Canon(nodes, edges)
+
+
+def from_diff(changes: GraphDiff) -> Canon:
+    """A graph returned as changes to the topology, rebuilt on the grader's copy of it (what from_node_link
+    makes of the node-link JSON it stands for, without building that JSON; built when an id is not hashable)."""
+    try:
+        nodes, edges, touched_nodes, touched_edges = changes.apply()
+    except TypeError:
+        return from_node_link(changes.node_link())
+    return Canon(nodes, edges, changes.base, touched_nodes, touched_edges)
+
+
+_ABSENT = object()
+
+
+def relative(graph: Canon, base: GraphBase) -> Canon:
+    """The graph, told apart from base: the nodes and edges where the two differ (present in one only, or unequal)."""
+    nodes = {n for n, attrs in graph.nodes.items() if base.nodes.get(n, _ABSENT) != attrs}
+    edges = {e for e, attrs in graph.edges.items() if base.edges.get(e, _ABSENT) != attrs}
+    nodes.update(base.nodes.keys() - graph.nodes.keys())
+    edges.update(base.edges.keys() - graph.edges.keys())
+    return Canon(graph.nodes, graph.edges, base, nodes, edges)
+
+
+def _only(graph: Canon, nodes: set[Any], edges: set[tuple[Any, Any]]) -> Canon:
+    return Canon({n: graph.nodes[n] for n in nodes if n in graph.nodes},
+                 {e: graph.edges[e] for e in edges if e in graph.edges})
 
 
 def finite(x: Any) -> bool:
@@ -136,7 +170,12 @@ def _changed(expected: dict[Any, dict[str, Any]], actual: dict[Any, dict[str, An
 
 
 def diff(expected: Canon, actual: Canon, limit: int = 6) -> list[str]:
-    """Readable differences (at most `limit` of each sort); empty when the graphs are equal."""
+    """Readable differences (at most `limit` of each sort); empty when the graphs are equal. Two graphs told
+    apart from the same base are compared where either differs from it (elsewhere both equal it)."""
+    if expected.base is not None and expected.base is actual.base:
+        nodes = {*expected.touched_nodes, *actual.touched_nodes}
+        edges = {*expected.touched_edges, *actual.touched_edges}
+        expected, actual = _only(expected, nodes, edges), _only(actual, nodes, edges)
     if expected.nodes == actual.nodes and expected.edges == actual.edges:
         return []  # the common case, decided at C speed
     problems: list[str] = []

@@ -38,6 +38,9 @@ class MaltEnvironment(Environment):
 
     #: room for corrections: a refused reply or a failing program leaves two more tries
     default_max_steps = 3
+    #: a returned DiGraph comes back from the box as its changes to the topology, and is judged where it
+    #: differs from the grader's own copy (sandbox/graph_diff.py); NetArena's rules read the whole value
+    graph_diffs = True
 
     def __init__(self, graph: nx.DiGraph, limits: ChildLimits | None = None, boxed: bool = True,
                  last_wins: bool = False) -> None:
@@ -54,14 +57,18 @@ class MaltEnvironment(Environment):
     @property
     def sandbox(self) -> ForkServer:
         if self._sandbox is None:
-            self._sandbox = runtime.box(self.graph, self.limits, boxed=self.boxed)
+            self._sandbox = runtime.box(self.graph, self.limits, boxed=self.boxed, diff=self.graph_diffs)
         return self._sandbox
 
     @property
     def base(self) -> canon.Canon:
         if self._base is None:
-            self._base = canon.from_networkx(self.graph)
+            self._base = self._relative(canon.from_networkx(self.graph))
         return self._base
+
+    def _relative(self, graph: canon.Canon) -> canon.Canon:
+        """The graph told apart from the grader's copy of what the box holds, when answers come as changes to it."""
+        return canon.relative(graph, self.sandbox.base) if self.graph_diffs else graph
 
     #: the rules a query's params must be drawn under ("" ours, core.app.NETARENA NetArena's)
     rules = ""
@@ -73,7 +80,7 @@ class MaltEnvironment(Environment):
             graph, changed = self._begin(query, run_program)
         else:
             graph, changed = self._begin(query, ops.run_program)
-        self.expected_graph = canon.from_networkx(graph) if changed else None
+        self.expected_graph = self._relative(canon.from_networkx(graph)) if changed else None
         return f"Question: {query.params['question']}\n\n{ANSWER_FORM}"
 
     def _begin(self, query: Query, run_program: Any) -> tuple[Any, bool]:

@@ -15,6 +15,7 @@ THREADS_ENV = (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("MKL_NU
 HOLDS = BoxHolds(packages=("networkx", "numpy"), env=THREADS_ENV, hostname="malt", label="MALT")
 
 
-def box(graph: nx.DiGraph, limits: ChildLimits = ChildLimits(), boxed: bool = True) -> ForkServer:
-    """The fork server that runs this topology's answers (started on its first answer)."""
-    return ForkServer(HOLDS, node_link_json(graph), limits, boxed=boxed)
+def box(graph: nx.DiGraph, limits: ChildLimits = ChildLimits(), boxed: bool = True, diff: bool = False) -> ForkServer:
+    """The fork server that runs this topology's answers (started on its first answer); with diff, a returned
+    DiGraph comes back as its changes to the topology (sandbox/graph_diff.py)."""
+    return ForkServer(HOLDS, node_link_json(graph), limits, boxed=boxed, diff=diff)

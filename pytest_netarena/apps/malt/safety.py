@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from . import schema as s
 from .canon import Canon, finite
@@ -22,15 +23,29 @@ MAX_LISTED = 5
 
 
 def check(graph: Canon) -> list[str]:
+    """The graph's violations. A graph told apart from a base (the grader's copy of the topology) that has none
+    is checked only where a violation can be: its changed nodes and edges and their neighbours, in graph order,
+    which gives the same list as checking it all."""
     found: dict[str, list[str]] = defaultdict(list)  # what is wrong -> where, in the order first found
-    kinds_of = _check_nodes(graph, found)
-    linked, has_port, in_switch = _check_edges(graph, kinds_of, found)
-    for node, kinds in kinds_of.items():
+    near = _near_changes(graph) if graph.base is not None and _clean(graph.base) else None
+    if near is None:
+        kinds_of = _check_nodes(graph.nodes.items(), found)
+        linked, has_port, in_switch = _check_edges(graph.edges, lambda node: kinds_of.get(node, _NONE), found)
+        settled = kinds_of.items()
+    else:
+        nodes, edges, affected, changed_at = near
+        kinds_of = _check_nodes(((node, graph.nodes[node]) for node in nodes), found)
+        kinds = _kinds_with(graph, kinds_of)
+        _check_edges({edge: graph.edges[edge] for edge in edges}, kinds, found)
+        incident = {edge: graph.edges[edge] for node in affected for edge in _incident(graph, node, changed_at)}
+        linked, has_port, in_switch = _check_edges(incident, kinds, defaultdict(list))
+        settled = ((node, kinds(node)) for node in affected)
+    for node, node_kinds in settled:
         if node not in linked:
             found["isolated nodes"].append(node)
-        if _SWITCH in kinds and node not in has_port:
+        if _SWITCH in node_kinds and node not in has_port:
             found["packet switches without a port"].append(node)
-        if _PORT in kinds and node not in in_switch:
+        if _PORT in node_kinds and node not in in_switch:
             found["ports not contained in a packet switch"].append(node)
     violations = []
     for what, items in found.items():
@@ -40,11 +55,54 @@ def check(graph: Canon) -> list[str]:
     return violations
 
 
-def _check_nodes(graph: Canon, found: dict[str, list[str]]) -> dict[object, frozenset[str]]:
+_CLEAN: WeakKeyDictionary[Any, bool] = WeakKeyDictionary()
+
+
+def _clean(base: Any) -> bool:
+    """Whether the base graph (a GraphBase) has no violation (checked once per base)."""
+    if base not in _CLEAN:
+        _CLEAN[base] = not check(Canon(base.nodes, base.edges))
+    return _CLEAN[base]
+
+
+def _incident(graph: Canon, node: Any, changed_at: dict[Any, list[tuple[Any, Any]]]) -> list[tuple[Any, Any]]:
+    """The graph's edges at node: the base's there and the changed ones (changed_at), those the graph has."""
+    base = graph.base
+    edges = [key for key, _ in base.out.get(node, ())] + [(u, node) for u in base.into.get(node, ())]
+    return [edge for edge in dict.fromkeys(edges + changed_at.get(node, [])) if edge in graph.edges]
+
+
+def _near_changes(graph: Canon) -> tuple[list[Any], list[tuple[Any, Any]], list[Any], dict[Any, list[tuple[Any, Any]]]]:
+    """(changed nodes, edges to check: changed ones and those at changed nodes, nodes whose links may have
+    changed: changed nodes, the ends of changed edges and their neighbours), each in graph order; and the
+    changed edges at each node."""
+    changed_at: dict[Any, list[tuple[Any, Any]]] = defaultdict(list)
+    for edge in graph.touched_edges:
+        changed_at[edge[0]].append(edge)
+        changed_at[edge[1]].append(edge)
+    changed = {node for node in graph.touched_nodes if node in graph.nodes}
+    at_changed = {edge for node in changed for edge in _incident(graph, node, changed_at)}
+    edges = {edge for edge in graph.touched_edges if edge in graph.edges} | at_changed
+    affected = changed | changed_at.keys() | {end for edge in at_changed for end in edge}
+    return ([node for node in graph.nodes if node in changed], [edge for edge in graph.edges if edge in edges],
+            [node for node in graph.nodes if node in affected], changed_at)
+
+
+def _kinds_with(graph: Canon, kinds_of: dict[object, frozenset[str]]) -> Any:
+    """A node's valid kinds: those the node check found, else read off its attributes (an unchanged node of a
+    base without violations: nothing to report)."""
+    def kinds(node: Any) -> frozenset[str]:
+        if node not in kinds_of:
+            kinds_of[node] = _valid_kinds(graph.nodes[node].get("type"), node, defaultdict(list))
+        return kinds_of[node]
+    return kinds
+
+
+def _check_nodes(nodes: Any, found: dict[str, list[str]]) -> dict[object, frozenset[str]]:
     """Each node's valid kinds; its type, name and (a port's) capacity checked on the way."""
     kinds_cache: dict[Any, frozenset[str]] = {}
     kinds_of: dict[object, frozenset[str]] = {}
-    for node, attrs in graph.nodes.items():
+    for node, attrs in nodes:
         raw = attrs.get("type")
         key = tuple(raw) if isinstance(raw, list) else raw
         try:
@@ -70,18 +128,18 @@ def _check_capacity(node: object, capacity: Any, found: dict[str, list[str]]) ->
         found[f"ports with {s.CAPACITY} <= 0 or not finite"].append(f"{node} ({cut(capacity)})")
 
 
-def _check_edges(graph: Canon, kinds_of: dict[object, frozenset[str]],
+def _check_edges(edges: dict[tuple[Any, Any], dict[str, Any]], kinds: Any,
                  found: dict[str, list[str]]) -> tuple[set[object], set[object], set[object]]:
-    """Edge kinds and what each may join; returns (nodes with an edge, switches holding a port, ports in a switch)."""
+    """Edge kinds and what each may join (kinds(node): its valid kinds); returns (nodes with an edge, switches
+    holding a port, ports in a switch)."""
     linked: set[object] = set()
     has_port: set[object] = set()
     in_switch: set[object] = set()
-    empty: frozenset[str] = frozenset()
-    for (u, v), attrs in graph.edges.items():
+    for (u, v), attrs in edges.items():
         kind = attrs.get("type")
         if isinstance(kind, list) and len(kind) == 1:
             kind = kind[0]
-        a, z = kinds_of.get(u, empty), kinds_of.get(v, empty)
+        a, z = kinds(u), kinds(v)
         if u != v:
             linked.add(u)
             linked.add(v)
@@ -100,6 +158,7 @@ def _check_edges(graph: Canon, kinds_of: dict[object, frozenset[str]],
 
 
 _PORT, _SWITCH = s.PORT, s.PACKET_SWITCH
+_NONE: frozenset[str] = frozenset()
 _KINDS = frozenset(s.ENTITY_KINDS)
 
 

@@ -32,6 +32,7 @@ class NetArenaMaltEnvironment(MaltEnvironment):
 
     rules = NETARENA
     default_max_steps = 1  #: NetArena's single answer
+    graph_diffs = False  #: NetArena judges the Python values returned: graphs come back whole
 
     def tools(self) -> tuple[Tool, ...]:
         return ()  # NetArena's text protocol: no tools are offered
