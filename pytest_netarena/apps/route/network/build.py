@@ -62,8 +62,9 @@ class Network:
         self.pids: dict[str, int] = {}  #: the router's and the hosts' shells (what the agent's commands enter)
 
     def start(self) -> None:
-        """Start every node's Mininet shell (its own network namespace) at once, then wire and address the network
-        with one `ip -batch` per namespace: a few processes in all, not a shell round trip per setting."""
+        """Start every node's Mininet shell (its own network namespace) at once, then wire the network with one
+        `ip -batch` in the fabric and configure each node by netlink: one process in all, not a shell round trip per
+        setting."""
         from .mininet_import import import_mininet
 
         import_mininet()
@@ -79,8 +80,9 @@ class Network:
         # there, so these are set before its first link; and frames crossing a bridge skip netfilter (these keys are
         # the fabric's own since Linux 5.3; where they are not, they do not exist here and nothing changes)
         write_sysctls(self.fabric.pid, FABRIC_SYSCTLS, optional=BRIDGE_NETFILTER_OFF)
-        run_batches({self.fabric.pid: fabric_batch(topo, self.pids)})
-        run_batches({self.pids[name]: node_batch(topo, name) for name in topo.nodes})
+        run_batch(self.fabric.pid, fabric_batch(topo, self.pids))
+        for name in topo.nodes:
+            configure_node(self.pids[name], topo, name)
         write_sysctls(self.pids[topo.router], {"net.ipv4.ip_forward": "1"})
         self._wait_for_fabric()
 
@@ -164,41 +166,39 @@ def fabric_batch(topo: Topology, pids: dict[str, int]) -> list[str]:
     return lines
 
 
-def node_batch(topo: Topology, node: str) -> list[str]:
-    """`ip -batch` lines for a node, what Mininet's config does: loopback up, each interface's address (with its
-    broadcast, as ifconfig sets it) and up, a host's default route via its subnet's gateway."""
-    lines = ["link set lo up"]
-    if node == topo.router:
-        for k in range(1, topo.subnets + 1):
-            lines += [f"addr add {topo.gateway(k)}/24 brd + dev {topo.router_intf(k)}",
-                      f"link set {topo.router_intf(k)} up"]
-        return lines
-    k = topo.subnet_of(node)
-    intf = topo.intf(node)
-    return lines + [f"addr add {topo.address[node]}/24 brd + dev {intf}", f"link set {intf} up",
-                    f"route add default via {topo.gateway(k)}"]
+def configure_node(pid: int, topo: Topology, node: str) -> None:
+    """What Mininet's config does to a node, by netlink from inside its namespace: loopback up, each interface's
+    address (with the broadcast address ifconfig sets) and up, a host's default route via its subnet's gateway."""
+    from .netlink import Netlink
 
-
-def run_batches(batches: dict[int, list[str]], timeout_s: float = 10.0) -> None:
-    """Run each `ip -batch -` in the namespaces of its pid's process, all at once; RuntimeError naming the first
-    that failed."""
-    running = {}
+    sock = Netlink(pid)
     try:
-        for pid, lines in batches.items():
-            running[pid] = subprocess.Popen(["mnexec", "-a", str(pid), "ip", "-batch", "-"], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=COMMAND_ENV)
-        failed = []
-        for pid, process in running.items():
-            output, _ = process.communicate("\n".join(batches[pid]).encode() + b"\n", timeout=timeout_s)
-            if process.returncode:
-                failed.append(f"ip -batch in process {pid}'s namespace: {output.decode(errors='replace').strip()}")
-        if failed:
-            raise RuntimeError(failed[0])
+        index = {link.name: link.index for link in sock.links()}
+        sock.set_up(index["lo"])
+        if node == topo.router:
+            addresses = [(topo.router_intf(k), topo.gateway(k)) for k in range(1, topo.subnets + 1)]
+        else:
+            addresses = [(topo.intf(node), topo.address[node])]
+        for intf, address in addresses:
+            sock.add_address(index[intf], address, 24)
+            sock.set_up(index[intf])
+        if node != topo.router:
+            sock.add_default_route(topo.gateway(topo.subnet_of(node)))
+    except (OSError, KeyError) as error:
+        raise RuntimeError(f"cannot configure {node}: {error!r}") from error
     finally:
-        for process in running.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        sock.close()
+
+
+def run_batch(pid: int, lines: list[str], timeout_s: float = 10.0) -> None:
+    """`ip -batch -` in the namespaces of process pid; RuntimeError with ip's message when a line fails."""
+    try:
+        result = subprocess.run(["mnexec", "-a", str(pid), "ip", "-batch", "-"], input="\n".join(lines) + "\n",
+                                capture_output=True, text=True, env=COMMAND_ENV, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise RuntimeError(f"ip -batch in process {pid}'s namespace did not finish in {timeout_s:g} s") from error
+    if result.returncode:
+        raise RuntimeError(f"ip -batch in process {pid}'s namespace: {(result.stderr + result.stdout).strip()}")
 
 
 def write_sysctls(pid: int, values: dict[str, str], optional: dict[str, str] | None = None) -> None:
