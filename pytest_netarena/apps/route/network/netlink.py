@@ -1,5 +1,7 @@
-"""A minimal rtnetlink client bound to one network namespace: list and delete links, qdiscs and tc filters; bring a
-link up, give it an IPv4 address, add a default route (a new network's configuration, no process per setting).
+"""A minimal rtnetlink client bound to one network namespace: list, delete and configure links, qdiscs and tc filters.
+
+It also brings a link up, gives it an IPv4 address and adds a default route: a new network's configuration, with no
+process per setting.
 
 Links come with their packet counters. The harness's own socket, made inside the namespace: no process per query.
 Many links go in one request (`delete_links`: put them in a group, delete the group), which the kernel tears down
