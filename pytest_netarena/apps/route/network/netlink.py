@@ -213,7 +213,8 @@ class Netlink:
     def add_default_route(self, gateway: str) -> None:
         """`ip route add default via <gateway>`."""
         body = _RTMSG.pack(socket.AF_INET, 0, 0, 0, RT_TABLE_MAIN, RTPROT_BOOT, 0, RTN_UNICAST, 0)
-        list(self._request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, body + _ipv4_attribute(RTA_GATEWAY, gateway)))
+        body += _ipv4_attribute(RTA_GATEWAY, gateway)
+        list(self._request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, body))
 
     def delete_link(self, link: Link) -> None:
         list(self._request(RTM_DELLINK, NLM_F_ACK, IFINFO.pack(0, 0, link.index, 0, 0)))
