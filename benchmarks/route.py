@@ -2,13 +2,14 @@
 storm watch (and how fast a storm is stopped), pingmesh time (our prober vs NetArena's process per pair), network
 set-up and teardown, oracle episodes per minute.
 Needs root and Mininet. Run: python benchmarks/route.py [--repeats N] [--box-steps N] [--box-only] [--checks-only]
-[--small]
+[--episodes-only] [--small]
 (the guard beside each command, teardown times and their cost to other processes: benchmarks/route_guard.py)"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -109,18 +110,64 @@ def _oracle_worker(args: tuple[int, int, int, int, bool]) -> tuple[int, int, flo
     return len(mine), resolved, time.perf_counter() - started
 
 
+def _cpu_s(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def oracle_rate(workers: int, queries: int, seed: int, small: bool = False) -> None:
-    started = time.perf_counter()
+    """Oracle episodes per minute, with the CPU they used (this process and its children: the workers, their boxes
+    and node shells), since the machine may be shared."""
+    started, cpu = time.perf_counter(), _cpu_s(resource.RUSAGE_SELF) + _cpu_s(resource.RUSAGE_CHILDREN)
     with ProcessPoolExecutor(workers) as pool:
         results = list(pool.map(_oracle_worker, [(w, workers, seed, queries, small) for w in range(workers)]))
     wall = time.perf_counter() - started
+    cpu = _cpu_s(resource.RUSAGE_SELF) + _cpu_s(resource.RUSAGE_CHILDREN) - cpu
     episodes = sum(r[0] for r in results)
     resolved = sum(r[1] for r in results)
     print(
         f"oracle: {episodes} episodes (seed {seed}, {'2x1, level 1' if small else 'sizes from the seed, levels 1-3'}) "
         f"on {workers} worker(s): "
-        f"{wall:.1f}s wall, {episodes / wall * 60:.1f} episodes/min, resolved {resolved}/{episodes}"
+        f"{wall:.1f}s wall, {episodes / wall * 60:.1f} episodes/min, {cpu / episodes:.2f} CPU s per episode, "
+        f"resolved {resolved}/{episodes}"
     )
+
+
+EPISODE_SIZES = ((2, 1), (4, 2), (8, 4), (16, 4))
+
+
+def episode_figures(repeats: int, sizes: tuple[tuple[int, int], ...] = EPISODE_SIZES) -> None:
+    """What every episode pays before and after the agent's steps: the network built and its healthy pingmesh
+    complete (set-up), then the network torn down and checked for leftovers (teardown); medians of `repeats`, wall
+    time and this process's CPU time (the node shells' own CPU is not in it)."""
+    print(f"episode set-up (network started, healthy pingmesh complete) and teardown, median of {repeats}:")
+    for episode, (subnets, hosts) in enumerate(sizes):
+        times: dict[str, list[float]] = {"setup": [], "setup cpu": [], "teardown": [], "teardown cpu": []}
+        broken = 0  #: networks whose healthy pingmesh was still incomplete after 10 s
+        for number in range(repeats):
+            lease = claim(1500 + episode * repeats + number)
+            topo = Topology(lease.prefix, subnets, hosts)
+            network = Network(topo, lease)
+            started, cpu = time.perf_counter(), time.process_time()
+            try:
+                network.start()
+                prober = Prober(network.pids, topo.address, topo.nodes)
+                mesh = prober.measure()
+                while not mesh.complete and time.perf_counter() - started < 10:
+                    mesh = prober.measure(previous=frozenset(mesh.pairs))
+                prober.close()
+                broken += not mesh.complete
+                times["setup"].append(time.perf_counter() - started)
+                times["setup cpu"].append(time.process_time() - cpu)
+            finally:
+                started, cpu = time.perf_counter(), time.process_time()
+                network.stop()
+                times["teardown"].append(time.perf_counter() - started)
+                times["teardown cpu"].append(time.process_time() - cpu)
+        setup, setup_cpu, down, down_cpu = (statistics.median(times[key]) * 1000 for key in times)
+        print(f"  {subnets}x{hosts} ({len(topo.nodes)} nodes): set-up {setup:.0f} ms ({setup_cpu:.0f} ms CPU), "
+              f"teardown {down:.0f} ms ({down_cpu:.0f} ms CPU), together {setup + down:.0f} ms"
+              + (f"; {broken} of {repeats} never fully reachable" if broken else ""))
 
 
 BOX_COMMANDS = ("ip route", "iptables-save", "sysctl net.ipv4.ip_forward", "ip -br addr | grep UP")
@@ -235,6 +282,8 @@ def main() -> None:
     parser.add_argument("--box-steps", type=int, default=60)
     parser.add_argument("--box-only", action="store_true", help="only the per-step box cost")
     parser.add_argument("--checks-only", action="store_true", help="only the per-step accounting and storm watch")
+    parser.add_argument("--episodes-only", action="store_true",
+                        help="only per-episode set-up and teardown by size, then oracle episodes per minute")
     parser.add_argument("--small", action="store_true",
                         help="2x1 networks only, the oracle on level 1 (a quick check that every part runs)")
     args = parser.parse_args()
@@ -242,6 +291,11 @@ def main() -> None:
     if os.geteuid() != 0:
         sys.exit("benchmarks/route.py needs root (Mininet)")
     print(APP.header(RunOptions()))
+    print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())} on {os.cpu_count()} CPUs")
+    if args.episodes_only:
+        episode_figures(args.repeats, ((2, 1),) if args.small else EPISODE_SIZES)
+        oracle_rate(args.workers, args.queries, args.seed, args.small)
+        return
     checked = ((2, 1),) if args.small else ((2, 1), (16, 4))
     if args.checks_only:
         check_figures(args.box_steps, checked)

@@ -58,6 +58,9 @@ RUNS = (
     Run("route.py", ("--small", "--repeats", "1", "--queries", "1", "--workers", "1", "--box-steps", "1"),
         (rf"box overhead {NUMBER} ms", rf"2x1 \(3 nodes\): accounting {NUMBER} ms", r"quiet afterwards: True",
          r"oracle: (\d+) episodes .* resolved \1/\1"), needs="root"),
+    Run("route.py", ("--episodes-only", "--small", "--repeats", "1", "--queries", "1", "--workers", "1"),
+        (rf"2x1 \(3 nodes\): set-up {NUMBER} ms \({NUMBER} ms CPU\), teardown {NUMBER} ms",
+         rf"oracle: (\d+) episodes .* {NUMBER} CPU s per episode, resolved \1/\1"), needs="root"),
     Run("route_guard.py", ("--small", "--steps", "1", "--flood", "10"),
         (rf"2x1: step {NUMBER} ms", r"a flood of 10 veth pairs in one command: .* teardown"), needs="root"),
     Run("scale.py", ("--delay", "0.05", "--steps", "1", "--runs", "2:2", "--workers", "0"),
@@ -85,8 +88,10 @@ def test_every_benchmark_script_is_run_here() -> None:
     assert sorted({run.script for run in RUNS}) == sorted(path.name for path in BENCHMARKS.glob("*.py"))
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[f"{run.script}{' ' + run.args[0] if run.args[0] == '--write-cost' else ''}"
-                                         for run in RUNS])
+MODES = ("--write-cost", "--episodes-only")  #: a script's second run is named by its mode
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{run.script}{' ' + run.args[0] if run.args[0] in MODES else ''}" for run in RUNS])
 def test_a_benchmark_runs_at_its_smallest_size_and_prints_its_figures(run: Run, tmp_path: Path) -> None:
     why = _missing(run.needs)
     if why:

@@ -206,7 +206,7 @@ def test_a_broadcast_loop_through_two_hosts_and_their_switch_is_stopped(env):
                                           " >/dev/null 2>&1; echo KICKED"))
         # the ping set it off: the command ends, or the guard beside it stops it first once the loop storms
         assert "KICKED" in outcome.output or "traffic storm during the command" in outcome.output, outcome.output
-        switch = env.network.net.nameToNode[topo.switch(1)].pid  # a process in the switch's namespace
+        switch = env.network.fabric.pid  # a process in the switch's namespace (the fabric)
         before = link_packets_of(switch, topo.switch(1))
         time.sleep(1.0)
         after = link_packets_of(switch, topo.switch(1))

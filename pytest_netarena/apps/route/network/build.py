@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ....core.process import run_bounded
@@ -21,6 +24,13 @@ from ..topology import Topology
 #: per-command limits for commands the agent (or a fault) runs in a node
 COMMAND_TIMEOUT_S = 5.0
 OUTPUT_LIMIT = 16_000
+COMMAND_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+#: node shells started at once (each mostly waits for its bash to print the prompt)
+SHELL_STARTS = 8
+FABRIC_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1",
+                  "net.ipv6.conf.all.accept_ra": "0", "net.ipv6.conf.default.accept_ra": "0"}
+BRIDGE_NETFILTER_OFF = {"net.bridge.bridge-nf-call-iptables": "0", "net.bridge.bridge-nf-call-ip6tables": "0",
+                        "net.bridge.bridge-nf-call-arptables": "0"}
 
 
 @dataclass(frozen=True)
@@ -47,44 +57,47 @@ class Network:
     def __init__(self, topology: Topology, lease: Lease) -> None:
         self.topology = topology
         self.lease = lease
-        self.net = None
+        self.nodes: dict[str, object] = {}  #: every Mininet node by name: the fabric, the router, the hosts
         self.fabric = None  #: the Mininet node whose namespace holds the episode's bridges
-        self.pids: dict[str, int] = {}
+        self.pids: dict[str, int] = {}  #: the router's and the hosts' shells (what the agent's commands enter)
 
     def start(self) -> None:
+        """Start every node's Mininet shell (its own network namespace) at once, then wire the network with one
+        `ip -batch` in the fabric and configure each node by netlink: one process in all, not a shell round trip per
+        setting."""
         from .mininet_import import import_mininet
 
         import_mininet()
         from mininet.log import setLogLevel
-        from mininet.net import Mininet
         from mininet.node import Node
 
         setLogLevel("error")
         topo = self.topology
-        net = Mininet(topo=None, switch=_fabric_bridge_class(), controller=None, build=False, waitConnected=False)
-        self.net = net
-        self.fabric = Node(topo.fabric, inNamespace=True)
-        # the fabric is pure layer 2: no IPv6 (no link-local address, no router advertisements) on anything made there
-        self.fabric.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
-                        "net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0")
-        # and frames crossing a bridge skip netfilter (these settings are the fabric's own since Linux 5.3;
-        # where they are not, the keys do not exist here and nothing changes)
-        self.fabric.cmd("sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 "
-                        "net.bridge.bridge-nf-call-arptables=0 2>/dev/null")
-        router = net.addHost(topo.router, ip=None)
-        for k in range(1, topo.subnets + 1):
-            switch = net.addSwitch(topo.switch(k), fabric=self.fabric)
-            net.addLink(router, switch, intfName1=topo.router_intf(k), params1={"ip": f"{topo.gateway(k)}/24"})
-            for j in range(1, topo.hosts + 1):
-                host = net.addHost(topo.host(k, j), ip=f"{topo.host_ip(k, j)}/24", defaultRoute=f"via {topo.gateway(k)}")
-                net.addLink(host, switch)
-        net.build()
-        net.start()
+        self._start_shells(Node, (topo.fabric, topo.router, *topo.host_names))
+        self.fabric = self.nodes[topo.fabric]
+        self.pids = {name: node.pid for name, node in self.nodes.items() if name != topo.fabric}
+        # the fabric is pure layer 2: no IPv6 (no link-local address, no router advertisements) on anything made
+        # there, so these are set before its first link; and frames crossing a bridge skip netfilter (these keys are
+        # the fabric's own since Linux 5.3; where they are not, they do not exist here and nothing changes)
+        write_sysctls(self.fabric.pid, FABRIC_SYSCTLS, optional=BRIDGE_NETFILTER_OFF)
+        run_batch(self.fabric.pid, fabric_batch(topo, self.pids))
+        for name in topo.nodes:
+            configure_node(self.pids[name], topo, name)
+        write_sysctls(self.pids[topo.router], {"net.ipv4.ip_forward": "1"})
         self._wait_for_fabric()
-        self.pids = {node.name: node.pid for node in net.hosts}
-        result = self.run(topo.router, ["sysctl", "-w", "net.ipv4.ip_forward=1"])
-        if not result.ok:
-            raise RuntimeError(f"cannot enable forwarding on the router: {result.output}")
+
+    def _start_shells(self, make: Callable[..., object], names: tuple[str, ...]) -> None:
+        """Mininet's node shells, started together: each waits for its own shell's prompt, not for the others'."""
+        with ThreadPoolExecutor(min(SHELL_STARTS, len(names))) as pool:
+            started = {name: pool.submit(make, name, inNamespace=True) for name in names}
+        failed = None
+        for name, future in started.items():
+            try:
+                self.nodes[name] = future.result()
+            except Exception as error:  # the others are still stopped, with every shell of the prefix
+                failed = failed or error
+        if failed is not None:
+            raise failed
 
     def _wait_for_fabric(self, timeout_s: float = 3.0) -> None:
         """Wait until every bridge and port of the fabric is operationally up. Linux applies a carrier change
@@ -96,7 +109,7 @@ class Network:
         try:
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
-                if all(link.up for link in sock.links()):
+                if all(link.up for link in sock.links() if link.kind):  # its loopback stays down: not a port
                     return
                 time.sleep(0.02)
         finally:
@@ -108,7 +121,7 @@ class Network:
             result = run_bounded(
                 ["mnexec", "-a", str(self.pids[node]), *argv],
                 timeout_s,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+                env=COMMAND_ENV,
                 limit=limit + 1,
             )
             text, code = result.text, result.returncode
@@ -122,40 +135,96 @@ class Network:
         return CommandResult(tuple(argv), code, text, truncated)
 
     def stop(self) -> None:
-        """Tear the network down; whatever survives Mininet's stop is removed by prefix."""
-        net, self.net = self.net, None
-        fabric, self.fabric = self.fabric, None
-        if net is not None or fabric is not None:
-            try:
-                _fast_stop([*(net.hosts if net else ()), *(net.switches if net else ()), *([fabric] if fabric else [])])
-            finally:
+        """Tear the network down; whatever survives the shells' end is removed by prefix."""
+        nodes, self.nodes, self.fabric = list(self.nodes.values()), {}, None
+        try:
+            _fast_stop(nodes)
+        finally:
+            # one look (the namespace's links by netlink, the process table once); removal only if it found any
+            if leftover_links(self.lease.prefix) or leftover_processes(self.lease.prefix):
                 remove_leftovers(self.lease.prefix)
+                if leftover_links(self.lease.prefix) or leftover_processes(self.lease.prefix):
+                    time.sleep(0.05)
+                    remove_leftovers(self.lease.prefix)
+            self.lease.release()
+
+
+def fabric_batch(topo: Topology, pids: dict[str, int]) -> list[str]:
+    """`ip -batch` lines for the fabric: a bridge per subnet, and a veth pair from it to each node of the subnet,
+    made here with the node's end moved at birth into the node's namespace (nothing passes through the host's).
+    The port names are Mininet's (<switch>-eth1 for the router, then one per host)."""
+    lines = []
+    for k in range(1, topo.subnets + 1):
+        switch = topo.switch(k)
+        lines.append(f"link add name {switch} type bridge")
+        ends = [(topo.router, topo.router_intf(k))] + [(topo.host(k, j), topo.intf(topo.host(k, j)))
+                                                       for j in range(1, topo.hosts + 1)]
+        for port, (node, intf) in enumerate(ends, start=1):
+            lines.append(f"link add name {switch}-eth{port} type veth peer name {intf} netns {pids[node]}")
+            lines.append(f"link set {switch}-eth{port} master {switch} up")
+        lines.append(f"link set {switch} up")
+    return lines
+
+
+def configure_node(pid: int, topo: Topology, node: str) -> None:
+    """What Mininet's config does to a node, by netlink from inside its namespace: loopback up, each interface's
+    address (with the broadcast address ifconfig sets) and up, a host's default route via its subnet's gateway."""
+    from .netlink import Netlink
+
+    sock = Netlink(pid)
+    try:
+        index = {link.name: link.index for link in sock.links()}
+        sock.set_up(index["lo"])
+        if node == topo.router:
+            addresses = [(topo.router_intf(k), topo.gateway(k)) for k in range(1, topo.subnets + 1)]
         else:
-            remove_leftovers(self.lease.prefix)
-        if leftover_links(self.lease.prefix) or leftover_processes(self.lease.prefix):
-            time.sleep(0.05)
-            remove_leftovers(self.lease.prefix)
-        self.lease.release()
+            addresses = [(topo.intf(node), topo.address[node])]
+        for intf, address in addresses:
+            sock.add_address(index[intf], address, 24)
+            sock.set_up(index[intf])
+        if node != topo.router:
+            sock.add_default_route(topo.gateway(topo.subnet_of(node)))
+    except (OSError, KeyError) as error:
+        raise RuntimeError(f"cannot configure {node}: {error!r}") from error
+    finally:
+        sock.close()
 
 
-def _fabric_bridge_class():
-    """LinuxBridge whose shell (and so its bridge and ports) lives in the episode's fabric namespace."""
-    from mininet.nodelib import LinuxBridge
+def run_batch(pid: int, lines: list[str], timeout_s: float = 10.0) -> None:
+    """`ip -batch -` in the namespaces of process pid; RuntimeError with ip's message when a line fails."""
+    try:
+        result = subprocess.run(["mnexec", "-a", str(pid), "ip", "-batch", "-"], input="\n".join(lines) + "\n",
+                                capture_output=True, text=True, env=COMMAND_ENV, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise RuntimeError(f"ip -batch in process {pid}'s namespace did not finish in {timeout_s:g} s") from error
+    if result.returncode:
+        raise RuntimeError(f"ip -batch in process {pid}'s namespace: {(result.stderr + result.stdout).strip()}")
 
-    class FabricBridge(LinuxBridge):
-        def __init__(self, name, fabric, **params) -> None:
-            self.fabric = fabric
-            params["inNamespace"] = False  # no namespace of its own: it joins the fabric's (see startShell)
-            super().__init__(name, **params)
 
-        def startShell(self, mnopts=None) -> None:  # noqa: N802 (Mininet's name)
-            super().startShell(mnopts=f"-cda{self.fabric.pid}")  # mnexec -a: attach to the fabric's namespaces
+def write_sysctls(pid: int, values: dict[str, str], optional: dict[str, str] | None = None) -> None:
+    """Set network sysctls of process pid's namespace (/proc/sys/net is the writing thread's namespace's):
+    `values` must exist, `optional` ones are skipped where this kernel lacks them."""
+    from ....sandbox import NetNamespace
 
-    return FabricBridge
+    def write() -> None:
+        for table, required in ((values, True), (optional or {}, False)):
+            for key, value in table.items():
+                try:
+                    with open("/proc/sys/" + key.replace(".", "/"), "w") as handle:
+                        handle.write(value)
+                except FileNotFoundError:
+                    if required:
+                        raise
+
+    namespace = NetNamespace.of_process(pid)
+    try:
+        namespace.call(write)
+    finally:
+        namespace.close()
 
 
 def _fast_stop(nodes) -> None:
-    """Kill node, bridge and fabric shells: their namespaces go, and every interface with them."""
+    """Kill the node and fabric shells: their namespaces go, and every interface with them."""
     for node in nodes:
         shell = node.shell
         if shell is not None and shell.poll() is None:

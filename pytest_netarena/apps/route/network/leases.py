@@ -120,16 +120,14 @@ def leftover_processes(prefix: str) -> list[int]:
 
 
 def leftover_links(prefix: str) -> list[str]:
-    """Links (veth ends, bridges) in this namespace whose name carries prefix."""
-    output = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
-    names = []
-    for line in output.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) >= 2:
-            name = parts[1].strip().split("@", 1)[0]
-            if name.startswith(prefix):
-                names.append(name)
-    return names
+    """Links (veth ends, bridges) in this namespace whose name carries prefix (one netlink dump, no process)."""
+    from .netlink import Netlink
+
+    sock = Netlink(os.getpid())
+    try:
+        return [link.name for link in sock.links() if link.name.startswith(prefix)]
+    finally:
+        sock.close()
 
 
 def remove_leftovers(prefix: str) -> list[str]:

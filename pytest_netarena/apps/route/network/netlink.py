@@ -1,4 +1,7 @@
-"""A minimal rtnetlink client bound to one network namespace: list and delete links, qdiscs and tc filters.
+"""A minimal rtnetlink client bound to one network namespace: list, delete and configure links, qdiscs and tc filters.
+
+It also brings a link up, gives it an IPv4 address and adds a default route: a new network's configuration, with no
+process per setting.
 
 Links come with their packet counters. The harness's own socket, made inside the namespace: no process per query.
 Many links go in one request (`delete_links`: put them in a group, delete the group), which the kernel tears down
@@ -20,7 +23,10 @@ RTM_DELLINK, RTM_GETLINK, RTM_SETLINK = 17, 18, 19
 RTM_DELQDISC, RTM_GETQDISC = 37, 38
 RTM_DELTFILTER, RTM_GETTFILTER = 45, 46
 RTM_GETSTATS, IFLA_STATS_LINK_64 = 94, 1
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
+RTM_NEWADDR, RTM_NEWROUTE = 20, 24
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x300, 0x200, 0x400
+IFA_ADDRESS, IFA_LOCAL, IFA_BROADCAST = 1, 2, 4
+RTA_GATEWAY, RT_TABLE_MAIN, RTPROT_BOOT, RTN_UNICAST = 5, 254, 3, 1  # RTPROT_BOOT: what `ip route add` sets
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 IFLA_IFNAME, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_STATS64, IFLA_GROUP, IFLA_INFO_KIND = 3, 16, 18, 23, 27, 1
 IF_OPER_UNKNOWN, IF_OPER_UP = 0, 6
@@ -36,6 +42,8 @@ _TCMSG = struct.Struct("=BxxxiIII")
 _STATS = struct.Struct("=BxxxiI")  # if_stats_msg: family, ifindex, filter mask
 IFLA_STATS_LINK_64_MASK = 1 << (IFLA_STATS_LINK_64 - 1)  # tcmsg: family, ifindex, handle, parent, info
 _ATTR = struct.Struct("=HH")
+_IFADDR = struct.Struct("=BBBBi")  # ifaddrmsg: family, prefix length, flags, scope, ifindex
+_RTMSG = struct.Struct("=BBBBBBBBI")  # rtmsg: family, dst len, src len, tos, table, protocol, scope, type, flags
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,10 @@ def packets(stats64: bytes) -> int:
 
 def _u32_attribute(kind: int, value: int) -> bytes:
     return _ATTR.pack(_ATTR.size + 4, kind) + struct.pack("=I", value)
+
+
+def _ipv4_attribute(kind: int, address: str) -> bytes:
+    return _ATTR.pack(_ATTR.size + 4, kind) + socket.inet_aton(address)
 
 
 class Netlink:
@@ -185,6 +197,24 @@ class Netlink:
                 except OSError:
                     continue  # the qdisc went away meanwhile, or holds no filters
         return sorted(found, key=lambda f: (f.index, f.parent, f.info))
+
+    def set_up(self, index: int) -> None:
+        """`ip link set <link> up`."""
+        list(self._request(RTM_SETLINK, NLM_F_ACK, IFINFO.pack(0, 0, index, IFF_UP, IFF_UP)))
+
+    def add_address(self, index: int, address: str, prefix: int) -> None:
+        """`ip addr add <address>/<prefix> brd + dev <link>` (the broadcast address ifconfig would set too)."""
+        host_bits = (1 << (32 - prefix)) - 1
+        broadcast = socket.inet_ntoa(struct.pack("!I", struct.unpack("!I", socket.inet_aton(address))[0] | host_bits))
+        body = (_IFADDR.pack(socket.AF_INET, prefix, 0, 0, index) + _ipv4_attribute(IFA_LOCAL, address)
+                + _ipv4_attribute(IFA_ADDRESS, address) + _ipv4_attribute(IFA_BROADCAST, broadcast))
+        list(self._request(RTM_NEWADDR, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, body))
+
+    def add_default_route(self, gateway: str) -> None:
+        """`ip route add default via <gateway>`."""
+        body = _RTMSG.pack(socket.AF_INET, 0, 0, 0, RT_TABLE_MAIN, RTPROT_BOOT, 0, RTN_UNICAST, 0)
+        body += _ipv4_attribute(RTA_GATEWAY, gateway)
+        list(self._request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, body))
 
     def delete_link(self, link: Link) -> None:
         list(self._request(RTM_DELLINK, NLM_F_ACK, IFINFO.pack(0, 0, link.index, 0, 0)))
