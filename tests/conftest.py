@@ -34,6 +34,37 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[CHECKOUT_ENV] = str(Path(given).expanduser().resolve())
 
 
+#: the files holding the longest tests (a -n 2 run's --durations, longest first), whose tests start first: last in
+#: the collection order, where tests/suites, tests/training and tests/validity sit, one of them kept a worker busy for
+#: a minute or more after the others had run out of tests. Whole files move, so a module's fixtures are still made
+#: once per worker. A stale entry costs time, never a test.
+LONGEST_FIRST = (
+    "tests/install/test_bootstrap.py",
+    "tests/search/test_planted_weakness_route.py",
+    "tests/validity/test_card.py",
+    "tests/suites/test_suites.py",
+    "tests/route/test_compat_env.py",
+    "tests/kube/test_harbor.py",
+    "tests/route/test_episodes.py",
+    "tests/training/test_vector.py",
+    "tests/suites/test_route_compat.py",
+    "tests/reproduce/test_determinism.py",
+    "tests/install/test_imports.py",
+    "tests/k8s/test_env.py",
+    "tests/route/test_chatty.py",
+    "tests/suites/test_malt_compat.py",
+    "tests/audit/test_audit.py",
+    "tests/scale/test_docs.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of the longest tests first (a stable sort: the rest, and each file's tests, in collection order):
+    xdist hands the first tests out round-robin, so each long one starts at once on a worker of its own."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
 HERE = Path(__file__).parent / "plugin"
 PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
 
