@@ -34,6 +34,50 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[CHECKOUT_ENV] = str(Path(given).expanduser().resolve())
 
 
+#: the files holding the longest tests (a -n 2 run's --durations, longest first), which each worker starts on: last
+#: in the collection order, where tests/suites, tests/training and tests/validity sit, one of them kept a worker busy
+#: for a minute or more after the others had run out of tests. Whole files move, so a module's fixtures are still
+#: made once per worker. A stale entry costs time, never a test.
+LONGEST_FIRST = (
+    "tests/install/test_bootstrap.py",
+    "tests/search/test_planted_weakness_route.py",
+    "tests/validity/test_card.py",
+    "tests/suites/test_suites.py",
+    "tests/route/test_compat_env.py",
+    "tests/kube/test_harbor.py",
+    "tests/route/test_episodes.py",
+    "tests/training/test_vector.py",
+    "tests/suites/test_route_compat.py",
+    "tests/reproduce/test_determinism.py",
+    "tests/install/test_imports.py",
+    "tests/k8s/test_env.py",
+    "tests/route/test_chatty.py",
+    "tests/suites/test_malt_compat.py",
+    "tests/audit/test_audit.py",
+    "tests/scale/test_docs.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files of LONGEST_FIRST first, dealt out across xdist's workers; the rest in collection order."""
+    long: dict[str, list[pytest.Item]] = {path: [] for path in LONGEST_FIRST}
+    rest: list[pytest.Item] = []
+    for item in items:
+        long.get(item.nodeid.split("::")[0], rest).append(item)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    # xdist's load scheduler starts worker k on the k-th run of `chunk` consecutive tests: each run begins with its
+    # share of the long files (dealt round-robin, longest first), or all of them would queue on the first worker
+    chunk = max(min(len(items) // workers // 4, config.getoption("maxschedchunk", None) or len(items)), 2)
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for i, path in enumerate(LONGEST_FIRST):
+        heads[i % workers].extend(long[path])
+    order: list[pytest.Item] = []
+    for head in heads:
+        order += head + rest[:max(chunk - len(head), 0)]
+        del rest[:max(chunk - len(head), 0)]
+    items[:] = order + rest
+
+
 HERE = Path(__file__).parent / "plugin"
 PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
 

@@ -16,15 +16,18 @@ def test_bootstrap_installs_the_lock_with_a_stock_pip_and_a_suite_runs(tmp_path:
     user = tmp_path / "user-venv"  # what a new user has: a fresh venv whose pip was never upgraded, first on PATH
     subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(user)], check=True)
     stock = run_clean([str(user / "bin" / "python"), "-m", "pip", "--version"], cwd=tmp_path).stdout
-    # PIP_NO_COMPILE: byte-compiling the lock is most of the install's CPU (38 s against 8 s for litellm, kubernetes,
-    # botocore and networkx) and nothing here reads it; the suite's run compiles what it imports
+    # PIP_COMPILE=0: byte-compiling the lock is most of the install's CPU (38 s against 8 s for litellm, kubernetes,
+    # botocore and networkx) and nothing here reads it; the suite's run compiles what it imports. (PIP_NO_COMPILE=1
+    # does the opposite: pip reads it as --no-compile's destination, `compile`, set to true.)
     path = f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}"
-    quick = {"PATH": path, "PIP_NO_COMPILE": "1"}
+    quick = {"PATH": path, "PIP_COMPILE": "0"}
 
     first = run_clean([str(checkout / "scripts" / "bootstrap")], cwd=checkout, timeout=900, **quick)
     assert first.returncode == 0, stock + first.stdout[-3000:] + first.stderr[-3000:]
     assert "bootstrap: making .venv from requirements.lock" in first.stdout
     python = checkout / ".venv" / "bin" / "python"
+    compiled = [str(pyc) for pyc in checkout.glob(".venv/lib/python*/site-packages/litellm/**/*.pyc")][:3]
+    assert not compiled, compiled  # nothing imported litellm yet: a .pyc means pip compiled the lock after all
     frozen = run_clean([str(python), "-m", "pip", "freeze", "--all", "--exclude-editable"], cwd=checkout).stdout
     installed = {canonicalize_name(name): version for name, version in
                  (line.split("==") for line in frozen.splitlines() if "==" in line)}

@@ -43,7 +43,10 @@ def test_search_shrinks_a_mishandled_mtu_fault_to_the_smallest_network(route) ->
         finally:
             del app.builtin_agent  # back to the class's method
 
-    outcome = search(app, "planted", blind_to_small_mtu, options, SearchConfig(max_examples=40, time_limit_s=240, seed=2))
+    # seed 36 meets an MTU fault in its 5th example and shrinks in 23 episodes (67 s here); seed 2 took 64 (175 s):
+    # the claim is the shrink, and how soon a seed stumbles on the fault is luck
+    config = SearchConfig(max_examples=40, time_limit_s=240, seed=36)
+    outcome = search(app, "planted", blind_to_small_mtu, options, config)
     assert outcome.failure is not None, outcome
     shrunk = outcome.failure.query
     assert shrunk.level == 1 and shrunk.category == "disable_interface"
