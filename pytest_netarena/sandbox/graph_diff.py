@@ -42,7 +42,8 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def _hashable(value: Any) -> bool:
+def hashable(value: Any) -> bool:
+    """Whether a value from untrusted JSON can be a dict key or set member (a list cannot)."""
     try:
         hash(value)
     except TypeError:
@@ -112,7 +113,7 @@ class GraphDiff:
         nodes = base.nodes.copy()
         for node in self.removed:
             del nodes[node]
-        if not all(_hashable(entry["id"]) for entry in self.nodes):
+        if not all(hashable(entry["id"]) for entry in self.nodes):
             raise TypeError("a node id is not hashable")
         for entry in self.nodes:
             attrs = dict(entry)
@@ -137,9 +138,9 @@ class GraphDiff:
     def node_link(self) -> dict[str, Any]:
         """The node-link JSON the diff stands for, as the grader would have decoded it (fresh objects)."""
         base, gone = self.base, set(self.removed)
-        given = {entry["id"]: entry for entry in self.nodes if _hashable(entry["id"]) and entry["id"] in self.replaced}
+        given = {entry["id"]: entry for entry in self.nodes if hashable(entry["id"]) and entry["id"] in self.replaced}
         nodes = [given.get(node) or {**base.nodes[node], "id": node} for node in base.order if node not in gone]
-        nodes += [entry for entry in self.nodes if not (_hashable(entry["id"]) and entry["id"] in self.replaced)]
+        nodes += [entry for entry in self.nodes if not (hashable(entry["id"]) and entry["id"] in self.replaced)]
         groups: dict[Any, list[dict[str, Any]]] = {}
         for edge in self.edges:
             groups.setdefault(edge["source"], []).append(edge)
@@ -147,7 +148,7 @@ class GraphDiff:
         rewired = set(self.out)
         for entry in nodes:
             node = entry["id"]
-            if not _hashable(node):
+            if not hashable(node):
                 continue
             if node in base.nodes and node not in gone and node not in rewired and node not in groups:
                 edges += [{**attrs, "source": u, "target": v} for (u, v), attrs in base.out[node]]
@@ -164,7 +165,7 @@ def _malformed(why: str) -> Undecodable:
 def _base_ids(values: Any, base: GraphBase, what: str) -> list[Any]:
     if not isinstance(values, list):
         raise _malformed(f"{what} is not a list")
-    if not all(_hashable(node) and node in base.nodes for node in values):
+    if not all(hashable(node) and node in base.nodes for node in values):
         raise _malformed(f"{what} names a node the input graph does not have")
     if len(set(values)) != len(values):
         raise _malformed(f"{what} names a node twice")
@@ -199,7 +200,7 @@ def _node_ids(entries: list[Any], base: GraphBase, gone: set[Any]) -> tuple[set[
     """(ids replacing an input node's entry, new ids, whether every id is hashable)."""
     if not all(isinstance(entry, dict) and "id" in entry for entry in entries):
         raise _malformed("a node entry is not an object with an id")
-    ids = [entry["id"] for entry in entries if _hashable(entry["id"])]
+    ids = [entry["id"] for entry in entries if hashable(entry["id"])]
     replaced = {node for node in ids if node in base.nodes and node not in gone}
     if len(replaced) != sum(1 for node in ids if node in replaced):
         raise _malformed("a node is given twice")
@@ -209,12 +210,12 @@ def _node_ids(entries: list[Any], base: GraphBase, gone: set[Any]) -> tuple[set[
 def _check_edges(edges: list[Any], base: GraphBase, gone: set[Any], rewired: set[Any], new: set[Any]) -> None:
     """Every edge is an object from a node whose out-edges are given to a node of the graph."""
     def present(node: Any) -> bool:
-        return _hashable(node) and (node in new or node in base.nodes and node not in gone)
+        return hashable(node) and (node in new or node in base.nodes and node not in gone)
 
     for edge in edges:
         if not (isinstance(edge, dict) and "source" in edge and "target" in edge):
             raise _malformed("an edge is not an object with a source and a target")
-        if not (_hashable(edge["source"]) and edge["source"] in rewired and present(edge["target"])):
+        if not (hashable(edge["source"]) and edge["source"] in rewired and present(edge["target"])):
             raise _malformed("an edge names a node that is not in the graph, or a source whose edges are kept")
 
 

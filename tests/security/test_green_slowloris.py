@@ -147,7 +147,9 @@ def test_a_slowloris_holds_no_more_than_the_caps_and_honest_callers_are_answered
         for attacker in attackers:
             attacker.close()
     log = green.log.read_text()
-    assert "Traceback" not in log and len(log.splitlines()) < 40, log[-3000:]
+    # the server's own lines are bounded (once per 30 s per peer); the SDK logs one line per honest request
+    own = [line for line in log.splitlines() if not line.startswith("Request Error (ID: 7)")]
+    assert "Traceback" not in log and len(own) < 40, log[-3000:]
 
 
 def test_the_purple_server_is_guarded_alike(tmp_path):

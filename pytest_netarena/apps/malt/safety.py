@@ -18,6 +18,7 @@ from weakref import WeakKeyDictionary
 from . import schema as s
 from .canon import Canon, finite
 from .canon import shown as cut
+from ...sandbox.graph_diff import hashable
 
 MAX_LISTED = 5
 
@@ -109,7 +110,7 @@ def _check_nodes(nodes: Any, found: dict[str, list[str]]) -> dict[object, frozen
             kinds = kinds_cache[key]
         except (KeyError, TypeError):
             kinds = _valid_kinds(raw, node, found)
-            if _hashable(key) and kinds or not raw:
+            if hashable(key) and kinds or not raw:
                 kinds_cache[key] = kinds
         if not raw:
             found["nodes without a type"].append(node)
@@ -160,14 +161,6 @@ def _check_edges(edges: dict[tuple[Any, Any], dict[str, Any]], kinds: Any,
 _PORT, _SWITCH = s.PORT, s.PACKET_SWITCH
 _NONE: frozenset[str] = frozenset()
 _KINDS = frozenset(s.ENTITY_KINDS)
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def _valid_kinds(raw: Any, node: object, found: dict[str, list[str]]) -> frozenset[str]:
