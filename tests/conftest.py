@@ -11,6 +11,9 @@ import pytest
 # twice in a process, so its Python side re-imported in a later test would no longer match it ("curve must be
 # an EllipticCurve instance" in the embedded API server's certificates). Imported once here, it stays.
 import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
+# the same for libyaml's C loader, whose classes stay the first import's ("could not determine a constructor for
+# the tag None" when a pytester run between two tests imported yaml afresh)
+import yaml  # noqa: F401
 import pytest_netarena
 from pytest_netarena.testing.netarena_checkout import CHECKOUT_ENV, malt_checkout
 

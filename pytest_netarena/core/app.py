@@ -164,6 +164,11 @@ class App(ABC):
 
     name: str
     options: tuple[OptionSpec, ...] = ()
+    #: whether two of its environments may live side by side in one process (needed for episodes in flight)
+    concurrent_environments: bool = True
+    #: episodes one process runs at once when the run does not say (--in-flight): above 1 for an app whose
+    #: episodes mostly wait on something other than the agent, so their waits overlap
+    episodes_in_flight: int = 1
 
     @abstractmethod
     def categories(self, options: RunOptions) -> Sequence[Category]:

@@ -83,7 +83,8 @@ _OPTIONS: tuple[tuple[str, str, str, type, str, Any], ...] = (
     ("reports", "resume", "RUN_DIR", str, "finish an interrupted run in its folder (reports/<run-id>), from any "
      "folder: finished episodes are not run again", None),
     ("scale", "in-flight", "K", int, "episodes each process (each xdist worker) runs at once, each in its own "
-     "environment (default 1; with a model agent, -n N beyond the cores: N over the workers, docs/scale.md)", ""),
+     "environment (default: each app's own, 3 for route and 1 for the others; with a model agent, -n N beyond the "
+     "cores: N over the workers, docs/scale.md)", ""),
     ("scale", "shard", "K/N", str, "run only slice K of N of the collection, e.g. 2/4 (needs --seed; "
      "`netarena report merge` joins them)", None),
 )

@@ -41,7 +41,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     folded = config.stash.get(FOLDED_KEY, None)
     if folded is not None:
         lines.append(folded.header())
-    elif scale.in_flight > 1:
+    elif scale.in_flight is not None and scale.in_flight > 1:
         lines.append(f"netarena: {scale.in_flight} episodes in flight per process, each in its own environment")
     for app in available_apps().values():
         lines.extend(f"netarena: {app.name}: {note}" for note in app.header_notes(options))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from ..apps import get_app
 from ..run.settings import Settings
 from ..run.worker_input import WorkerInput
-from ..scale.inflight import InFlight, runs_concurrently
+from ..scale.inflight import InFlight, flies, flight
 from ..scale.service import RemoteController
 from ..scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
 from .collection import Case, SearchCase, benchmark_case
@@ -39,17 +40,31 @@ def fold_workers_into_flight(config: pytest.Config, settings: Settings, option: 
     return split
 
 
-def _runs_in_flight(item: pytest.Item) -> bool:
-    case = benchmark_case(item)
-    return isinstance(case, Case) and case.agent is not None and runs_concurrently(get_app(case.query.app))
+def in_flight_for(asked: int | None, app_names: Iterable[str | None]) -> int:
+    """Episodes one process runs at once for items of these apps: --in-flight as asked, else the apps' defaults."""
+    apps = []
+    for name in set(filter(None, app_names)):
+        try:
+            apps.append(get_app(name))
+        except KeyError:  # an app this process does not know: its episodes skip with the reason
+            continue
+    return flight(asked, apps)
 
 
-def _start_in_flight(config: pytest.Config, scale: Scale) -> None:
-    if scale.options.in_flight > 1 and scale.in_flight is None:
-        settings = config.stash[SETTINGS_KEY]
-        scale.in_flight = InFlight(scale.options.in_flight,
-                                   lambda item: obtain(item.callspec.params["netarena_case"], settings, scale),
-                                   _runs_in_flight)
+def _start_in_flight(config: pytest.Config, scale: Scale, items: list[pytest.Item]) -> None:
+    asked = scale.options.in_flight
+    cases = [benchmark_case(item) for item in items]
+    threads = in_flight_for(asked, [case.query.app for case in cases if isinstance(case, Case)])
+    if threads <= 1 or scale.in_flight is not None:
+        return
+
+    def runs_in_flight(item: pytest.Item) -> bool:
+        case = benchmark_case(item)
+        return isinstance(case, Case) and case.agent is not None and flies(asked, get_app(case.query.app))
+
+    settings = config.stash[SETTINGS_KEY]
+    scale.in_flight = InFlight(threads, lambda item: obtain(item.callspec.params["netarena_case"], settings, scale),
+                               runs_in_flight)
 
 
 class XdistHooks:
@@ -80,7 +95,8 @@ class XdistHooks:
             return None  # another --dist mode: xdist's own scheduler
         from ..scale.scheduler import NetarenaScheduling
 
-        return NetarenaScheduling(config, log, scale.service, scale.options.in_flight)
+        asked = scale.options.in_flight
+        return NetarenaScheduling(config, log, scale.service, lambda apps: in_flight_for(asked, apps))
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         scale = node.config.stash[SCALE_KEY]
@@ -96,7 +112,7 @@ class XdistHooks:
             return
         refused = service.refusals.get(worker, {})
         runs = sorted({app for app in service.item_apps if app and app not in refused})
-        reporter.write_line(describe(worker, facts, refused, runs, scale.options.in_flight))
+        reporter.write_line(describe(worker, facts, refused, runs, in_flight_for(scale.options.in_flight, runs)))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -107,7 +123,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """
     config = session.config
     settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
-    _start_in_flight(config, scale)
+    _start_in_flight(config, scale, session.items)
     if scale.service is not None:
         scale.positions = {item.nodeid: index for index, item in enumerate(session.items)}
         return
@@ -142,4 +158,4 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         start = scale.positions.get(item.nodeid)
         if start is not None:
             items = item.session.items
-            scale.in_flight.submit(items[start:start + 2 * scale.options.in_flight])
+            scale.in_flight.submit(items[start:start + 2 * scale.in_flight.threads])

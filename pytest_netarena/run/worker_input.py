@@ -21,7 +21,7 @@ class WorkerInput:
     seed: int
     run_id: str
     shard: str | None = None  #: "K/N" under --shard
-    in_flight: int = 1
+    in_flight: int | None = None  #: --in-flight as the controller resolved it (None: each app's default)
     corpus: tuple[Query, ...] | None = None
     run_info: Mapping[str, Any] | None = None  #: --resume: the resumed run's run.json
     secret: str = ""  #: the run secret (core/seeding.py; "" for none): workers draw the same hidden parameters
@@ -43,8 +43,12 @@ class WorkerInput:
             seed=int(workerinput[PREFIX + "seed"]),
             run_id=str(workerinput[PREFIX + "run_id"]),
             shard=workerinput.get(PREFIX + "shard"),
-            in_flight=int(workerinput.get(PREFIX + "in_flight") or 1),
+            in_flight=_whole_or_none(workerinput.get(PREFIX + "in_flight")),
             corpus=None if corpus is None else tuple(Query.from_dict(data) for data in corpus),
             run_info=workerinput.get(PREFIX + "run_info") or None,
             secret=str(workerinput.get(PREFIX + "secret") or ""),
         )
+
+
+def _whole_or_none(value: Any) -> int | None:
+    return None if value in (None, "") else int(value)

@@ -15,21 +15,31 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
 from ..core.app import App, Environment, RunOptions
 from ..core.errors import BackendUnavailable
 
-#: apps whose environments may not live side by side in one process (route leases its Mininet
-#: names per process); their episodes run one at a time per process, on the test's own thread.
-#: An app can say otherwise with a class attribute `concurrent_environments = True`.
-SERIAL_APPS = frozenset({"route"})
-
 
 def runs_concurrently(app: App) -> bool:
-    return bool(getattr(app, "concurrent_environments", app.name not in SERIAL_APPS))
+    """Whether two environments of this app may live side by side in one process (App.concurrent_environments)."""
+    return bool(getattr(app, "concurrent_environments", True))
+
+
+def flies(asked: int | None, app: App) -> bool:
+    """Whether this app's episodes run on the in-flight threads: with --in-flight K > 1 every app that can; unasked,
+    the apps whose episodes mostly wait (App.episodes_in_flight > 1, e.g. route's pingmesh rounds)."""
+    wanted = asked if asked is not None else getattr(app, "episodes_in_flight", 1)
+    return wanted > 1 and runs_concurrently(app)
+
+
+def flight(asked: int | None, apps: Iterable[App]) -> int:
+    """Episodes one process runs at once: --in-flight K as asked; unasked, the most any of the run's apps wants."""
+    if asked is not None:
+        return asked
+    return max((app.episodes_in_flight for app in apps if flies(None, app)), default=1)
 
 
 class EnvironmentSlots:
@@ -110,6 +120,7 @@ class InFlight:
     """
 
     def __init__(self, threads: int, start: Callable[[Any], Any], eligible: Callable[[Any], bool]) -> None:
+        self.threads = threads
         self._start = start
         self.eligible = eligible
         self._queue: collections.deque[tuple[Any, Future]] = collections.deque()

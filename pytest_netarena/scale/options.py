@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ScaleOptions:
     shard: Shard | None = None
-    in_flight: int = 1  #: episodes each process runs at once
+    in_flight: int | None = None  #: episodes each process runs at once (--in-flight); None: each app's default
 
 
 def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None,
@@ -25,10 +25,10 @@ def build_scale_options(option: Callable[[str], Any], worker: WorkerInput | None
     # a worker takes the controller's: -n N with a model agent may have set it (scale/workers.py)
     in_flight_text = worker.in_flight if worker is not None else option("in-flight")
     try:
-        in_flight = int(in_flight_text) if in_flight_text not in (None, "") else 1
+        in_flight = int(in_flight_text) if in_flight_text not in (None, "") else None
     except ValueError:
         raise UsageError(f"--in-flight takes a whole number; got {in_flight_text!r}") from None
-    if in_flight < 1:
+    if in_flight is not None and in_flight < 1:
         raise UsageError(f"--in-flight must be at least 1; got {in_flight}")
     if worker is not None:
         shard_text = worker.shard

@@ -6,14 +6,15 @@ bubblewrap, no kubectl, ...). This scheduler then never hands those apps' episod
 to workers that can run them. An app no live worker can run is handed out anyway, so its
 episodes skip with the reason, as on one machine.
 
-With `--in-flight K` a worker is kept 2K to 3K items ahead and told (over the netarena link)
-which items are coming, so it can start K episodes at once. Runs without benchmark items are
+With K episodes in flight per worker (`--in-flight K`, or the run's apps' own default: route's 3) a
+worker is kept 2K to 3K items ahead and told (over the netarena link) which items are coming, so
+it can start K episodes at once. Runs without benchmark items are
 scheduled exactly as by xdist's LoadScheduling.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdist.scheduler import LoadScheduling
@@ -25,10 +26,12 @@ if TYPE_CHECKING:
 
 
 class NetarenaScheduling(LoadScheduling):
-    def __init__(self, config: Any, log: Any, service: RunService, in_flight: int) -> None:
+    def __init__(self, config: Any, log: Any, service: RunService, in_flight: Callable[[Sequence[str | None]], int]) -> None:
+        """in_flight: episodes a worker runs at once, given the collected items' apps."""
         super().__init__(config, log)
         self.service = service
-        self.in_flight = max(1, in_flight)
+        self._in_flight_for = in_flight
+        self.in_flight = 1  #: settled when the collection is known
 
     @property
     def _benchmark(self) -> bool:
@@ -60,6 +63,7 @@ class NetarenaScheduling(LoadScheduling):
             self.log("**Different tests collected, aborting run**")
             return
         self.collection = next(iter(self.node2collection.values()))
+        self.in_flight = max(1, self._in_flight_for(self.service.item_apps or []))
         self.pending[:] = range(len(self.collection))
         if not self.collection:
             return
@@ -111,3 +115,4 @@ class NetarenaScheduling(LoadScheduling):
         channel = self.service.channels.get(node.gateway.id)
         if self.in_flight > 1 and channel is not None:
             push(channel, "upcoming", list(indices))
+

@@ -23,8 +23,7 @@ class WorkerSplit:
     def header(self) -> str:
         return (f"netarena: -n {self.asked} with a model agent: {self.workers} worker{'s' * (self.workers > 1)} "
                 f"(the cores but one, for the controller), "
-                f"{self.in_flight} episodes in flight in each; route episodes run one at a time per worker "
-                f"(--in-flight 1 keeps {self.asked} workers)")
+                f"{self.in_flight} episodes in flight in each (--in-flight 1 keeps {self.asked} workers)")
 
 
 def split_workers(asked: int, cores: int) -> WorkerSplit:

@@ -83,3 +83,23 @@ def test_bad_topology_option_is_a_usage_error(tmp_path):
     bad.write_text('relationship { kind: RK_CONTAINS a { name: "x" } z { name: "y" } }')
     with pytest.raises(UsageError, match="unknown entities"):
         t.load_topology(str(bad))
+
+
+def test_copy_graph_is_what_networkx_copy_returns():
+    graph = t.synthetic_topology(nodes=400, seed=3)
+    graph.graph["name"] = "dc"
+    first = next(iter(graph.nodes))
+    graph.nodes[first]["tags"] = ["a"]  # copied one level deep, as networkx does
+    ours, theirs = t.copy_graph(graph), graph.copy()
+    assert type(ours) is type(theirs)
+    assert ours.graph == theirs.graph and ours.graph is not graph.graph
+    assert list(ours.nodes(data=True)) == list(theirs.nodes(data=True))
+    assert list(ours.edges(data=True)) == list(theirs.edges(data=True))
+    assert all(list(ours.pred[node].items()) == list(theirs.pred[node].items()) for node in graph)
+    some_edge = next(iter(graph.edges))
+    ours.edges[some_edge]["capacity"] = -1
+    ours.nodes[first]["name"] = "changed"
+    ours.remove_node(list(graph.nodes)[5])
+    assert graph.edges[some_edge].get("capacity") != -1 and graph.nodes[first]["name"] == first
+    assert len(graph) == 400 and ours.edges[some_edge] is ours.pred[some_edge[1]][some_edge[0]]
+    assert ours.nodes[first]["tags"] is graph.nodes[first]["tags"]

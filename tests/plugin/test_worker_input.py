@@ -29,7 +29,7 @@ def test_the_hand_off_survives_execnet_and_comes_back_equal():
 def test_a_run_without_corpus_or_resume_hands_off_none_for_both():
     received = execnet.loads(execnet.dumps(WorkerInput(seed=0, run_id="r0").to_workerinput()))
     back = WorkerInput.from_workerinput(received)
-    assert (back.corpus, back.run_info, back.shard, back.in_flight) == (None, None, None, 1)
+    assert (back.corpus, back.run_info, back.shard, back.in_flight) == (None, None, None, None)
 
 
 def test_the_plugin_reads_the_hand_off_once_and_refuses_a_controller_without_netarena():

@@ -133,3 +133,50 @@ def test_the_sweep_spares_live_owners_and_foreign_names():
             subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
         live.release()
         dead.unlink(missing_ok=True)
+
+
+def test_a_claim_racing_a_sweep_is_never_read_as_dead():
+    """Episodes in flight claim leases on threads while another environment sweeps: a lease is never seen
+    half-written (an owner file without its record would read as a dead owner's and be swept)."""
+    import threading
+
+    stop, swept, mine = threading.Event(), [], set()
+
+    def sweeping() -> None:
+        while not stop.is_set():
+            swept.extend(item for item in sweep() if item.startswith("lease "))
+
+    def claiming(base: int) -> None:
+        for number in range(150):
+            lease = leases.claim(base + number)
+            mine.add(f"lease {lease.prefix}")
+            try:
+                assert leases.owner_alive(lease.path)
+            finally:
+                lease.release()
+
+    sweeper = threading.Thread(target=sweeping)
+    claimers = [threading.Thread(target=claiming, args=(1000 + 200 * k,)) for k in range(3)]
+    sweeper.start()
+    for thread in claimers:
+        thread.start()
+    for thread in claimers:
+        thread.join()
+    stop.set()
+    sweeper.join()
+    assert len(mine) > 150 and not mine & set(swept)  # other workers' dead leases may be swept meanwhile
+    assert not list(LEASE_DIR.glob(f".claim-{os.getpid()}-*"))
+
+
+def test_a_draft_left_by_a_killed_claim_is_swept():
+    LEASE_DIR.mkdir(parents=True, exist_ok=True)
+    draft = LEASE_DIR / ".claim-999999999-1"
+    draft.write_text("999999999 1 gw99 0\n")
+    mine = LEASE_DIR / f".claim-{os.getpid()}-1"
+    mine.write_text("in progress\n")
+    try:
+        sweep()
+        assert not draft.exists() and mine.exists()
+    finally:
+        draft.unlink(missing_ok=True)
+        mine.unlink(missing_ok=True)

@@ -69,3 +69,39 @@ def test_only_a_process_that_ends_with_the_run_freezes_its_heap(slow: pytest.Pyt
                                        "-s")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*frozen at exit: True*"])
+
+
+WAITING_APP = """
+from toy_app import CounterApp
+
+class WaitingApp(CounterApp):
+    episodes_in_flight = {flight}
+    concurrent_environments = {concurrent}
+
+APP = WaitingApp()
+"""
+
+
+@pytest.mark.parametrize(("flight", "concurrent", "args", "expected"), [
+    (3, True, (), 3),  # the app's own default, whatever the agent (route's case)
+    (3, True, ("--in-flight=1",), 1),  # the run says otherwise
+    (1, True, (), 1),  # an app that does not ask keeps its episodes on the test's thread
+    (3, False, ("--in-flight=3",), 1),  # environments that cannot live side by side never fly
+], ids=["app-default", "in-flight-1-wins", "default-one", "not-concurrent"])
+def test_an_app_sets_its_own_episodes_in_flight(slow: pytest.Pytester, flight, concurrent, args, expected) -> None:
+    slow.makepyfile(waiting_app=WAITING_APP.format(flight=flight, concurrent=concurrent))
+    slow.makeini("[pytest]\nnetarena_apps = toy = waiting_app:APP\nnetarena_plots = false\n")
+    result = slow.runpytest_subprocess("--agent=python:slow_agent:Agent", "--seed=2", "--queries=4", *args)
+    result.assert_outcomes(passed=8)
+    (overlap,) = most_at_once(slow.path / "replies.log").values()
+    assert overlap == expected
+
+
+def test_flight_counts() -> None:
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.scale.inflight import flies, flight
+
+    route, k8s = get_app("route"), get_app("k8s")
+    assert flight(None, [route, k8s]) == 3 and flight(None, [k8s]) == 1 and flight(None, []) == 1
+    assert flight(1, [route]) == 1 and flight(5, [k8s]) == 5
+    assert flies(None, route) and not flies(None, k8s) and flies(2, k8s) and not flies(1, route)

@@ -20,6 +20,7 @@ from .answers import (
 )
 from .prompt import program_tool
 from .replies import Program, read_program
+from .topology import copy_graph
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -90,7 +91,7 @@ class MaltEnvironment(Environment):
         self.query = query
         self.correct, self.details = False, "no answer"
         params = query.params
-        graph = self.graph.copy() if params["mutates"] else self.graph
+        graph = copy_graph(self.graph) if params["mutates"] else self.graph
         kind, data, changed = run_program(graph, params["program"])
         self.expected: dict[str, Any] = {"type": kind, "data": data, "mutates": params["mutates"]}
         return graph, changed

@@ -72,6 +72,7 @@ class RouteEnvironment(Environment):
         self.query: Query | None = None
         self.injected: list[str] = []
         self.swept = sweep()  #: leftovers of dead owners removed at start-up
+        self._reader_of: tuple[Topology, Reader] | None = None
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
         self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "meter": None,
                                      "watch": None}
@@ -82,6 +83,13 @@ class RouteEnvironment(Environment):
         if self.network is None:
             raise InfraError("no network: reset() has not built one")
         return self.network.topology
+
+    def _reader(self, topo: Topology) -> Reader:
+        """This network's reply reader: its patterns name this network's nodes, so it is built once per
+        network, not at every step."""
+        if self._reader_of is None or self._reader_of[0] is not topo:
+            self._reader_of = (topo, Reader(topo.nodes, topo.router, topo.prefix, topo.owners))
+        return self._reader_of[1]
 
     @property
     def faults(self) -> list[dict[str, Any]]:
@@ -241,7 +249,7 @@ class RouteEnvironment(Environment):
         topo = self.topology
         action_text = ""
         try:
-            reader = Reader(topo.nodes, topo.router, topo.prefix, topo.owners)
+            reader = self._reader(topo)
             action = reader.read(reply, last=self.options.prompt_style == "cot")
             action_text = action.text
             if action.machine not in topo.nodes:
@@ -256,7 +264,7 @@ class RouteEnvironment(Environment):
         if self.network is None or self.prober is None or self.mesh is None:
             raise InfraError("run_action() before a successful reset()")
         topo = self.topology
-        node = Reader(topo.nodes, topo.router, topo.prefix).node(machine)
+        node = self._reader(topo).node(machine)
         action = Action(node or machine, command.strip())
         if node is None:
             return self._refused(action.text, f"unknown machine {machine!r}: use one of {', '.join(topo.nodes)}")

@@ -9,10 +9,12 @@ prefix, Mininet node shells and every process inside their namespaces), never an
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,30 +61,43 @@ class Lease:
 
 
 def claim(episode: int) -> Lease:
-    """Claim a free prefix for this worker's episode number; RuntimeError if none is free."""
+    """Claim a free prefix for this worker's episode number; RuntimeError if none is free.
+
+    The owner file appears with its record already in it (written aside, then hard-linked into place,
+    which fails if the name is taken): a sweep never reads a claimed lease as empty, so as dead."""
     LEASE_DIR.mkdir(parents=True, exist_ok=True)
     worker = worker_number()
     me = os.getpid()
     record = f"{me} {process_start(me)} {os.environ.get('PYTEST_XDIST_WORKER', 'main')} {episode}\n"
-    for attempt in range(_SLOTS):
-        prefix = "na" + _base36(worker, 2) + _base36(episode + attempt, 2)
-        path = LEASE_DIR / f"{prefix}.pid"
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "w") as handle:
-            handle.write(record)
-        return Lease(prefix, path)
+    draft = LEASE_DIR / f".claim-{me}-{threading.get_ident()}"
+    draft.write_text(record)
+    try:
+        for attempt in range(_SLOTS):
+            prefix = "na" + _base36(worker, 2) + _base36(episode + attempt, 2)
+            path = LEASE_DIR / f"{prefix}.pid"
+            try:
+                os.link(draft, path)
+            except FileExistsError:
+                continue
+            return Lease(prefix, path)
+    finally:
+        draft.unlink(missing_ok=True)
     raise RuntimeError(f"no free network prefix in {LEASE_DIR}")
 
 
 def owner_alive(path: Path) -> bool:
     """Whether the process recorded in a lease file still runs (same pid and start time)."""
     try:
-        pid_text, start, *_ = path.read_text().split()
+        return _alive(path.read_text())
+    except OSError:
+        return False
+
+
+def _alive(record: str) -> bool:
+    try:
+        pid_text, start, *_ = record.split()
         pid = int(pid_text)
-    except (OSError, ValueError):
+    except ValueError:
         return False
     return process_start(pid) == start
 
@@ -151,11 +166,41 @@ def sweep() -> list[str]:
     removed: list[str] = []
     if not LEASE_DIR.is_dir():
         return removed
+    for draft in LEASE_DIR.glob(".claim-*"):  # a claim's draft left by a process killed mid-claim
+        pid = draft.name.split("-")[1]
+        if pid.isdigit() and process_start(int(pid)) is None:
+            draft.unlink(missing_ok=True)
     for path in sorted(LEASE_DIR.glob("na*.pid")):
         prefix = path.name[: -len(".pid")]
-        if not PREFIX_RE.match(prefix) or owner_alive(path):
-            continue
+        if PREFIX_RE.match(prefix) and _sweep_one(path, prefix, removed):
+            removed.append(f"lease {prefix}")
+    return removed
+
+
+def _sweep_one(path: Path, prefix: str, removed: list[str]) -> bool:
+    """Remove one dead owner's leftovers, then its lease; False when the owner lives or another sweep has it.
+
+    The lease file stays in place until its leftovers are gone, so no new owner can claim the prefix
+    meanwhile; sweeps running at once (environments starting side by side) take the file's lock, and one
+    that gets it after another sweep finished sees a different file (or none) under the name and stops."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False  # released meanwhile
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # another sweep is removing it
+        try:
+            if os.stat(path).st_ino != os.fstat(fd).st_ino:
+                return False
+        except FileNotFoundError:
+            return False
+        if _alive(os.read(fd, 4096).decode(errors="replace")):
+            return False
         removed += remove_leftovers(prefix)
         path.unlink(missing_ok=True)
-        removed.append(f"lease {prefix}")
-    return removed
+        return True
+    finally:
+        os.close(fd)

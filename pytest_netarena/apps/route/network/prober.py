@@ -119,6 +119,7 @@ class Prober:
     def __init__(self, pids: Mapping[str, int], addresses: Mapping[str, str], nodes: Sequence[str]) -> None:
         self.nodes = tuple(nodes)
         self.addresses = dict(addresses)
+        self._packed = {node: socket.inet_aton(address) for node, address in self.addresses.items()}
         self.sockets = {node: _socket_in_namespace(pids[node]) for node in self.nodes}
         self._round = int.from_bytes(os.urandom(2), "big")
         #: probes that arrived in a namespace other than their destination's in the last measure (src, dst, where)
@@ -191,7 +192,7 @@ class Prober:
             header_len = (packet[0] & 0x0F) * 4
             if len(packet) < header_len + 8 + end + TOKEN_BYTES:
                 continue
-            kind, _code, _sum, ident, seq = struct.unpack_from("!BBHHH", packet, header_len)
+            kind, _code, _sum, ident, seq = _ICMP_HEADER.unpack_from(packet, header_len)
             payload = header_len + 8
             nonce = packet[payload + start:payload + end]
             probe = probes.get(nonce)
@@ -209,7 +210,7 @@ class Prober:
                     pass  # no route back: the pair does not answer
             elif kind == _ECHO_REPLY and node == probe.src:
                 if magic == PROBE_MAGIC:
-                    if socket.inet_ntoa(packet[12:16]) == self.addresses[probe.dst]:
+                    if packet[12:16] == self._packed[probe.dst]:
                         probe.echoed = True
                 elif magic == ANSWER_MAGIC and packet[payload + end:payload + end + TOKEN_BYTES] == probe.token:
                     probe.answered = True
@@ -253,8 +254,12 @@ HEAD_BYTES = len(PROBE_MAGIC) + NONCE_BYTES + TOKEN_BYTES
 _FILLER = _Filler.of(b"", PAYLOAD - len(PROBE_MAGIC) - NONCE_BYTES)
 
 
+_HEAD_WORDS = {size: struct.Struct(f"!{size // 2}H") for size in (len(PROBE_MAGIC) + NONCE_BYTES, HEAD_BYTES)}
+_ICMP_HEADER = struct.Struct("!BBHHH")
+
+
 def _packet(kind: int, ident: int, seq: int, head: bytes, tail: _Filler) -> bytes:
     """An ICMP echo message: header, then head (even length), then the tail, with its checksum."""
-    words = (kind << 8) + ident + seq + tail.words + sum(struct.unpack(f"!{len(head) // 2}H", head))
+    words = (kind << 8) + ident + seq + tail.words + sum(_HEAD_WORDS[len(head)].unpack(head))
     checksum = ~_fold(words) & 0xFFFF
-    return struct.pack("!BBHHH", kind, 0, checksum, ident, seq) + head + tail.data
+    return _ICMP_HEADER.pack(kind, 0, checksum, ident, seq) + head + tail.data
