@@ -36,6 +36,10 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
                 for line in differences(runs[0].get("fingerprint"), runs[1].get("fingerprint"))]
     if rules_of(runs[0]) != rules_of(runs[1]):
         warnings.append(f"the runs used different rules: {rules_of(runs[0])} vs {rules_of(runs[1])}")
+    styles = [_prompt_style(run) for run in runs]
+    if styles[0] != styles[1]:
+        warnings.append(f"the runs used different prompt styles: {styles[0]} vs {styles[1]}: the difference "
+                        "measures the prompt too")
     records = {}
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))
@@ -109,3 +113,9 @@ def render(comparisons: list[dict[str, Any]]) -> list[str]:
                      f"{c['rate_a']:7.1%} {c['rate_b']:7.1%} {-c['difference']:+7.1%}  "
                      f"[{-high:+.1%}, {-low:+.1%}]{'':2} {c['mcnemar_p']:6.3f}")
     return lines
+
+
+def _prompt_style(run: dict[str, Any]) -> str:
+    """The prompt style a run.json records (its old name, "strategy", in folders written before the rename)."""
+    options = run.get("options") or {}
+    return str(options.get("prompt_style") or options.get("strategy") or "the default")

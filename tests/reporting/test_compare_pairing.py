@@ -49,3 +49,20 @@ def test_pair_by_query_needs_one_agent_per_run(make_run, tmp_path: Path) -> None
     make_run(second, agents=("half",), trials=1, queries=1)
     done = netarena("report", "compare", str(first), str(second), "--pair-by", "query")
     assert done.returncode == 2 and "--pair-by query pairs one agent per run" in done.stderr
+
+
+def test_runs_of_different_prompt_styles_are_compared_with_a_warning(make_run, tmp_path: Path) -> None:
+    import json
+
+    first, second = tmp_path / "run-a", tmp_path / "run-b"
+    make_run(first, agents=("oracle",), trials=1, queries=2)
+    make_run(second, agents=("oracle",), trials=1, queries=2)
+    same = netarena("report", "compare", str(first), str(second))
+    assert same.returncode == 0 and "prompt styles" not in same.stdout + same.stderr
+    for run_dir, style, key in ((first, "zeroshot_base", "prompt_style"), (second, "fewshot_cot", "strategy")):
+        info = json.loads((run_dir / "run.json").read_text())  # B is a folder written before the rename
+        info["options"][key] = style
+        (run_dir / "run.json").write_text(json.dumps(info))
+    done = netarena("report", "compare", str(first), str(second))
+    assert done.returncode == 0, done.stderr
+    assert "the runs used different prompt styles: zeroshot_base vs fewshot_cot" in done.stdout + done.stderr
