@@ -57,7 +57,10 @@ def applets() -> tuple[str, ...]:
 
 
 #: Debian's busybox 1.35 crashes on `wget -T SECONDS` (a null write while parsing the option); this wrapper, run
-#: by busybox's sh, takes the option out and bounds the download with busybox's timeout, saying what wget says
+#: by busybox's sh, takes the option out and bounds the download with busybox's timeout, saying what wget says.
+#: The bound is SIGKILL: SIGINT is ignored wherever the harness was started as a background job (a shell without
+#: job control ignores it there, and every process after inherits that), and wget then waited for TCP's own
+#: give-up, minutes, instead of the seconds asked for
 WGET_WRAPPER = """#!/bin/sh
 seconds=
 wanted=
@@ -71,9 +74,9 @@ for argument do
   set -- "$@" "$argument"
 done
 [ -z "$seconds" ] && exec busybox wget "$@"
-busybox timeout -s INT "$seconds" busybox wget "$@"
+busybox timeout -s KILL "$seconds" busybox wget "$@"
 status=$?
-if [ "$status" -eq 130 ]; then echo "wget: download timed out" >&2; exit 1; fi
+if [ "$status" -eq 137 ]; then echo "wget: download timed out" >&2; exit 1; fi
 exit "$status"
 """
 

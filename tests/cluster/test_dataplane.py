@@ -122,3 +122,23 @@ def test_ip_block_except_decides_on_pod_addresses(live):
     live.ready(ns)
     assert wget(live, ns, "client", "http://web").returncode == 1
     assert wget(live, ns, "third", "http://web").stdout == "eighty\n"
+
+
+def test_wget_timeout_holds_when_the_harness_ignores_sigint(live):
+    """A harness started as a background job (`pytest ... &` in a script, some CI runners) ignores SIGINT, and
+    every pod process inherits that: `wget -T 1` to a dropped destination must still end after about a second."""
+    import signal
+    import time
+
+    ns = live.namespace()
+    two_webs(live, ns)
+    live.apply(ns, deny_ingress("web", {"app": "web"}))
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        started = time.monotonic()
+        blocked = wget(live, ns, "client", "http://web")
+        took = time.monotonic() - started
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert blocked.returncode == 1 and "download timed out" in blocked.stderr
+    assert took < 15, took  # TCP alone gives up after minutes; the exec limit is longer than this too
