@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
 from dataclasses import replace
 
 import pytest
@@ -40,8 +42,19 @@ def _register_user_apps(config: pytest.Config, recorded: dict[str, str]) -> None
     config.stash[USER_APPS_KEY] = wanted
 
 
+def _take_back_sigint() -> None:
+    """A run started as a background job (where a shell without job control ignores SIGINT) gets SIGINT back.
+
+    Every process inherits an ignored signal, so the commands boxes run would behave otherwise than in a run
+    started in the foreground: route's time limit interrupts as by Ctrl-C (a `ping` prints its summary), and a
+    pod's `wget -T` is bounded by a signal too."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def start(config: pytest.Config) -> None:
     """Build this process's part of the run; a bad option is one usage error before collection."""
+    _take_back_sigint()
     worker = worker_input(config)
     try:
         resumed = resumed_run(config) or {}
