@@ -32,11 +32,12 @@ def backend_missing() -> str | None:
     """Why Mininet networks cannot be built here (None when they can)."""
     if os.geteuid() != 0:
         return "the route app needs root to build Mininet networks (network namespaces, veth, bridges)"
-    for program, package in (("mnexec", "mininet"), ("brctl", "bridge-utils"), ("ip", "iproute2"),
-                             ("iptables", "iptables"), ("ifconfig", "net-tools")):
+    # the switches are Linux bridges made with iproute2 (network/build.py): bridge-utils' brctl is not needed
+    for program, package in (("mnexec", "mininet"), ("ip", "iproute2"), ("iptables", "iptables"),
+                             ("ifconfig", "net-tools")):
         if shutil.which(program) is None:
             return (f"{program} is missing: apt-get install -y --no-install-recommends "
-                    f"mininet bridge-utils iptables iputils-ping ({package})")
+                    f"mininet iproute2 iptables iputils-ping ({package})")
     try:
         from .mininet_import import import_mininet
 

@@ -31,7 +31,7 @@ def import_mininet() -> ModuleType:
                 if spec is None or spec.loader is None:
                     raise ImportError(
                         "Mininet is not installed: apt-get install -y --no-install-recommends "
-                        "mininet bridge-utils iptables iputils-ping"
+                        "mininet iproute2 iptables iputils-ping"
                     ) from None
                 module = importlib.util.module_from_spec(spec)
                 sys.modules["mininet"] = module
