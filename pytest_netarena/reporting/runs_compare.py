@@ -32,14 +32,7 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
     for run_dir, run in zip((first, second), runs):
         if not run:
             raise ReportError(f"{run_dir}: no run.json in this folder (is it a run folder under reports/?)")
-    warnings = [f"the runs come from different environments: {line}"
-                for line in differences(runs[0].get("fingerprint"), runs[1].get("fingerprint"))]
-    if rules_of(runs[0]) != rules_of(runs[1]):
-        warnings.append(f"the runs used different rules: {rules_of(runs[0])} vs {rules_of(runs[1])}")
-    styles = [_prompt_style(run) for run in runs]
-    if styles[0] != styles[1]:
-        warnings.append(f"the runs used different prompt styles: {styles[0]} vs {styles[1]}: the difference "
-                        "measures the prompt too")
+    warnings = _setting_warnings(runs[0], runs[1])
     records = {}
     for label, run_dir in (("A", first), ("B", second)):
         kept, _ = latest_attempts(load_episodes(run_dir))
@@ -113,6 +106,19 @@ def render(comparisons: list[dict[str, Any]]) -> list[str]:
                      f"{c['rate_a']:7.1%} {c['rate_b']:7.1%} {-c['difference']:+7.1%}  "
                      f"[{-high:+.1%}, {-low:+.1%}]{'':2} {c['mcnemar_p']:6.3f}")
     return lines
+
+
+def _setting_warnings(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    """What differs between two runs' settings besides their agents: environment, rules, prompt style."""
+    warnings = [f"the runs come from different environments: {line}"
+                for line in differences(first.get("fingerprint"), second.get("fingerprint"))]
+    if rules_of(first) != rules_of(second):
+        warnings.append(f"the runs used different rules: {rules_of(first)} vs {rules_of(second)}")
+    styles = [_prompt_style(run) for run in (first, second)]
+    if styles[0] != styles[1]:
+        warnings.append(f"the runs used different prompt styles: {styles[0]} vs {styles[1]}: the difference "
+                        "measures the prompt too")
+    return warnings
 
 
 def _prompt_style(run: dict[str, Any]) -> str:
