@@ -52,7 +52,7 @@ class RouteApp(App):
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random", "cheater")
     #: an episode mostly waits for pingmesh reply rounds (0.1 s each while a pair stays unreachable):
     #: three at once per process overlap those waits (docs/scale.md)
-    episodes_in_flight = 6
+    episodes_in_flight = 3
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
