@@ -207,7 +207,10 @@ class StandIn:
         await asyncio.sleep(random.uniform(0.2, 1.0))
         while True:
             for target in self.calls:
-                why = await self._reach(target)
+                try:
+                    why = await self._reach(target)
+                except OSError:  # the pod's network namespace is closed: the pod is stopping
+                    return
                 if why:
                     self.log.line(complaint(self.image.service, target, why))
             await asyncio.sleep(CALL_PERIOD_S)
