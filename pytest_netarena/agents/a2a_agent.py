@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
+from concurrent.futures import Future
 from typing import Any
 
 from ..core.types import Reply, Task, Usage
@@ -13,6 +15,7 @@ from ..core.errors import AgentError, UsageError
 CARD_PATH = "/.well-known/agent-card.json"
 DEFAULT_TIMEOUT_S = 60.0  #: NetArena's client timeout: the longest silence between streamed updates
 DEFAULT_MAX_REPLY_S = 600.0  #: hard cap on one reply, however often the agent says it is still working
+CLEAN_UP_S = 0.5  #: how long past its deadline an exchange may take to close its connection
 DEFAULT_MAX_PROMPT_CHARS = 200_000  #: about 50k tokens, as for model agents
 #: keyword aliases accepted from the plugin's settings
 SETTING_ALIASES = {"timeout": "timeout_s", "a2a_timeout_s": "timeout_s", "agent_timeout_s": "timeout_s",
@@ -249,8 +252,20 @@ class A2AAgent:
 
     def _run(self, coroutine: Any, doing: str, deadline_s: float) -> Any:
         """Run one exchange on a private event loop under a hard deadline; failures become AgentError."""
+        outcome: Future = Future()
+
+        def exchange() -> None:
+            try:
+                outcome.set_result(asyncio.run(asyncio.wait_for(coroutine, deadline_s)))
+            except BaseException as error:  # handed to the caller's thread
+                outcome.set_exception(error)
+
+        # The deadline is kept on this thread: wait_for's cancellation waits for the client's clean-up, and a
+        # reply streamed by the agent could hold that for as long as it streams (seen: a 1.5-s cap ending at 9.6 s).
+        # An exchange still cleaning up after the deadline finishes on its own daemon thread.
+        threading.Thread(target=exchange, name="a2a-exchange", daemon=True).start()
         try:
-            return asyncio.run(asyncio.wait_for(coroutine, deadline_s))
+            return outcome.result(timeout=deadline_s + CLEAN_UP_S)
         except AgentError as error:
             raise AgentError(f"A2A agent at {self.url}: {error}") from error
         except TimeoutError as error:

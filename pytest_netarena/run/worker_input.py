@@ -43,12 +43,9 @@ class WorkerInput:
             seed=int(workerinput[PREFIX + "seed"]),
             run_id=str(workerinput[PREFIX + "run_id"]),
             shard=workerinput.get(PREFIX + "shard"),
-            in_flight=_whole_or_none(workerinput.get(PREFIX + "in_flight")),
+            in_flight=workerinput.get(PREFIX + "in_flight"),  # scale/options.py reads and checks it
             corpus=None if corpus is None else tuple(Query.from_dict(data) for data in corpus),
             run_info=workerinput.get(PREFIX + "run_info") or None,
             secret=str(workerinput.get(PREFIX + "secret") or ""),
         )
 
-
-def _whole_or_none(value: Any) -> int | None:
-    return None if value in (None, "") else int(value)

@@ -120,7 +120,6 @@ class InFlight:
     """
 
     def __init__(self, threads: int, start: Callable[[Any], Any], eligible: Callable[[Any], bool]) -> None:
-        self.threads = threads
         self._start = start
         self.eligible = eligible
         self._queue: collections.deque[tuple[Any, Future]] = collections.deque()
@@ -132,6 +131,10 @@ class InFlight:
                          for i in range(threads)]
         for thread in self._threads:
             thread.start()
+
+    @property
+    def threads(self) -> int:
+        return len(self._threads)
 
     def submit(self, items: list[Any]) -> None:
         """Queue the episodes of these items (in this order); items already queued or taken are ignored."""

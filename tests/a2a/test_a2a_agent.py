@@ -100,6 +100,23 @@ def test_a_hard_cap_ends_a_reply_that_streams_forever(purple, play_toy):
     assert result.agent_s >= 1.5 and time.monotonic() - started < 6
 
 
+def test_the_cap_holds_when_the_client_will_not_be_cancelled():
+    # a client whose clean-up outlasts the cancellation (a stream closed only when the agent ends it): the cap is
+    # kept by the caller's thread, not by the client's cooperation
+    async def stubborn():
+        for _ in range(2):
+            try:
+                await asyncio.sleep(3)
+            except asyncio.CancelledError:
+                continue
+        return "late", None
+
+    started = time.monotonic()
+    with pytest.raises(AgentError, match="did not answer within 0.5 s"):
+        A2AAgent("http://127.0.0.1:9", timeout_s=0.5, max_reply_s=0.5)._run(stubborn(), "sending the prompt", 0.5)
+    assert time.monotonic() - started < 2
+
+
 @pytest.mark.parametrize("style", ["message", "task"])
 def test_usage_reported_by_the_agent_is_recorded(purple, play_toy, solve_toy, style):
     usage = {"prompt_tokens": 120, "completion_tokens": 30, "cost_usd": 0.002}
