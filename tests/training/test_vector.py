@@ -8,7 +8,7 @@ import numpy as np
 
 
 
-def test_four_route_environments_run_40_random_steps_and_leave_nothing(gym, route_backend, host) -> None:
+def test_four_route_environments_run_20_random_steps_and_leave_nothing(gym, route_backend, host) -> None:
     from pytest_netarena.training.vector import make_vector
 
     links_before, netns_before = host.links(), host.netns()
@@ -23,7 +23,7 @@ def test_four_route_environments_run_40_random_steps_and_leave_nothing(gym, rout
             prefixes.update(host.prefix_re.findall(observation))
         assert len(prefixes) == 4, f"each sub-environment builds its own network: {prefixes}"
         assert len(host.descendants(os.getpid())) > len(children_before) + 4  # 4 workers and their Mininet nodes
-        for _ in range(40):  # eight episodes each: resets build new networks
+        for _ in range(20):  # four episodes each: resets build new networks
             observations, reward, terminated, truncated, infos = envs.step(envs.action_space.sample())
             steps += len(reward)
             rewards.extend(reward.tolist())
@@ -33,7 +33,7 @@ def test_four_route_environments_run_40_random_steps_and_leave_nothing(gym, rout
                 prefixes.update(host.prefix_re.findall(observation))
     finally:
         envs.close()
-    assert steps == 160
+    assert steps == 80
     assert refused > 0 and min(rewards) < 0  # random text is refused, and refusals cost
     assert len(prefixes) > 4, "episodes ended and new networks were built on reset"
     ours = {p for p in prefixes if not host.leased_by_another(p)}  # others' runs may reuse a released prefix
