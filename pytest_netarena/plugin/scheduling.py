@@ -20,7 +20,8 @@ from .state import SCALE_KEY, SETTINGS_KEY, Scale
 
 
 def fold_workers_into_flight(config: pytest.Config, settings: Settings, option: Any) -> WorkerSplit | None:
-    """`-n N` with a model agent and more workers than cores: a worker per core but the controller's, N in flight.
+    """`-n N` with a model agent and more workers than cores: a worker per core but the controller's (none when
+    that leaves one), N in flight.
 
     A worker costs a Python start-up and environments of its own, and on few cores N of them queue for
     the CPU while the model is thinking; threads in flight only wait (docs/scale.md). Left alone: `-n auto`,
@@ -35,8 +36,11 @@ def fold_workers_into_flight(config: pytest.Config, settings: Settings, option: 
     split = split_workers(asked, os.cpu_count() or 1)
     if split.workers == asked:
         return None
-    config.option.numprocesses = split.workers  # read by xdist's DSession when the session starts
+    # read by xdist's pytest_configure (trylast, after this one) and its DSession
+    config.option.numprocesses = split.workers
     config.option.tx = ["popen"] * split.workers
+    if not split.workers:
+        config.option.dist = "no"
     return split
 
 
