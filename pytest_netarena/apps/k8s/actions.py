@@ -16,19 +16,14 @@ import threading
 from dataclasses import dataclass, field
 
 from ... import sandbox
-from ...kube.kubectl import save_kubeconfig
+from ...kube.kubectl import ONE_SHOT_GO, save_kubeconfig
 from ...sandbox import views
 
 KUBECONFIG_PATH = "/etc/kubeconfig"
 #: the API discovery cache, filled once by the harness and read-only in every box (it names only the
 #: server's resource types: without it every action would first download discovery again)
 CACHE_PATH = "/usr/share/kubectl-cache"
-#: Go's runtime tuned for one short command (about 20% less CPU per kubectl; benchmarks/k8s.py):
-#: one scheduler thread, and no garbage collection until the heap reaches 64 MiB, after which the
-#: memory limit paces it. GOGC=off without the limit ran a `get -o yaml` of a 200-service app out of
-#: the box's 1 GiB address space; with it, that command needs the same ~0.9 GiB as Go's defaults.
-KUBECTL_ENV = {"KUBECONFIG": KUBECONFIG_PATH, "KUBECACHEDIR": "/tmp/.kube/cache",
-               "GOMAXPROCS": "1", "GOGC": "off", "GOMEMLIMIT": "64MiB"}
+KUBECTL_ENV = {"KUBECONFIG": KUBECONFIG_PATH, "KUBECACHEDIR": "/tmp/.kube/cache", **ONE_SHOT_GO}
 
 
 @dataclass(frozen=True)
