@@ -227,7 +227,7 @@ def test_kubectl_in_the_box_handles_a_large_application():
     # regression: with GOGC=off this ran out of the box's address space (fatal error: out of memory)
     from pytest_netarena.core.app import RunOptions
 
-    options = RunOptions(queries=1, extra={"k8s_app": "synthetic:200"})
+    options = RunOptions(queries=1, extra={"k8s_app": "synthetic:200", "k8s_pods": "off"})  # the objects, not pods that run
     env = APP.make_environment(options)
     try:
         env.reset(APP.generate(options)[0])
