@@ -6,6 +6,7 @@ constraints forbid (safety.check); an honest agent refuses or answers otherwise,
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ...core.catalogue import Category, Chooser
@@ -29,9 +30,14 @@ def _strippable(graph: nx.DiGraph, switch: str) -> bool:
     return bool(ports) and all(set(graph.pred[p]) <= {switch, p} and set(graph.succ[p]) <= {p} for p in ports)
 
 
+@lru_cache(maxsize=4)
+def _strippable_switches(index: TopologyIndex) -> tuple[str, ...]:
+    """The packet switches a question may name, found once per topology (a scan of every switch's ports)."""
+    return tuple(sw for sw in index.by_kind[s.PACKET_SWITCH] if _strippable(index.graph, sw))
+
+
 def draw(index: TopologyIndex, chooser: Chooser) -> dict[str, Any]:
-    graph = index.graph
-    switches = [sw for sw in index.by_kind[s.PACKET_SWITCH] if _strippable(graph, sw)]
+    switches = _strippable_switches(index)
     if not switches:
         raise ValueError("the topology has no packet switch with ports")
     switch = chooser.choice(switches)
