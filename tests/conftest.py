@@ -28,8 +28,9 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # of CPU in each of the several hundred pytests a run of the tests starts. They are started without it: through
 # the environment (xdist workers, documented commands, installs) and through pytester's own list (it drops
 # PYTEST_ADDOPTS), below.
-WITHOUT_UNUSED_PLUGINS = "-p no:anyio"
-os.environ["PYTEST_ADDOPTS"] = " ".join(filter(None, [os.environ.get("PYTEST_ADDOPTS"), WITHOUT_UNUSED_PLUGINS]))
+UNUSED_PLUGINS = ("anyio",)
+os.environ["PYTEST_ADDOPTS"] = " ".join([os.environ.get("PYTEST_ADDOPTS", ""),
+                                         *(f"-p no:{name}" for name in UNUSED_PLUGINS)]).strip()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,7 +92,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def pytester(pytester: pytest.Pytester) -> pytest.Pytester:
     """pytester, whose runs (in this process or another) load no plugin the tests do not use."""
-    pytester.plugins.append("no:anyio")
+    pytester.plugins.extend(f"no:{name}" for name in UNUSED_PLUGINS)
     return pytester
 
 

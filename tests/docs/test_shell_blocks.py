@@ -98,7 +98,7 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
             # the package under test, whatever the environment's editable install points at
             "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]),
             "PYTEST_PLUGINS": "pytest_netarena.testing.few_episodes", "NETARENA_FEW_EPISODES": "1",
-            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly -p no:anyio",
+            "PYTEST_ADDOPTS": "--seed=1 -p no:randomly -p no:anyio",  # and tests/conftest.py's UNUSED_PLUGINS
             "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
