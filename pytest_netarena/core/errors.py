@@ -21,3 +21,14 @@ class InfraError(NetArenaError):
 
 class AgentError(NetArenaError):
     """The agent failed to produce a usable reply (exception, timeout, garbage after retries)."""
+
+
+def raised_at(error: BaseException) -> str:
+    """Where an unexpected error came from, for an infrastructure message: 'file.py:line in function'."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "unknown place"
+    innermost = frames[-1]
+    return f"{innermost.filename.rsplit('/', 1)[-1]}:{innermost.lineno} in {innermost.name}"

@@ -9,7 +9,7 @@ from typing import Any
 from ...core.app import Environment
 from ...core.tools import Tool
 from ...core.types import Judgement, Query, StepOutcome
-from ...core.errors import InfraError
+from ...core.errors import InfraError, raised_at
 from .backends.base import Backend, ClusterBusy, ClusterState
 from .faults import apply_faults, describe
 from .actions import ActionResult, ActionRunner
@@ -189,7 +189,7 @@ class K8sEnvironment(Environment):
             raise
         except Exception as error:
             self._finish()
-            raise InfraError(f"cannot set up {query.id}: {type(error).__name__}: {error}") from error
+            raise InfraError(f"cannot set up {query.id}: {type(error).__name__}: {error} (at {raised_at(error)})") from error
 
     def _finish(self) -> None:
         if self._in_episode:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...core.app import Environment, RunOptions, require_rules
 from ...core.types import Judgement, Query, StepOutcome
-from ...core.errors import InfraError
+from ...core.errors import InfraError, raised_at
 from . import faults as fault_catalogue
 from ...core import replies
 from ...core.tools import Tool
@@ -168,7 +168,8 @@ class RouteEnvironment(Environment):
             raise
         except Exception as error:
             self.teardown()
-            raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: {error}") from error
+            raise InfraError(f"cannot build the {topo.subnets}x{topo.hosts} Mininet network: "
+                             f"{type(error).__name__}: {error} (at {raised_at(error)})") from error
         healthy = self.prober.measure()
         # a new network's first neighbour resolutions are sometimes lost (ARP asks again after 1 s): longer
         # rounds for up to HEALTHY_WAIT_S before the network counts as broken

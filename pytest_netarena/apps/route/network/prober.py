@@ -13,8 +13,9 @@ A pair (src, dst) counts as reachable only when both answers reach src:
 An address of dst faked on another node's `lo`, a DNAT or proxy-ARP trick that answers locally, or
 a probe reflected back to its sender gets the kernel's echo but never the responder's token.
 Probes carry 512 bytes with don't-fragment set in both directions, so a link whose MTU is too
-small fails. Missing answers are re-probed before a pair counts as unreachable, so a loaded
-machine does not turn a reachable pair into a false safety violation.
+small fails. Missing answers are re-probed before a pair counts as unreachable, and a round lasts
+while answers keep coming, so a loaded machine does not turn a reachable pair into a false safety
+violation.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ NONCE_BYTES, TOKEN_BYTES = 8, 16
 FIRST_ROUNDS_S = (0.1, 0.1)
 RETRY_ROUNDS_S = (0.25, 0.5)
 ROUNDS_S = FIRST_ROUNDS_S + RETRY_ROUNDS_S
+#: answers keep a round open for at most this many times its reply wait ...
+ROUND_LIMIT = 5
+#: ... then it reads what already queued this many more times (a probe, its answer, the kernel's echo)
+LATE_PASSES = 3
 #: meshes with more nodes than this are rendered in a compact form
 COMPACT_ABOVE = 40
 SO_RCVBUFFORCE = 33
@@ -171,24 +176,36 @@ class Prober:
         poller = select.poll()
         for fd in by_fd:
             poller.register(fd, select.POLLIN)
-        deadline = time.perf_counter() + timeout_s
+        # The round ends once timeout_s passes without an answer to one of its probes, and answers keep
+        # it open only until ROUND_LIMIT times timeout_s. Past its end, what already queued is still read
+        # (a few passes, without waiting): this process is the responder, and on a loaded machine it may
+        # have been descheduled while the answers queued.
+        started = time.perf_counter()
+        deadline, limit = started + timeout_s, started + ROUND_LIMIT * timeout_s
+        late_passes = 0
         while len(reached) < len(pairs):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
-            for fd, _ in poller.poll(left * 1000):
-                self._drain(by_fd[fd], probes, reached)
+            ready = poller.poll(max(min(deadline, limit) - time.perf_counter(), 0) * 1000)
+            answers = sum(self._drain(by_fd[fd], probes, reached) for fd, _ in ready)
+            now = time.perf_counter()
+            if answers and now < limit:
+                deadline = max(deadline, now + timeout_s)
+            elif now >= min(deadline, limit):
+                if not answers or late_passes == LATE_PASSES:
+                    break
+                late_passes += 1
         return reached
 
-    def _drain(self, node: str, probes: dict[bytes, _Probe], reached: set[tuple[str, str]]) -> None:
-        """Read everything node's socket holds: answer probes meant for node, record answers to node's probes."""
+    def _drain(self, node: str, probes: dict[bytes, _Probe], reached: set[tuple[str, str]]) -> int:
+        """Read everything node's socket holds: answer probes meant for node, record answers to node's probes.
+        Returns how many packets belonged to this round's probes."""
         sock = self.sockets[node]
         start, end = len(PROBE_MAGIC), len(PROBE_MAGIC) + NONCE_BYTES
+        ours = 0
         while True:
             try:
                 packet = sock.recv(2048)
             except OSError:  # BlockingIOError: drained
-                return
+                return ours
             header_len = (packet[0] & 0x0F) * 4
             if len(packet) < header_len + 8 + end + TOKEN_BYTES:
                 continue
@@ -198,6 +215,7 @@ class Prober:
             probe = probes.get(nonce)
             if probe is None:
                 continue
+            ours += 1
             magic = packet[payload:payload + start]
             if kind == _ECHO_REQUEST and magic == PROBE_MAGIC:
                 if node != probe.dst:
