@@ -57,21 +57,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(f"pytest-netarena: {dormant[0]} is a benchmark test, but {NO_AGENT_MESSAGE}")
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if session.config.stash.get(_AWAKE, False):
-        freeze_collected()
-
-
-def freeze_collected() -> None:
-    """Leave what collection made (modules, items, queries, a MALT topology) out of every later full garbage
-    collection: each one scans all live objects, and on a topology's million objects they took a quarter of a
-    MALT run's CPU. Garbage is collected first, so nothing is frozen that could be freed."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-
-
 @pytest.fixture(scope="session")
 def netarena_settings(pytestconfig: pytest.Config) -> Any:
     """The run's resolved settings (seed, agents, options)."""
@@ -102,6 +87,5 @@ def netarena_result(request: pytest.FixtureRequest, netarena_case: Any, netarena
 # pytest finds the hooks and fixtures as attributes of this module
 __all__ = [
     "pytest_addoption", "pytest_configure", "pytest_generate_tests", "pytest_collection_modifyitems",
-    "pytest_collection_finish",
     "netarena_settings", "netarena_environments", "netarena_result",
 ]

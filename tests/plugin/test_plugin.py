@@ -315,3 +315,19 @@ def test_extra_measures_reach_junit_summary_and_report(toy: pytest.Pytester) -> 
     assert group["overall"]["metrics"]["overshot"]["rate"] == 0.0
     assert group["overall"]["metrics"]["overshot"]["n"] == 2
     assert "Other measures" in (run_dir(toy) / "report.html").read_text()
+
+
+def test_a_run_freezes_what_its_collection_made_but_never_an_in_process_runs_heap(toy: pytest.Pytester) -> None:
+    import gc
+
+    toy.makeconftest("import gc, pytest\n\n"
+                     "@pytest.fixture(autouse=True)\n"
+                     "def frozen():\n"
+                     "    print('frozen while running:', gc.get_freeze_count() > 0)\n")
+    result = toy.runpytest_subprocess("--agent=builtin:oracle", "--queries=1", "--levels=1", "-s")
+    result.stdout.fnmatch_lines(["*frozen while running: True*"])
+    # in process (pytester's inline run) the heap is the test runner's: nothing more of it is frozen (frozen
+    # objects that are freed leave the count, so it may fall)
+    before = gc.get_freeze_count()
+    toy.runpytest_inprocess("--agent=builtin:oracle", "--queries=1", "--levels=1").assert_outcomes(passed=1)
+    assert gc.get_freeze_count() <= before

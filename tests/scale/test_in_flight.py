@@ -57,11 +57,12 @@ def test_episodes_run_side_by_side_each_with_its_own_environment(slow: pytest.Py
 def test_only_a_process_that_ends_with_the_run_freezes_its_heap(slow: pytest.Pytester) -> None:
     import gc
 
-    # in process (pytester's inline run), the heap is the test runner's: nothing may be frozen
+    # in process (pytester's inline run), the heap is the test runner's: nothing more may be frozen (tests/conftest.py
+    # froze what the runner collected; frozen objects that are freed leave the count, so it may fall)
     before = gc.get_freeze_count()
     slow.runpytest_inprocess("--agent=python:slow_agent:Agent", "--seed=2", "--queries=1", "--in-flight=2"
                              ).assert_outcomes(passed=2)
-    assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() <= before
     # a pytest of its own freezes it as it ends (pytest's five final collections then skip it)
     slow.makeconftest("import atexit, gc\n"
                       "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n")
