@@ -16,7 +16,7 @@ import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
 import yaml  # noqa: F401
 import pytest_netarena
 from pytest_netarena.testing.netarena_checkout import CHECKOUT_ENV, malt_checkout
-from pytest_netarena.plugin.session import freeze_collected
+from pytest_netarena.plugin.session import freeze_long_lived
 
 pytest_plugins = ["pytester"]
 
@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     # The plugin does this in benchmark runs only (never in pytester's in-process runs, whose heap is this
     # process's); these sessions are not, and each worker holds every test module and item.
-    freeze_collected()
+    freeze_long_lived()
 
 
 #: the files holding the longest tests (a -n 2 run's --durations, longest first), which each worker starts on: last
