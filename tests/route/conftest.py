@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route import faults as fault_catalogue
+from pytest_netarena.apps.route.network.build import Network
+from pytest_netarena.apps.route.network.leases import Lease, claim
+from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.catalogue import RandomChooser
@@ -63,3 +68,16 @@ def route_env():
     env = APP.make_environment(RunOptions())
     yield env
     env.close()
+
+
+@contextmanager
+def started_network(episode: int, subnets: int = 3, hosts: int = 2) -> Iterator[tuple[Lease, Topology, Network]]:
+    """A network built as an episode builds it (outside any environment), stopped however the block ends."""
+    lease = claim(episode)
+    topo = Topology(lease.prefix, subnets, hosts)
+    network = Network(topo, lease)
+    try:
+        network.start()
+        yield lease, topo, network
+    finally:
+        network.stop()

@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 
-from pytest_netarena.apps.route.network.leases import claim, leftover_links
-from pytest_netarena.apps.route.network.build import Network
-from pytest_netarena.apps.route.topology import Topology
+from pytest_netarena.apps.route.network.leases import leftover_links
 
-from .conftest import needs_mininet
+from .conftest import needs_mininet, started_network
 
 pytestmark = needs_mininet
 
@@ -21,11 +19,7 @@ def ip_json(pid: int, *argv: str) -> list[dict]:
 
 
 def test_every_node_bridge_and_port_is_configured_as_mininet_would():
-    lease = claim(900)
-    topo = Topology(lease.prefix, 3, 2)
-    network = Network(topo, lease)
-    try:
-        network.start()
+    with started_network(900) as (lease, topo, network):
         assert list(network.pids) == [topo.router, *topo.host_names]
         for node in topo.nodes:
             links = {link["ifname"]: link for link in ip_json(network.pids[node], "addr", "show")}
@@ -61,6 +55,4 @@ def test_every_node_bridge_and_port_is_configured_as_mininet_would():
                                   capture_output=True, text=True, check=True).stdout.split()
         assert disabled == ["1", "1"]
         assert leftover_links(lease.prefix) == []  # nothing of the running network in the host's namespace
-    finally:
-        network.stop()
     assert leftover_links(lease.prefix) == [] and not lease.path.exists()

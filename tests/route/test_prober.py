@@ -8,12 +8,9 @@ import time
 import pytest
 
 from pytest_netarena.apps.route.network import prober as prober_module
-from pytest_netarena.apps.route.network.build import Network
-from pytest_netarena.apps.route.network.leases import claim
 from pytest_netarena.apps.route.network.prober import Prober
-from pytest_netarena.apps.route.topology import Topology
 
-from .conftest import needs_mininet
+from .conftest import needs_mininet, started_network
 
 pytestmark = needs_mininet
 
@@ -39,19 +36,13 @@ class DescheduledProber(Prober):
 
 @pytest.fixture(scope="module")
 def network():
-    lease = claim(910)
-    topo = Topology(lease.prefix, 3, 2)
-    network = Network(topo, lease)
-    try:
-        network.start()
+    with started_network(910) as (_, topo, network):
         healthy = Prober(network.pids, topo.address, topo.nodes)
         deadline = time.monotonic() + 5
         while not healthy.measure().complete and time.monotonic() < deadline:
             pass  # first neighbour resolutions
         healthy.close()
         yield topo, network
-    finally:
-        network.stop()
 
 
 def test_answers_that_queued_while_the_prober_was_descheduled_still_count(network):
