@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -18,15 +19,16 @@ def make_vector(env_id: str, count: int, **kwargs: Any) -> Any:
     from . import register_envs
 
     register_envs()
+    caller = os.getpid()
 
     def factory() -> Any:
-        import os
-
         import pytest_netarena.training  # noqa: F401  (a spawned worker registers the ids itself)
 
         # route leases name prefixes by worker: an inherited xdist worker id would give every copy
-        # the same slot; without it each copy takes a slot of its own pid
-        os.environ.pop("PYTEST_XDIST_WORKER", None)
+        # the same slot; without it each copy takes a slot of its own pid. AsyncVectorEnv also calls this
+        # once in the caller (for the spaces), whose environment stays as it was.
+        if os.getpid() != caller:
+            os.environ.pop("PYTEST_XDIST_WORKER", None)
         return gymnasium.make(env_id, **kwargs)
 
     return AsyncVectorEnv([factory] * count, shared_memory=False)

@@ -33,6 +33,11 @@ def packets_matrix(backend) -> dict:
         address = server.get_object("Service", namespace, flow.service)["spec"]["clusterIP"]
         probes.append((f"{namespace}/{pods[flow.source][0]}", address, flow.port, flow.protocol))
     reached = live.probe_many(probes, timeout=0.5)
+    # A dropped flow never answers however long it is given; an open one can miss a short wait on a loaded
+    # machine. So the flows without an answer are asked once more, with a longer wait, before they count as blocked.
+    unanswered = [index for index, reach in enumerate(reached) if reach.pod is None]
+    for index, reach in zip(unanswered, live.probe_many([probes[index] for index in unanswered], timeout=3.0)):
+        reached[index] = reach
     found = {}
     for flow, reach in zip(flows, reached):
         backends = {f"{namespace}/{name}" for name in pods.get(flow.service, ())}

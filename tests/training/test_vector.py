@@ -45,11 +45,14 @@ def test_four_route_environments_run_20_random_steps_and_leave_nothing(gym, rout
     assert not host.processes_naming(ours)
 
 
-def test_k8s_copies_each_run_their_own_api_server(gym, host) -> None:
+def test_k8s_copies_each_run_their_own_api_server(gym, host, monkeypatch) -> None:
     from pytest_netarena.training.vector import make_vector
 
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)  # k8s leases no names: a stand-in id is harmless here
     children_before = host.descendants(os.getpid())
     envs = make_vector("netarena/K8s-v0", 2, max_steps=3)
+    assert os.environ.get("PYTEST_XDIST_WORKER") == worker  # only the copies' processes drop it
     try:
         observations, infos = envs.reset(seed=[1, 2], options={"category": "remove_ingress"})
         assert all("Intended connectivity" in observation for observation in observations)
