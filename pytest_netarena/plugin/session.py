@@ -148,7 +148,7 @@ class _RunEnd:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         scale = config.stash.get(SCALE_KEY, None)
-        if scale is not None and scale.in_flight is not None and _process_ends_with_run(config):
+        if scale is not None and scale.in_flight is not None and self._freezes:
             import gc
 
             # This process exits next: spare pytest's final full collections (five, at unconfigure) the
