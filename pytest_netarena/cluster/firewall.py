@@ -147,7 +147,9 @@ def _rule_lines(rules: _Rules, chain: str, rule, pod: Pod, direction: str, peer_
             lines += writer.to_pods(rules.peer_pods(peer))
             continue
         assert isinstance(peer, IPBlockPeer)
-        block = _chain("NP-B-", label, str(number), pod.key)
+        # the direction is part of the name: a policy isolating a pod both ways has an ingress and an egress rule
+        # of the same index, and one shared chain would mark a packet admitted both ways
+        block = _chain("NP-B-", direction, label, str(number), pod.key)
         declarations.append(f":{block} - [0:0]")
         lines += writer.ip_block(peer, block)
     return lines

@@ -74,6 +74,24 @@ def _slice(service: str, ports: list[dict], ready: list, namespace: str = "shop"
                                           for i, state in enumerate(ready)]}
 
 
+def test_a_pod_isolated_both_ways_by_ip_blocks_gets_one_block_chain_per_direction():
+    # found by tests/cluster/test_property.py: both rules are #0 of one policy for the same pod, and their shared
+    # chain marked a packet sent to a peer of the egress block as admitted by ingress as well
+    view = firewall.ClusterView(namespaces={"pa": Namespace("pa", {})})
+    view.pods = [_pod("p0", "10.244.0.2", 8080, "a"), _pod("p1", "10.244.0.3", 9090, "b")]
+    view.veths = {p.key: f"veth-{p.name}" for p in view.pods}
+    view.policies = [compile_policy({"kind": "NetworkPolicy", "metadata": {"name": "np", "namespace": "pa"},
+                                     "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"],
+                                              "ingress": [{"from": [{"ipBlock": {"cidr": "10.244.0.2/32"}}]}],
+                                              "egress": [{"to": [{"ipBlock": {"cidr": "10.244.0.3/32"}}]}]}})]
+    text = firewall.filter_table(view)
+    declared = re.findall(r"^:(NP-B-[0-9A-F]{16}) ", text, re.M)
+    assert len(declared) == 4 and len(set(declared)) == 4  # two pods, two directions
+    for chain in declared:
+        marks = set(re.findall(rf"^-A {chain} .*--set-xmark (0x[0-9a-f]+)/", text, re.M))
+        assert len(marks) == 1, (chain, marks)  # each block chain admits in its own direction only
+
+
 def test_service_ports_take_the_ready_endpoints_of_the_port_of_the_same_name_and_protocol():
     web = [{"name": "http", "port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]
     services = [_service("web", "10.96.0.10", web), _service("headless", "None", web),
