@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ..mcp_server.conftest import toy_app  # noqa: F401
 from .cli_stand_in import Provider, play, program_folder
 from .conftest import needs_root_boxes
-from ..mcp_server.conftest import toy_app  # noqa: F401
 
 pytestmark = needs_root_boxes
 

@@ -6,7 +6,6 @@ can exhaust the machine's descriptors (the old server sat at its limit and reset
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 

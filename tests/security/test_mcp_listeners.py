@@ -18,10 +18,10 @@ import pytest
 
 from pytest_netarena.serving import ConnectionLimits, HttpOnly
 
+from ..mcp_server.conftest import toy_app  # noqa: F401
 from .cli_stand_in import Provider, play, program_folder
 from .conftest import needs_root_boxes
 from .slowloris import DEADLINE_S, DESCRIPTORS, LIMITS, OVERALL, PER_PEER, UPGRADE, Server, Trickler, status_of
-from ..mcp_server.conftest import toy_app  # noqa: F401
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed")
 httpx = pytest.importorskip("httpx")
