@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from ..serving import plain
 
@@ -112,8 +112,7 @@ class Relay:
         if call is None:
             known = ", ".join(sorted(str(known) for known in self.calls.values())) or "none"
             return None, f"{method} {path} is not a model call of this CLI (those are: {known})"
-        names = {name for name, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"),
-                                               keep_blank_values=True)}
+        names = {name for name, _ in _query(scope)}
         if names - set(call.query):
             return None, f"query parameters {sorted(names - set(call.query))} are not taken by {call}"
         return call, ""
@@ -128,6 +127,9 @@ class Relay:
         declared = headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_RELAY_BODY):
             await plain(send, 413, f"model request over {MAX_RELAY_BODY} bytes\n")
+            return
+        if declared is not None and "transfer-encoding" in headers:  # framed two ways: the box's doing, not the API's
+            await plain(send, 400, "a request with both Content-Length and Transfer-Encoding\n")
             return
         if self.in_flight >= MAX_IN_FLIGHT:
             await plain(send, 429, f"{MAX_IN_FLIGHT} model requests in flight: retry when one is done\n",
@@ -150,7 +152,7 @@ class Relay:
 
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s, connect=10.0))
-        query = scope.get("query_string", b"").decode("latin-1")
+        query = urlencode(_query(scope))  # rebuilt from its parameters: nothing else of the box's text goes on
         target = f"{self.upstream}{call.path}" + (f"?{query}" if query else "")
         forwarded = [(name, value) for name, value in headers.items() if name not in _DROPPED]
         forwarded += list(self.credentials.items())
@@ -183,6 +185,10 @@ class Relay:
             self.failures.append(f"{type(error).__name__} while streaming: {error}")
         finally:
             await response.aclose()
+
+
+def _query(scope: dict[str, Any]) -> list[tuple[str, str]]:
+    return parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
 
 
 async def _body(receive: Callable[[], Any]) -> AsyncIterator[bytes]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.session import offered_tools
-from pytest_netarena.core.types import Task
+from pytest_netarena.core.types import EpisodeResult, Task
 from pytest_netarena.mcp.cli_agent import CliAgent
 from pytest_netarena.mcp.clis import ClaudeCode, Launch, Report
 
@@ -65,8 +65,8 @@ def program_folder(tmp_path: Path) -> Path:
     return folder
 
 
-def play(toy_app, folder: Path, script: str, api_base: str, **agent_attributes) -> tuple[BashClaude, float]:
-    """One toy episode with bash as the CLI; (its profile, holding the output, and the seconds it took)."""
+def play(toy_app, folder: Path, script: str, api_base: str, **agent_attributes) -> tuple[BashClaude, EpisodeResult]:
+    """One toy episode with bash as the CLI; (its profile, holding the output, and the episode's result)."""
     from pytest_netarena.core.app import RunOptions
 
     profile = BashClaude(folder, script)
@@ -76,9 +76,7 @@ def play(toy_app, folder: Path, script: str, api_base: str, **agent_attributes) 
     query = toy_app.APP.generate(RunOptions(seed=1, queries=1, levels=(1,)))[0]
     env = toy_app.APP.make_environment(RunOptions())
     task = Task("toy", "e1", "You control a counter.", "zero-shot", 3, offered_tools(env))
-    started = time.monotonic()
-    run_episode(env, agent, query, task, EpisodeConfig(max_steps=3, agent_timeout_s=60), "cli:bash")
-    return profile, time.monotonic() - started
+    return profile, run_episode(env, agent, query, task, EpisodeConfig(max_steps=3, agent_timeout_s=60), "cli:bash")
 
 
 @dataclass

@@ -111,3 +111,27 @@ def test_a_flood_of_huge_model_requests_does_not_grow_the_harness(toy_app, folde
     assert provider.seen and all(seen.size <= FLOOD_MIB << 20 for seen in provider.seen)
     # the harness's peak grew by less than one request (the old relay held every request whole, some twice)
     assert grown_mib < FLOOD_MIB, f"the harness grew by {grown_mib:.0f} MiB"
+
+
+#: requests whose framing is the box's own doing: each must end as the box's error, never as the endpoint's failure
+MISFRAMED = r"""
+exec {c}<>/dev/tcp/127.0.0.1/$port
+printf 'POST /model/v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n%0100d\r\n0\r\n\r\n' 0 >&$c
+read -r -t 20 status <&$c; echo "BOTH ${status%$'\r'}"; exec {c}>&-
+exec {c}<>/dev/tcp/127.0.0.1/$port
+printf 'POST /model/v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"cut": "short' >&$c; exec {c}>&-
+exec {c}<>/dev/tcp/127.0.0.1/$port
+printf 'POST /model/v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n' >&$c
+read -r -t 20 status <&$c; echo "HUGE ${status%$'\r'}"; exec {c}>&-
+exit 3
+"""
+
+
+def test_a_box_cannot_make_its_own_failure_the_endpoints(toy_app, folder) -> None:
+    """A CLI that fails while the endpoint failed is an infrastructure error: requests framed two ways, cut short or
+    too large are refused or dropped as the box's, so a box that sends them and fails is still an agent error."""
+    with Provider() as provider:
+        profile, result = play(toy_app, folder, MISFRAMED, provider.url)
+    assert "BOTH HTTP/1.1 400" in profile.output and "HUGE HTTP/1.1 413" in profile.output, profile.output[-2000:]
+    assert result.outcome.value == "agent_error" and "exited with status 3" in result.details, result.details
+    assert all(seen.size < 1000 for seen in provider.seen)  # the cut request never arrived whole
