@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .guard import ConnectionLimits
+from ..serving.options import add_limit_arguments, limits_from
 
 DEFAULT_PORT = 9009
 
@@ -25,15 +25,7 @@ def add_server_arguments(parser: argparse.ArgumentParser, default_port: int) -> 
                         help=f"port (default {default_port}; 0 picks a free one)")
     parser.add_argument("--card-url", default=None,
                         help="the URL the agent card advertises, when clients reach this server by another name")
-    limits = ConnectionLimits()
-    parser.add_argument("--max-connections", type=int, default=limits.connections, metavar="N",
-                        help=f"connections open at once (default {limits.connections}; never over half the "
-                             "descriptor limit); past it the oldest unfinished request makes room, or a new one is closed")
-    parser.add_argument("--max-connections-per-peer", type=int, default=limits.per_peer, metavar="N",
-                        help=f"connections open at once from one address (default {limits.per_peer})")
-    parser.add_argument("--request-deadline", type=float, default=limits.request_s, metavar="SECONDS",
-                        help=f"a request's head and body must arrive within it, or the connection is closed "
-                             f"(default {limits.request_s:g})")
+    add_limit_arguments(parser)
 
 
 def serve(command: str, build_app: Any, args: argparse.Namespace, banner: str) -> int:
@@ -44,7 +36,7 @@ def serve(command: str, build_app: Any, args: argparse.Namespace, banner: str) -
         print(f"{banner} listening on {url}", flush=True)
 
     try:
-        limits = ConnectionLimits(args.request_deadline, args.max_connections, args.max_connections_per_peer)
+        limits = limits_from(args)
     except ValueError as error:
         print(f"netarena {command}: {error}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..core.seeding import PUBLIC, secret_option
+from ..serving.options import add_limit_arguments, limits_from
 
 
 #: environment variable that may hold the bearer token of `netarena mcp --http` (kept off the command line)
@@ -47,6 +48,7 @@ def register(subparsers) -> None:
                        help="seconds the client may send nothing before the episode ends as an agent error (default 300)")
     serve.add_argument("--timeout", type=float, default=3600.0,
                        help="seconds the whole episode may take (default 3600)")
+    add_limit_arguments(serve.add_argument_group("--http listener limits"))
     serve.set_defaults(handler=run_serve)
 
     clis = subparsers.add_parser("cli-agents", help="install or list the CLI agents (cli:codex, cli:claude-code)")
@@ -95,6 +97,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if not (args.idle_timeout > 0 and args.timeout > 0):
             raise UsageError("--idle-timeout and --timeout take a number of seconds above 0")
         address = loopback_address(args.http) if args.http else None
+        limits = limits_from(args)
         extra = app_options(args.option)
         check_app_options(apps, extra)
         config = ServeConfig(app=args.app, seed=args.seed, secret=args.secret, levels=parse_levels(args.levels),
@@ -115,7 +118,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except BackendUnavailable as error:
         say(f"netarena mcp: cannot run the {args.app} app here: {error}")
         return 4
-    return _serve(served, args, address, protocol, say)
+    return _serve(served, args, address, limits, protocol, say)
 
 
 def _stdio():
@@ -124,7 +127,7 @@ def _stdio():
     return stdio_streams()
 
 
-def _serve(served, args: argparse.Namespace, address, protocol, say) -> int:
+def _serve(served, args: argparse.Namespace, address, limits, protocol, say) -> int:
     import asyncio
     import secrets
 
@@ -143,8 +146,8 @@ def _serve(served, args: argparse.Namespace, address, protocol, say) -> int:
                 why = asyncio.run(serve_stdio(server, watch, stdin, stdout))
             else:
                 token = args.token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
-                why = _serve_http(server, watch, address, token, args.token is None and not os.environ.get(TOKEN_ENV),
-                                  args.idle_timeout, say)
+                why = _serve_http(server, watch, address, limits, token,
+                                  args.token is None and not os.environ.get(TOKEN_ENV), args.idle_timeout, say)
         except KeyboardInterrupt:
             why = "interrupted"
         if why not in ("over", "the client closed the connection") and not served.session.over:
@@ -157,17 +160,17 @@ def _serve(served, args: argparse.Namespace, address, protocol, say) -> int:
     return 1 if result.outcome.value == "infra_error" else 0
 
 
-def _serve_http(server, watch, address: tuple[str, int], token: str, announce_token: bool, idle_s: float, say) -> str:
-    from ..agentbeats.server import MAX_BODY_BYTES
-    from .asgi import Served, loopback_socket, url_of
+def _serve_http(server, watch, address: tuple[str, int], limits, token: str, announce_token: bool, idle_s: float,
+                say) -> str:
+    from ..serving import MAX_BODY_BYTES, Listener, listening_socket, url_of
     from .transport import MCP_PATH, http_routes
 
-    sock = loopback_socket(host=address[0], port=address[1])
+    sock = listening_socket(host=address[0], port=address[1])
     base = url_of(sock)
     host = base.removeprefix("http://")
     hosts = [host, host.replace("127.0.0.1", "localhost")] if "127.0.0.1" in host else [host]
     routes = http_routes(server, token, hosts, idle_s=idle_s, limit=MAX_BODY_BYTES)
-    with Served(routes, [sock]):
+    with Listener(routes, [sock], limits, lifespan=True, log_level="critical", name="netarena-mcp"):
         say(f"netarena mcp: serving {base}{MCP_PATH}")
         if announce_token:
             say(f"netarena mcp: bearer token {token}")

@@ -1,8 +1,9 @@
 """A CLI agent under test (`--agent=cli:codex`, `cli:claude-code`): the CLI plays the episode in a box through its MCP server.
 
 Per episode the harness makes a private network namespace holding only loopback, and listens inside it
-(from its own process) with one HTTP server: the episode's MCP server at /mcp, bearer-gated, and the
-model relay at /model, which forwards to the real endpoint with the real key. The CLI runs
+(from its own process) with one guarded HTTP listener (`serving.Listener`): the episode's MCP server at
+/mcp, bearer-gated, and the model relay at /model, which forwards only the model calls of the CLI's
+profile to the real endpoint, with the real key. The CLI runs
 non-interactively in a sealed box joined to that namespace (clibox.py), with the task as its prompt and
 its own tools off, so every action it takes is a call to our MCP server: a step in our boxes, judged.
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import BackendUnavailable, InfraError
 from ..core.types import Task
+from ..serving import ConnectionLimits
 from .clis import PROFILES, CliProfile
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ class CliAgent:
     """Plays an episode by running a CLI agent in a box against the episode's MCP server."""
 
     interface = "cli"
+    #: the limits of the box's listener: every connection comes from the box's one address, so `per_peer` is its cap
+    listener_limits = ConnectionLimits()
 
     def __init__(self, profile: CliProfile, model: str | None = None, api_base: str | None = None,
                  timeout_s: float = 300.0, grace_s: float = 60.0) -> None:
@@ -56,8 +60,9 @@ class CliAgent:
 
     def drive(self, session: EpisodeSession) -> None:
         from ..sandbox import NetNamespace, support
-        from .asgi import Relay, Served, loopback_socket, url_of
+        from ..serving import Listener, listening_socket, url_of
         from .clibox import cli_box, run_cli
+        from .relay import Relay
         from .server import Activity, build_server
         from .transport import MCP_PATH, http_routes
 
@@ -69,9 +74,10 @@ class CliAgent:
         activity = Activity()
         namespace = NetNamespace.create()
         try:
-            sock = loopback_socket(namespace.socket)
+            sock = listening_socket(make=namespace.socket)
             base = url_of(sock)
-            relay = Relay("/model", self.api_base, self.profile.credentials(), self.timeout_s, activity)
+            relay = Relay("/model", self.api_base, self.profile.credentials(), self.timeout_s, activity,
+                          self.profile.model_calls)
             token = secrets.token_urlsafe(32)
             host = base.removeprefix("http://")
             routes = http_routes(build_server(session, activity), token, [host], idle_s=self.timeout_s * 4,
@@ -93,7 +99,8 @@ class CliAgent:
                     return f"it made no request for {self.timeout_s:g} s"
                 return ""
 
-            with Served(routes, [sock]):
+            with Listener(routes, [sock], self.listener_limits, lifespan=True, log_level="critical",
+                          name="cli-box-listener"):
                 spawned = time.monotonic()
                 try:
                     ended = run_cli(cli_box(str(folder), namespace, launch.env, launch.files,

@@ -2,9 +2,9 @@
 
 A `CliProfile` says, for one CLI: which npm package and pinned version it comes from and where its program
 lies in that package; the argv and environment of one non-interactive run against a model URL and an
-MCP URL (both inside its box) with every built-in shell, file and web tool off; which API it speaks
-and where the real endpoint and key come from; and how to read token usage and cost from its
-machine-readable output. Any other CLI that speaks MCP plugs in as a subclass (docs/agents.md).
+MCP URL (both inside its box) with every built-in shell, file and web tool off; which API it speaks,
+which model calls it makes (the relay forwards those alone), and where the real endpoint and key
+come from; and how to read token usage and cost from its machine-readable output. Any other CLI that speaks MCP plugs in as a subclass (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..core.types import Usage
 from .install import installed_dir
+from .relay import ModelCall
 
 #: the server name the CLI knows our MCP server by (its tools appear as mcp__netarena__<tool>)
 SERVER = "netarena"
@@ -23,6 +24,14 @@ SERVER = "netarena"
 TOKEN_ENV = "NETARENA_MCP_TOKEN"
 #: the placeholder key the box holds (the relay puts the real one on each request)
 PLACEHOLDER_KEY = "netarena-relay-placeholder"
+#: the model calls of an OpenAI Responses CLI, under its API base (Codex 0.169 makes only the POST, driven against
+#: our stub; it lists models on a provider that offers it)
+RESPONSES_CALLS = (ModelCall("POST", "/responses"), ModelCall("GET", "/models", ("client_version",)))
+#: the model calls of an Anthropic Messages CLI (Claude Code 2.1 posts /v1/messages?beta=true; it counts tokens and
+#: lists models on some paths)
+MESSAGES_CALLS = (ModelCall("POST", "/v1/messages", ("beta",)),
+                  ModelCall("POST", "/v1/messages/count_tokens", ("beta",)),
+                  ModelCall("GET", "/v1/models", ("beta", "limit")))
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class CliProfile:
     version = ""  #: the pinned version
     api = ""  #: "openai-responses" or "anthropic-messages": what the model relay forwards
     default_base = ""  #: the provider's API base when --llm-api-base is not given
+    model_calls: tuple[ModelCall, ...] = ()  #: the requests the relay forwards to the API base; any other is 403
     key_env: tuple[str, ...] = ()  #: environment variables of the harness that may hold the provider key
     mount = "/usr/share/cli-agent"  #: where the program folder appears in the box (a parent the box makes 0755)
 
@@ -104,6 +114,7 @@ class Codex(CliProfile):
     version = "0.169.0"
     api = "openai-responses"
     default_base = "https://api.openai.com/v1"
+    model_calls = RESPONSES_CALLS
     key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
     #: built-in tools and features switched off: shell, exec sessions, images, sub-agents, goals, apps, plugins
     DISABLED = ("unified_exec", "shell_tool", "view_image", "multi_agent", "goals", "image_generation", "apps",
@@ -186,6 +197,7 @@ class ClaudeCode(CliProfile):
     version = "2.1.328"
     api = "anthropic-messages"
     default_base = "https://api.anthropic.com"
+    model_calls = MESSAGES_CALLS
     key_env = ("ANTHROPIC_API_KEY",)
 
     def program(self, root: Path) -> tuple[Path, str]:

@@ -1,9 +1,10 @@
 """How an episode's MCP server is reached: stdio with bounded lines, or streamable HTTP with a bearer token and body caps.
 
-HTTP is served only on loopback (or inside a box's namespace), behind a bearer token compared in constant
-time, with the green server's request body cap before the SDK reads anything, a cap on MCP sessions,
-and DNS-rebinding protection (the Host header must name the listener). stdio reads lines of at most
-MAX_LINE_BYTES; a longer line is dropped unread and answered as a parse error.
+HTTP is served only on loopback (or inside a box's namespace), on our one guarded listener
+(`serving.Listener`), behind a bearer token compared in constant time, with a request body cap
+before the SDK reads anything, a cap on MCP sessions, and DNS-rebinding protection (the Host header
+must name the listener). stdio reads lines of at most MAX_LINE_BYTES; a longer line is dropped
+unread and answered as a parse error.
 Both end when the client goes away, when it has been idle too long, at an overall deadline, or
 shortly after the episode is over; `Watch` says which.
 """
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .asgi import Routes, plain
+from ..serving import BodyCap, plain
+from .asgi import Routes
 from .server import Activity
 
 #: the largest stdio line read (a JSON-RPC message; a tool call's arguments are capped far below this)
@@ -166,18 +168,22 @@ async def _serve_streams(server: Any, watch: Watch, read_stream: Any, write_stre
 
 
 class BearerAuth:
-    """ASGI middleware: requests without `Authorization: Bearer <token>` are answered 401 and reach nothing."""
+    """ASGI middleware: requests without `Authorization: Bearer <token>` are answered 401 and reach nothing; no
+    scope but HTTP reaches the app at all (a WebSocket is closed before it is accepted)."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                await plain(send, 401, "a bearer token is required\n", ((b"www-authenticate", b"Bearer"),))
-                return
+        if scope["type"] != "http":
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if not hmac.compare_digest(given, self.expected):
+            await plain(send, 401, "a bearer token is required\n", ((b"www-authenticate", b"Bearer"),))
+            return
         await self.app(scope, receive, send)
 
 
@@ -192,8 +198,6 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
 
     # a client's open event stream is cut when the episode's server stops: the SDK logs that as an error with a trace
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
-
-    from ..agentbeats.server import BodyCap
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=[f"http://{host}" for host in hosts])

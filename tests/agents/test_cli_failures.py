@@ -14,10 +14,11 @@ import pytest
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.session import offered_tools
 from pytest_netarena.core.types import Task
-from pytest_netarena.mcp.asgi import loopback_socket, url_of
 from pytest_netarena.mcp.cli_agent import CliAgent
 from pytest_netarena.mcp.clis import CliProfile, Launch, Report
+from pytest_netarena.mcp.relay import ModelCall
 from pytest_netarena.sandbox import support
+from pytest_netarena.serving import listening_socket, url_of
 
 from ..mcp_server.conftest import toy_app  # noqa: F401
 
@@ -28,6 +29,7 @@ class ScriptCli(CliProfile):
     """bash, bound into the box as the CLI's program, running a script (the model and MCP URLs in its environment)."""
 
     name = "script"
+    model_calls = (ModelCall("POST", "/v1/responses"),)
 
     def __init__(self, folder: Path, script: str) -> None:
         self.folder, self.script = folder, script
@@ -99,7 +101,7 @@ def test_a_cli_that_runs_on_after_the_episode_ended_is_stopped(play) -> None:
 
 
 def test_a_cli_failing_while_its_endpoint_is_down_is_an_infrastructure_error(play) -> None:
-    probe = loopback_socket()
+    probe = listening_socket()
     dead = url_of(probe)
     probe.close()
     script = ('rest=${MODEL_URL#http://127.0.0.1:}; port=${rest%%/*}; exec 3<>/dev/tcp/127.0.0.1/$port; '

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netarena.mcp.asgi import Relay, Routes, Served, loopback_socket, url_of
+from pytest_netarena.mcp.asgi import Routes
 from pytest_netarena.mcp.clibox import cli_box, run_cli
+from pytest_netarena.mcp.clis import MESSAGES_CALLS
+from pytest_netarena.mcp.relay import Relay
 from pytest_netarena.sandbox import Limits, NetNamespace
+from pytest_netarena.serving import Listener, listening_socket, url_of
 from pytest_netarena.testing.messages_stub import MessagesStub
 from pytest_netarena.testing.scripted_models import Say
 
@@ -69,9 +72,9 @@ def test_the_box_sees_no_harness_file_and_cannot_write_its_program(namespace, ca
 
 def test_the_relay_is_the_only_way_out_and_carries_the_real_key(namespace, tmp_path):
     with MessagesStub([[Say("hello from upstream")]]) as upstream:
-        sock = loopback_socket(namespace.socket)
-        relay = Relay("/model", upstream.url, {"x-api-key": "sk-real-secret"}, 30)
-        with Served(Routes({"/model": relay}), [sock]):
+        sock = listening_socket(make=namespace.socket)
+        relay = Relay("/model", upstream.url, {"x-api-key": "sk-real-secret"}, 30, calls=MESSAGES_CALLS)
+        with Listener(Routes({"/model": relay}), [sock], lifespan=True):
             port = sock.getsockname()[1]
             body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]})
             request = (f"POST /model/v1/messages HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nx-api-key: placeholder\\r\\n"
@@ -86,12 +89,12 @@ def test_the_relay_is_the_only_way_out_and_carries_the_real_key(namespace, tmp_p
 
 
 def test_an_unreachable_endpoint_is_recorded_as_the_relays_failure(namespace, tmp_path):
-    probe = loopback_socket()
+    probe = listening_socket()
     dead = url_of(probe)
     probe.close()  # nothing listens there now
-    sock = loopback_socket(namespace.socket)
-    relay = Relay("/model", dead, {}, 5)
-    with Served(Routes({"/model": relay}), [sock]):
+    sock = listening_socket(make=namespace.socket)
+    relay = Relay("/model", dead, {}, 5, calls=MESSAGES_CALLS)
+    with Listener(Routes({"/model": relay}), [sock], lifespan=True):
         port = sock.getsockname()[1]
         request = f"GET /model/v1/models HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"
         ended = run_bash(bash_box(namespace, tmp_path),

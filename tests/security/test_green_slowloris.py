@@ -6,111 +6,22 @@ can exhaust the machine's descriptors (the old server sat at its limit and reset
 
 from __future__ import annotations
 
-import json
-import os
-import selectors
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+
+from .slowloris import DEADLINE_S, DESCRIPTORS, LIMITS, OVERALL, PER_PEER, UPGRADE, Server, Trickler, status_of
 
 pytest.importorskip("a2a", reason="the a2a-sdk is not installed")
 httpx = pytest.importorskip("httpx")
 
-DESCRIPTORS = 128
-#: lowered through the command line, as an operator would (the defaults are 256 overall, 32 per peer, 10 s)
-OVERALL, PER_PEER, DEADLINE_S = 40, 8, 3.0  # a deadline long enough for a server process starved by a busy machine
-LIMITS = ["--max-connections", str(OVERALL), "--max-connections-per-peer", str(PER_PEER),
-          "--request-deadline", str(DEADLINE_S)]
-SERVER = """
-import resource, sys
-resource.setrlimit(resource.RLIMIT_NOFILE, ({n}, {n}))
-from pytest_netarena.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-class Server:
-    """`netarena serve-green` or `serve-purple` in a process of its own, with a low descriptor limit."""
-
-    def __init__(self, tmp_path: Path, *argv: str) -> None:
-        self.log = tmp_path / "server.log"
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", SERVER.format(n=DESCRIPTORS), *argv, "--port", "0"], env=env,
-            stdout=subprocess.PIPE, stderr=self.log.open("wb"), text=True)
-        line = self.process.stdout.readline()
-        assert "listening on" in line, (line, self.log.read_text()[-3000:])
-        self.url = line.rsplit(" ", 1)[1].strip()
-        self.port = int(self.url.rstrip("/").rsplit(":", 1)[1])
-
-    def descriptors(self) -> int:
-        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
-
-    def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
 
 @pytest.fixture
 def green(tmp_path):
-    server = Server(tmp_path, "serve-green", "--app", "malt", *LIMITS)
+    server = Server(tmp_path, "listening on ", "serve-green", "--app", "malt", *LIMITS, "--port", "0")
     yield server
     server.close()
-
-
-class Trickler:
-    """Connections from one loopback address, each sending a request head one byte at a time and never ending it."""
-
-    HEAD = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 10_000
-
-    def __init__(self, port: int, address: str, count: int) -> None:
-        self.selector = selectors.DefaultSelector()
-        self.sockets = []
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind((address, 0))
-            sock.setblocking(False)
-            try:
-                sock.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
-            self.sockets.append(sock)
-        self.sent = 0
-
-    def trickle(self) -> None:
-        """One more byte on every connection still open (the server closing one shows as an error or EOF)."""
-        alive = []
-        for sock in self.sockets:
-            try:
-                if sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
-                    raise ConnectionResetError
-            except BlockingIOError:
-                pass
-            except OSError:
-                sock.close()
-                continue
-            try:
-                sock.send(self.HEAD[self.sent:self.sent + 1])
-            except BlockingIOError:
-                pass
-            except OSError:
-                sock.close()
-                continue
-            alive.append(sock)
-        self.sockets = alive
-        self.sent += 1
-
-    def close(self) -> None:
-        for sock in self.sockets:
-            sock.close()
 
 
 def honest(server: Server) -> None:
@@ -124,7 +35,8 @@ def honest(server: Server) -> None:
 def test_a_slowloris_holds_no_more_than_the_caps_and_honest_callers_are_answered(green):
     one = Trickler(green.port, "127.0.0.2", 3 * PER_PEER)
     many = [Trickler(green.port, f"127.0.0.{3 + index}", PER_PEER) for index in range(14)]  # 136 in all
-    attackers = [one, *many]
+    beside = Trickler(green.port, "127.0.0.1", 2 * PER_PEER)  # the honest caller's own address: 152 in all
+    attackers = [one, *many, beside]
     try:
         started = time.monotonic()
         peak = 0
@@ -134,7 +46,7 @@ def test_a_slowloris_holds_no_more_than_the_caps_and_honest_callers_are_answered
             peak = max(peak, green.descriptors())
             honest(green)
             time.sleep(0.1)
-        assert len(one.sockets) <= PER_PEER, len(one.sockets)
+        assert len(one.sockets) <= PER_PEER and len(beside.sockets) <= PER_PEER, (len(one.sockets), len(beside.sockets))
         assert sum(len(a.sockets) for a in attackers) <= OVERALL
         assert peak < DESCRIPTORS - 20, peak
         while time.monotonic() - started < DEADLINE_S * 2.5:  # still trickling, but no request finished in time
@@ -153,7 +65,8 @@ def test_a_slowloris_holds_no_more_than_the_caps_and_honest_callers_are_answered
 
 
 def test_the_purple_server_is_guarded_alike(tmp_path):
-    server = Server(tmp_path, "serve-purple", "--agent", "python:pytest_netarena.agents.noop:NoopAgent", *LIMITS)
+    server = Server(tmp_path, "listening on ", "serve-purple", "--agent", "python:pytest_netarena.agents.noop:NoopAgent",
+                    *LIMITS, "--port", "0")
     attacker = Trickler(server.port, "127.0.0.2", 3 * PER_PEER)
     try:
         for _ in range(5):
@@ -224,3 +137,15 @@ def test_a_trickled_body_or_a_trickled_second_request_is_closed_at_the_deadline(
     honest(green)
     body.close()
     kept.close()
+
+
+def test_websocket_handshakes_hold_nothing_and_lock_no_address_out(green):
+    """A WebSocket handshake is served as plain HTTP on a counted connection, released like any other: more handshakes
+    from one address than its cap leave that address served (the old server upgraded them past its guard, which never
+    released them: 8 handshakes, each answered 403 and closed, shut 127.0.0.2 out for good)."""
+    handshake = UPGRADE.format(target="/.well-known/agent-card.json", host="x", extra="").encode()
+    for _ in range(2 * PER_PEER):
+        status = status_of(green.port, handshake, "127.0.0.2")
+        assert status.startswith(b"HTTP/1.1 ") and not status.startswith(b"HTTP/1.1 101"), status
+    card = status_of(green.port, b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n", "127.0.0.2")
+    assert card == b"HTTP/1.1 200 OK", card

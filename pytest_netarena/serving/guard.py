@@ -1,14 +1,16 @@
-"""What an unauthenticated caller may hold of an A2A server: a deadline per request, caps on open connections.
+"""What an unauthenticated caller may hold of one of our HTTP listeners: a deadline per request, caps on open connections.
 
 Each request's head and body must arrive within a deadline, and open connections are capped overall
 and per peer address, below the process's descriptor limit. uvicorn has neither (a slowloris that
-trickles header bytes holds a descriptor per connection for ever), so the servers run a subclass of
-its h11 protocol that counts connections as they are made:
-one over its peer's cap is closed at once; one over the overall cap takes the place of the oldest
-connection still sending its request, or is closed when every open one is past that. A connection
-whose request (head and body) is not complete within the deadline is closed, and the deadline
-starts again for each request a kept-alive connection sends. Refusals are logged at most once per
-peer per LOG_EVERY_S, in one line.
+trickles header bytes holds a descriptor per connection for ever), so every listener runs a subclass
+of its h11 protocol that counts connections as they are made. A connection over its peer's cap
+takes the place of that peer's oldest connection still sending its request (an honest client behind
+the same address as a flood still gets in), or is closed when none of them is; one over the overall
+cap does the same among all connections. A connection whose request (head and body) is not complete
+within the deadline is closed, and the deadline starts again for each request a kept-alive
+connection sends. No request is upgraded to another protocol (WebSocket): it is served as plain
+HTTP, so every connection stays counted and timed here. Refusals are logged at most once per peer
+per LOG_EVERY_S, in one line.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 #: at most one log line per peer in this many seconds (a flood of refusals writes no flood of lines)
 LOG_EVERY_S = 30.0
-logger = logging.getLogger("netarena.green")
+logger = logging.getLogger("netarena.serving")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class ConnectionLimits:
 
 
 class Guard:
-    """The open connections of one server (its event loop's thread only)."""
+    """The open connections of one listener (its event loop's thread only)."""
 
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits, self.cap = limits, limits.overall()
@@ -56,21 +58,29 @@ class Guard:
     def admit(self, connection: Any) -> bool:
         peer = connection.peer
         if self.per_peer[peer] >= self.limits.per_peer:
-            self.say(peer, f"refused a connection from {peer}: {self.limits.per_peer} open from it (the per-peer cap)")
-            return False
-        if len(self.open) >= self.cap:
-            slowest = next((other for other in self.open if other.waiting), None)
-            if slowest is None:
-                self.say(peer, f"refused a connection from {peer}: {self.cap} connections open (the cap)")
+            if not self._make_room(peer, f"{self.limits.per_peer} open from {peer}: the per-peer cap"):
+                self.say(peer, f"refused a connection from {peer}: {self.limits.per_peer} open from it, each "
+                               "with its request in (the per-peer cap)")
                 return False
-            slowest.drop(f"closed the oldest unfinished request, from {slowest.peer}, for a new connection "
-                         f"({self.cap} open: the cap)")
+        elif len(self.open) >= self.cap:
+            if not self._make_room(None, f"{self.cap} open: the cap"):
+                self.say(peer, f"refused a connection from {peer}: {self.cap} connections open, each with its "
+                               "request in (the cap)")
+                return False
         self.open[connection] = None
         self.per_peer[peer] += 1
         return True
 
+    def _make_room(self, peer: str | None, cap: str) -> bool:
+        """Close the oldest connection (of `peer`, or of anyone) still sending its request; False if there is none."""
+        slowest = next((other for other in self.open if other.waiting and peer in (None, other.peer)), None)
+        if slowest is None:
+            return False
+        slowest.drop(f"closed the oldest unfinished request, from {slowest.peer}, for a new connection ({cap})")
+        return True
+
     def release(self, connection: Any) -> None:
-        if connection in self.open:  # a refused connection was never counted
+        if connection in self.open:  # a refused connection was never counted, a dropped one is released at once
             del self.open[connection]
             self.per_peer[connection.peer] -= 1
             if not self.per_peer[connection.peer]:
@@ -84,7 +94,7 @@ class Guard:
 
 
 def guarded_protocol(limits: ConnectionLimits) -> type:
-    """uvicorn's h11 protocol class for one server, under these limits (pass it as uvicorn's `http`)."""
+    """uvicorn's h11 protocol class for one listener, under these limits (pass it as uvicorn's `http`)."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     guard = Guard(limits)
@@ -109,6 +119,10 @@ def guarded_protocol(limits: ConnectionLimits) -> type:
             super().data_received(data)
             self._settle()
 
+        def _should_upgrade(self) -> bool:
+            # an upgraded connection would leave this protocol, its count and its deadline: serve it as HTTP
+            return False
+
         def on_response_complete(self) -> None:
             self._arm()  # the next request on this connection has the same deadline
             super().on_response_complete()
@@ -124,6 +138,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type:
 
         def drop(self, why: str) -> None:
             self._disarm()
+            guard.release(self)
             if not self.transport.is_closing():
                 guard.say(self.peer, why)
                 self.transport.abort()
