@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.catalogue import Chooser
-from .network.prober import PROBE_BYTES
+from .network.icmp import PROBE_BYTES
 from .topology import Topology
 
 DISABLE_ROUTING = "disable_routing"
