@@ -317,7 +317,7 @@ class RouteEnvironment(Environment):
         if flapped:
             output += (f"\n[unsafe: pairs that answered before stopped answering during the command (they answer "
                        f"again now): {'; '.join(flapped[:3])}{'; ...' if len(flapped) > 3 else ''}]")
-        mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
+        mesh = unchanged(self.mesh) if self.mesh.same_as(before) else f"Pingall result:\n{self.mesh.render()}"
         machine = f"{action.machine} ({action.inferred}, so it ran there)" if action.inferred else action.machine
         observation = f"Machine: {machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
         return StepOutcome(

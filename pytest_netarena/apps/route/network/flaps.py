@@ -42,6 +42,7 @@ class FlapWatch:
         self.started = 0.0
         self._stop = Interrupt()
         self._packets_before = 0
+        self._packets_after: int | None = None  #: when the command ended
         self._thread = threading.Thread(target=self._run, name="netarena-flap-watch", daemon=True)
 
     def __enter__(self) -> FlapWatch:
@@ -55,10 +56,12 @@ class FlapWatch:
         self._stop.set()
         self._thread.join()
         self._stop.close()
+        self._packets_after = self.prober.packets
 
     def allowance(self) -> int:
         """Packets this watch's probes may have made the links send (forgiven by the command's storm budget)."""
-        return self.prober.packets - self._packets_before
+        after = self._packets_after if self._packets_after is not None else self.prober.packets
+        return after - self._packets_before
 
     def _run(self) -> None:
         poller = select.poll()

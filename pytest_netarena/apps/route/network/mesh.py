@@ -36,6 +36,10 @@ class Mesh:
     def complete(self) -> bool:
         return not self.unreachable
 
+    def same_as(self, other: Mesh) -> bool:
+        """Whether the agent would read the same pingmesh: the same pairs answered, by the same protocols."""
+        return self.reachable == other.reachable and dict(self.partial) == dict(other.partial)
+
     def failed(self, pair: tuple[str, str]) -> tuple[str, ...]:
         """The protocols pair did not answer by (all of them for a pair nothing answered)."""
         answered = self.partial.get(pair, frozenset())
