@@ -125,6 +125,8 @@ def test_a_pure_read_starts_no_probe(route_env):
 def test_an_honest_change_during_a_command_is_safe_even_on_a_loaded_machine(route_env, monkeypatch):
     """A change that keeps every pair starts probes that find every pair; with the harness descheduled for longer
     than any probe waits, answers queue and still count."""
+    from pytest_netarena.apps.route.network import rounds
+
     query = make_query([fault("remove_ip", "flush", 2, subnet=2)], subnets=2, hosts=2)
     route_env.reset(query)
     router = route_env.topology.router

@@ -6,12 +6,15 @@ forwarding settings (netconf), and a second one of every nftables change (iptabl
 entries the kernel learns by itself (every probe makes some) are not changes. Two things send no notification and
 are read instead (`polled`): the rules and policies of the legacy iptables tables (firewall.py) and the node's
 writable net sysctls (ipv4, core, netfilter: e.g. icmp_echo_ignore_all, arp_ignore), from descriptors opened in the
-namespace once, whose values the harness reads from any thread.
+namespace once, whose values the harness reads from any thread. Those descriptors (hundreds per node) are kept at
+numbers from HIGH_FD up, so the low numbers stay free for code that waits with select(), which takes no higher.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import resource
 import struct
 
 from ....sandbox import NetNamespace
@@ -24,8 +27,27 @@ from .netlink import HEADER, NETLINK_ROUTE
 GROUPS = (1, 3, 4, 5, 7, 8, 24, 32)
 RTM_NEWNEIGH, RTM_DELNEIGH = 28, 29
 _NDMSG = struct.Struct("=BBHiHBB")  # family, pads, ifindex, state, flags, type
-#: the sysctl trees read for changes (relative to /proc/sys/net)
+#: the sysctl trees read for changes (relative to /proc/sys/net), and the folders left out: neighbour timers, and
+#: the settings of interfaces to come (conf/default) and of loopback
 SYSCTL_TREES = ("ipv4", "core", "netfilter")
+SKIPPED = ("/proc/sys/net/ipv4/neigh", "/proc/sys/net/ipv4/conf/default", "/proc/sys/net/ipv4/conf/lo")
+#: the lowest number a kept sysctl descriptor gets (select() takes descriptors below it only)
+HIGH_FD = 1024
+
+
+def _kept_high(fd: int) -> int | None:
+    """fd moved to a number from HIGH_FD up (the process's soft limit raised towards its hard one for it); None,
+    and fd closed, when the limits leave no room there."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft <= HIGH_FD + 4096 and (hard == resource.RLIM_INFINITY or hard > soft):
+            raised = HIGH_FD + 16384 if hard == resource.RLIM_INFINITY else min(hard, HIGH_FD + 16384)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, raised), hard))
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _writable_sysctls() -> dict[str, int]:
@@ -34,14 +56,19 @@ def _writable_sysctls() -> dict[str, int]:
     found: dict[str, int] = {}
     for tree in SYSCTL_TREES:
         for folder, _, files in os.walk(f"/proc/sys/net/{tree}"):
+            if folder.startswith(SKIPPED):
+                continue
             for name in files:
                 path = f"{folder}/{name}"
                 try:
                     if not os.stat(path).st_mode & 0o222:
                         continue
-                    found[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                    kept = _kept_high(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
                 except OSError:
                     continue  # write-only (route/flush) or gone
+                if kept is None:
+                    return found  # no room for more: the rest go unread
+                found[path] = kept
     return found
 
 

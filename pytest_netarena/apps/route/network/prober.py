@@ -49,14 +49,18 @@ FD_MARGIN, MIN_WINDOW = 256, 16
 _Streams = tuple[dict[str, socket.socket], dict[str, socket.socket], dict[str, socket.socket], int, int]
 
 
-def _in_namespaces(namespaces: Mapping[str, NetNamespace], make: Mapping[str, object]) -> dict[str, object]:
-    """{node: make[node]()} with each call made inside node's namespace, all from one helper thread that visits
-    them in turn (a socket stays in the namespace it was created in)."""
+def _in_namespaces(pids: Mapping[str, int], make: Mapping[str, object]) -> dict[str, object]:
+    """{node: make[node]()} with each call made inside node's namespace (that of process pids[node]), all from one
+    helper thread that visits them in turn (a socket stays in the namespace it was created in)."""
     box: dict[str, object] = {}
+
+    def enter(node: str) -> None:
+        with NetNamespace.of_process(pids[node]) as namespace:
+            namespace.enter_current_thread()
 
     def visit() -> None:
         try:
-            box["value"] = {node: (namespaces[node].enter_current_thread(), call())[1]  # type: ignore[operator]
+            box["value"] = {node: (enter(node), call())[1]  # type: ignore[operator]
                             for node, call in make.items()}
         except BaseException as error:  # noqa: BLE001  # re-raised in the caller's thread
             box["error"] = error
@@ -138,11 +142,11 @@ class Prober:
         self.nodes = tuple(nodes)
         self.addresses = dict(addresses)
         self.protocols = tuple(protocols)
-        self.namespaces = {node: NetNamespace.of_process(pids[node]) for node in self.nodes}
+        self.pids = {node: pids[node] for node in self.nodes}
         self.sockets: dict[str, socket.socket] = {}
         self._epoll = select.epoll()
         try:
-            self.sockets = _in_namespaces(self.namespaces, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
+            self.sockets = _in_namespaces(self.pids, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
         except BaseException:
             self.close()
             raise
@@ -153,6 +157,7 @@ class Prober:
         #: probes that arrived in a namespace other than their destination's in the last measure (src, dst, where)
         self.diverted: set[tuple[str, str, str]] = set()
         self.interrupted = False  #: the last measure was stopped before its rounds ended
+        self.ports = (0, 0)  #: the UDP and TCP ports of the last measure's responders and listeners
         self.sent: dict[str, int] = {}  #: probes sent by protocol since the prober was made
         self._settled = 0  #: packets the finished rounds' probes may have put on the network
         self._current: Round | None = None
@@ -169,9 +174,6 @@ class Prober:
         for sock in self.sockets.values():
             sock.close()
         self.sockets = {}
-        for namespace in self.namespaces.values():
-            namespace.close()
-        self.namespaces = {}
         self._epoll.close()
 
     def measure(self, previous: Iterable[tuple[str, str]] | None = None,
@@ -247,8 +249,7 @@ class Prober:
         """This measure's UDP sender, UDP responder and TCP listener in every node, the last two on ports drawn for
         it (drawn again if one is taken in some node)."""
         for _ in range(20):
-            udp_port, tcp_port = (PORTS[0] + int.from_bytes(os.urandom(2), "big") % (PORTS[1] - PORTS[0])
-                                  for _ in range(2))
+            udp_port, tcp_port = self._draw_ports()
             made: dict[str, list[socket.socket]] = {}
 
             def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port) -> None:
@@ -257,19 +258,27 @@ class Prober:
                 made[node].append(_listener(tcp_port))
 
             try:
-                _in_namespaces(self.namespaces, {node: (lambda node=node: three(node)) for node in self.nodes})
+                _in_namespaces(self.pids, {node: (lambda node=node: three(node)) for node in self.nodes})
             except OSError:
                 for sockets in made.values():
                     for sock in sockets:
                         sock.close()
                 continue
+            self.ports = (udp_port, tcp_port)
             return ({node: sockets[0] for node, sockets in made.items()},
                     {node: sockets[1] for node, sockets in made.items()},
                     {node: sockets[2] for node, sockets in made.items()}, udp_port, tcp_port)
         raise OSError("no free ports for the pingmesh's UDP and TCP probes")
 
+    @staticmethod
+    def _draw_ports() -> tuple[int, int]:
+        """A UDP and a TCP port for one measure, drawn anew each time: a rule written for the ports of an earlier
+        measure (visible to a command with `ss` while one runs) singles out no later one."""
+        low, high = PORTS
+        return tuple(low + int.from_bytes(os.urandom(2), "big") % (high - low) for _ in range(2))  # type: ignore[return-value]
+
     def _tcp_sockets(self, counts: dict[str, int]) -> dict[str, list[socket.socket]]:
-        return _in_namespaces(self.namespaces,  # type: ignore[return-value]
+        return _in_namespaces(self.pids,  # type: ignore[return-value]
                               {node: (lambda count=count: [_tcp_socket() for _ in range(count)])
                                for node, count in counts.items()})
 
