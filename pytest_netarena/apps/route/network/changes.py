@@ -6,18 +6,17 @@ forwarding settings (netconf), and a second one of every nftables change (iptabl
 entries the kernel learns by itself (every probe makes some) are not changes. Two things send no notification and
 are read instead (`polled`): the rules and policies of the legacy iptables tables (firewall.py) and the node's
 writable net sysctls (ipv4, core, netfilter: e.g. icmp_echo_ignore_all, arp_ignore), from descriptors opened in the
-namespace once, whose values the harness reads from any thread. Those descriptors (hundreds per node) are kept at
-numbers from HIGH_FD up, so the low numbers stay free for code that waits with select(), which takes no higher.
+namespace once, whose values the harness reads from any thread (hundreds per node, kept from 1,024 up:
+descriptors.py).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
-import resource
 import struct
 
 from ....sandbox import NetNamespace
+from .descriptors import kept_high, reserve
 from .firewall import LegacyTables
 from .monitor import AF_BRIDGE, NETLINK_NETFILTER, NFNLGRP_NFTABLES, NUD_PERMANENT, subscribed
 from .netlink import HEADER, NETLINK_ROUTE
@@ -31,29 +30,11 @@ _NDMSG = struct.Struct("=BBHiHBB")  # family, pads, ifindex, state, flags, type
 #: the settings of interfaces to come (conf/default) and of loopback
 SYSCTL_TREES = ("ipv4", "core", "netfilter")
 SKIPPED = ("/proc/sys/net/ipv4/neigh", "/proc/sys/net/ipv4/conf/default", "/proc/sys/net/ipv4/conf/lo")
-#: the lowest number a kept sysctl descriptor gets (select() takes descriptors below it only)
-HIGH_FD = 1024
-
-
-def _kept_high(fd: int) -> int | None:
-    """fd moved to a number from HIGH_FD up (the process's soft limit raised towards its hard one for it); None,
-    and fd closed, when the limits leave no room there."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft <= HIGH_FD + 4096 and (hard == resource.RLIM_INFINITY or hard > soft):
-            raised = HIGH_FD + 16384 if hard == resource.RLIM_INFINITY else min(hard, HIGH_FD + 16384)
-            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, raised), hard))
-        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def _writable_sysctls() -> dict[str, int]:
     """{path: descriptor} of every writable setting under SYSCTL_TREES (run inside the namespace: the descriptors
     keep reading its values). Read-only entries are state (counts), not settings, and change by themselves."""
     found: dict[str, int] = {}
+    reserve(1024)
     for tree in SYSCTL_TREES:
         for folder, _, files in os.walk(f"/proc/sys/net/{tree}"):
             if folder.startswith(SKIPPED):
@@ -63,12 +44,9 @@ def _writable_sysctls() -> dict[str, int]:
                 try:
                     if not os.stat(path).st_mode & 0o222:
                         continue
-                    kept = _kept_high(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+                    found[path] = kept_high(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
                 except OSError:
                     continue  # write-only (route/flush) or gone
-                if kept is None:
-                    return found  # no room for more: the rest go unread
-                found[path] = kept
     return found
 
 

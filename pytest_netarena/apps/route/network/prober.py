@@ -16,7 +16,6 @@ safety violation.
 from __future__ import annotations
 
 import os
-import resource
 import select
 import socket
 import threading
@@ -25,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ....sandbox import NetNamespace
 from . import icmp
+from .descriptors import high_socket, reserve
 from .icmp import PROBE_BYTES
 from .mesh import PROTOCOLS, Mesh
 from .rounds import HOPS, IP_PKTINFO, ROUND_LIMIT, Endpoints, Interrupt, Round
@@ -41,8 +41,8 @@ SO_RCVBUFFORCE = 33
 RECEIVE_BUFFER = 4 << 20
 #: ports drawn for a measure's UDP sockets and TCP listeners (below Linux's ephemeral range)
 PORTS = (1024, 32767)
-#: descriptors left for the rest of the process while TCP probes are open, and the fewest probes open at once
-FD_MARGIN, MIN_WINDOW = 256, 16
+#: the fewest TCP probes open at once
+MIN_WINDOW = 16
 
 
 #: a measure's UDP senders, UDP responders and TCP listeners by node, and the two ports
@@ -74,7 +74,7 @@ def _in_namespaces(pids: Mapping[str, int], make: Mapping[str, object]) -> dict[
 
 
 def _raw_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
     sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
     # a raw socket also gets a copy of every echo request sent to its node: room for big meshes
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
@@ -83,7 +83,7 @@ def _raw_socket() -> socket.socket:
 
 
 def _udp_socket(port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
     try:
         # no IP_RECVERR: an ICMP error would make the socket's next call to any destination fail with it, so a
         # UDP probe's only definite errors are local ones (the ICMP and TCP probes of the pair get the remote ones)
@@ -101,7 +101,7 @@ def _udp_socket(port: int = 0) -> socket.socket:
 def _tcp_socket() -> socket.socket:
     """A TCP socket that never sets don't-fragment: a segment too big for a small MTU is fragmented instead of
     teaching its own node a path MTU (a locked one, below the minimum) that outlives the MTU's repair by minutes."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
     sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DONT)
     return sock
 
@@ -121,16 +121,10 @@ def _listener(port: int) -> socket.socket:
 
 
 def _window(probes: int) -> int:
-    """How many TCP probes may be open at once: all of a round's when the process may open two descriptors each
-    (the soft limit is raised towards the hard one for it), else as many as fit. A window smaller than the round
-    makes a round of dropped connections last several reply waits."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    in_use = len(os.listdir("/proc/self/fd"))
-    wanted = in_use + 2 * probes + FD_MARGIN
-    if wanted > soft and soft < hard:
-        soft = min(hard, wanted) if hard != resource.RLIM_INFINITY else wanted
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    return max(MIN_WINDOW, min(probes, (soft - in_use - FD_MARGIN) // 2))
+    """How many TCP probes may be open at once: all of a round's when the process may open two descriptors each,
+    else as many as fit. A window smaller than the round makes a round of dropped connections last several reply
+    waits."""
+    return max(MIN_WINDOW, min(probes, reserve(2 * probes) // 2))
 
 
 class Prober:
@@ -145,6 +139,7 @@ class Prober:
         self.pids = {node: pids[node] for node in self.nodes}
         self.sockets: dict[str, socket.socket] = {}
         self._epoll = select.epoll()
+        reserve(4 * len(self.nodes))
         try:
             self.sockets = _in_namespaces(self.pids, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
         except BaseException:

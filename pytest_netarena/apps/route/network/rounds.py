@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import icmp
+from .descriptors import high_socket
 
 #: answers keep a round open for at most this many times its reply wait ...
 ROUND_LIMIT = 5
@@ -426,6 +427,7 @@ class Round:
                 conn, _ = listener.accept()
             except OSError:
                 return 0
+            conn = high_socket(conn)
             conn.setblocking(False)
             self._accepted[conn.fileno()] = (node, conn, b"")
             self.epoll.register(conn.fileno(), _IN | _ERR)
