@@ -1,7 +1,6 @@
-"""Descriptors kept from 1,024 up: the pingmesh and the change feeds hold thousands at once, and code elsewhere in
-the process (another episode's box, a cluster's pods) waits with select(), which takes no higher number.
+"""Descriptors kept from 1,024 up, out of the range select() takes, since the pingmesh holds thousands at once.
 
-A descriptor moved up (F_DUPFD) leaves its low number free at once, so the low range stays for everyone else.
+Code elsewhere in the process (another episode's box, a cluster's pods) waits with select(). A descriptor moved up (F_DUPFD) leaves its low number free at once, so the low range stays for everyone else.
 Where the process's limits leave no room above HIGH_FD, descriptors stay where they are.
 """
 
