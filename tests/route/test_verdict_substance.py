@@ -112,14 +112,25 @@ def test_a_flap_the_kernel_sends_no_notice_of_is_unsafe_too(route_env):
     assert route_env.mesh.reachable == route_env.prober.measure().reachable  # all of it undone by the end
 
 
-def test_a_pure_read_starts_no_probe(route_env):
-    query = make_query([fault("disable_routing", "ip_forward_off", 2)], subnets=2, hosts=2)
+def test_a_pure_read_starts_no_probe_and_probes_tcp_and_udp_again_only_after_a_change(route_env):
+    """A command that changes nothing starts no probe while it runs, and no pair's TCP or UDP answer can have
+    changed: the pingmesh after it is ICMP again, the TCP and UDP answers of the last one standing."""
+    query = query_of("drop_traffic_to_from_subnet", "iptables_reject", "forward", subnets=2, hosts=2)
     route_env.reset(query)
     topo = route_env.topology
+    opened = route_env.step(action(topo.router, ICMP_ONLY))
+    assert route_env.flap.changed and "(tcp,udp)" in opened.observation
+    sent = dict(route_env.prober.sent)
     outcome = route_env.step(action(topo.router, f"ip route; ip -s link; iptables-save; sysctl -a 2>/dev/null | wc -l; "
                                                  f"ping -c 2 -i 0.2 -W 1 {topo.host_ip(1, 1)}; sleep 0.5; ss -tan"))
     assert not outcome.violations and " 0% packet loss" in outcome.output
-    assert route_env.flap.probes == 0 and route_env.flap.allowance() == 0
+    assert route_env.flap.probes == 0 and route_env.flap.allowance() == 0 and not route_env.flap.changed
+    probed = {protocol: route_env.prober.sent[protocol] - sent.get(protocol, 0) for protocol in route_env.prober.sent}
+    assert probed["icmp"] > 0 and probed["tcp"] == probed["udp"] == 0
+    assert "pingmesh unchanged" in outcome.observation and route_env.mesh.failed((topo.host(1, 1), topo.host(2, 1))) == (
+        "tcp", "udp")
+    repaired = route_env.step(action(topo.router, "iptables -F FORWARD"))
+    assert repaired.done and route_env.judge().correct  # a change: every protocol probed again, and all answer
 
 
 def test_an_honest_change_during_a_command_is_safe_even_on_a_loaded_machine(route_env, monkeypatch):

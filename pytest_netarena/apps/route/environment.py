@@ -28,7 +28,7 @@ from .network.leases import claim, sweep
 from .network.build import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
 from .network.flaps import FlapWatch, Flaps
-from .network.mesh import PROTOCOLS
+from .network.mesh import ICMP_ONLY, PROTOCOLS, with_answers_of
 from .network.prober import Mesh, Prober
 from .topology import Topology
 
@@ -72,6 +72,7 @@ class RouteEnvironment(Environment):
         self.watch: Watch | None = None
         self.flaps: Flaps | None = None
         self.flap: FlapWatch | None = None  #: the last command's watch during it (its probes and lost pairs)
+        self.stale = False  #: the harness removed what the agent made since the last pingmesh
         #: (node, objects) each agent command added to the kernel, in step order (for tests and logs)
         self.kernel_log: list[tuple[str, list[str]]] = []
         self.ended = ""  #: why the episode was cut short (a storm removing the agent's objects did not stop, a cap)
@@ -154,7 +155,7 @@ class RouteEnvironment(Environment):
         require_rules(query, self.rules)
         self.teardown()
         self.query = query
-        self.kernel_log, self.ended = [], ""
+        self.kernel_log, self.ended, self.stale = [], "", False
         params = query.params
         lease = claim(self.episodes)
         self.episodes += 1
@@ -252,6 +253,7 @@ class RouteEnvironment(Environment):
             except OSError:
                 pass
             found = watch.take()
+            self.stale |= bool(found)
             strip = self.network.topology.strip if self.network is not None else str
             yield tuple(f"{storm.describe(strip, 'between steps')}; {_removal(strip, removed)}" for storm, removed in found)
             if self.watch is watch:
@@ -307,7 +309,7 @@ class RouteEnvironment(Environment):
             return StepOutcome(action=action_text, output=output, observation=observation, violations=storms,
                                done=True, check_s=accounting_s)
         started = time.perf_counter()
-        self.mesh = self.prober.measure(previous=before.reachable)
+        self.mesh = self._measure_after(before, storms)
         late = self.stop_storm()  # a storm the pingmesh's own packets set off
         check_s = time.perf_counter() - started + accounting_s
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
@@ -328,6 +330,18 @@ class RouteEnvironment(Environment):
             done=self.goal_met(self.mesh) or bool(self.ended),
             check_s=check_s,
         )
+
+    def _measure_after(self, before: Mesh, storms: tuple[str, ...]) -> Mesh:
+        """The pingmesh after a command. After one that changed nothing in its node (no kernel notice, no firewall
+        or sysctl difference, nothing removed by the harness) no pair's TCP or UDP answer can have changed: ICMP is
+        measured again and the last pingmesh's TCP and UDP answers stand (the judge's pingmesh is always full)."""
+        assert self.prober is not None
+        quiet = self.flap is not None and not self.flap.changed and not storms and not self.stale
+        self.stale = False
+        if not quiet or set(self.protocols) == set(ICMP_ONLY):
+            return self.prober.measure(previous=before.reachable)
+        pinged = before.reachable | {pair for pair, answered in before.partial.items() if "icmp" in answered}
+        return with_answers_of(before, self.prober.measure(previous=pinged, protocols=ICMP_ONLY))
 
     def run_accounted(self, node: str, command: str, watch: Iterable[tuple[str, str]] | None = None,
                       ) -> tuple[CommandResult, tuple[str, ...], float]:
@@ -381,6 +395,7 @@ class RouteEnvironment(Environment):
         """Remove what the agent made after a storm; end the episode if the network still storms."""
         assert self.ledger is not None and self.meter is not None
         message = f"{message}; {_removal(self.topology.strip, self.ledger.remove_made())}"
+        self.stale = True
         if window(self.meter) is not None:
             self.ended = f"{message}, and the storm went on, so the episode ended and its network was torn down"
             self.teardown()

@@ -39,6 +39,7 @@ class FlapWatch:
         self.pairs = sorted(pairs)
         self.lost: dict[tuple[str, str], tuple[float, str]] = {}
         self.probes = 0  #: pingmeshes run during the command
+        self.changed = False  #: the node changed during the command (a notice, or a firewall or sysctl reading)
         self.started = 0.0
         self._stop = Interrupt()
         self._packets_before = 0
@@ -57,6 +58,10 @@ class FlapWatch:
         self._thread.join()
         self._stop.close()
         self._packets_after = self.prober.packets
+        try:  # the last moments: a change just before the command ended
+            self.changed |= self.feed.notified() | self.feed.polled()
+        except OSError:
+            self.changed = True
 
     def allowance(self) -> int:
         """Packets this watch's probes may have made the links send (forgiven by the command's storm budget)."""
@@ -76,9 +81,11 @@ class FlapWatch:
                 if now >= next_poll:
                     changed |= self.feed.polled()
                     next_poll = now + POLL_S
+                self.changed |= changed
                 if changed and not self._stop.is_set():
                     self._probe(now - self.started)
             except OSError:
+                self.changed = True  # unwatched from here on: assume the worst
                 return  # the network is going away
 
     def _probe(self, at: float) -> None:

@@ -77,5 +77,19 @@ class Mesh:
         return f"*** Results: {loss}% dropped ({received}/{sent} received)"
 
 
+def with_answers_of(previous: Mesh, now: Mesh) -> Mesh:
+    """`now`, measured by fewer protocols, completed by what `previous` found for the others (answers that could not
+    have changed in between): a pair is reachable when it answers by every protocol of `previous`."""
+    everything = set(previous.protocols)
+    answered = {}
+    for pair in previous.pairs:
+        before = everything if pair in previous.reachable else set(previous.partial.get(pair, ()))
+        fresh = set(now.protocols) if pair in now.reachable else set(now.partial.get(pair, ()))
+        answered[pair] = (before - set(now.protocols)) | fresh
+    reachable = frozenset(pair for pair, protocols in answered.items() if protocols == everything)
+    partial = {pair: frozenset(protocols) for pair, protocols in answered.items() if protocols and pair not in reachable}
+    return Mesh(previous.nodes, reachable, now.seconds, previous.protocols, partial, now.errors)
+
+
 def _listed(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

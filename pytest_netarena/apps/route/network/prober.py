@@ -172,18 +172,20 @@ class Prober:
         self._epoll.close()
 
     def measure(self, previous: Iterable[tuple[str, str]] | None = None,
-                pairs: Iterable[tuple[str, str]] | None = None, stop: Interrupt | None = None) -> Mesh:
-        """Probe every ordered pair (or only `pairs`) by every protocol: two short rounds for all of them, then
-        longer rounds only for pairs that answered in `previous` (possible safety violations), so a broken network
-        stays cheap. `stop` ends the measure early (`interrupted` says so)."""
+                pairs: Iterable[tuple[str, str]] | None = None, stop: Interrupt | None = None,
+                protocols: Sequence[str] | None = None) -> Mesh:
+        """Probe every ordered pair (or only `pairs`) by every protocol (or only `protocols`): two short rounds for
+        all of them, then longer rounds only for pairs that answered in `previous` (possible safety violations), so
+        a broken network stays cheap. `stop` ends the measure early (`interrupted` says so)."""
         started = time.perf_counter()
+        protocols = tuple(protocols or self.protocols)
         targets = list(pairs) if pairs is not None else [(s, d) for s in self.nodes for d in self.nodes if s != d]
         before = frozenset(previous) if previous is not None else None
         passed: dict[tuple[str, str], set[str]] = {pair: set() for pair in targets}
         errors: dict[tuple[str, str], str] = {}
         self.diverted, self.interrupted = set(), False
-        pending = [(pair, protocol) for pair in targets for protocol in self.protocols]
-        streams = self._open_streams() if pending and set(self.protocols) - {"icmp"} else None
+        pending = [(pair, protocol) for pair in targets for protocol in protocols]
+        streams = self._open_streams() if pending and set(protocols) - {"icmp"} else None
         if stop is not None:
             self._epoll.register(stop.fileno(), select.EPOLLIN)  # wakes a round's wait the moment it is set
         try:
@@ -205,10 +207,10 @@ class Prober:
             if streams is not None:
                 for sock in (*streams[0].values(), *streams[1].values(), *streams[2].values()):
                     sock.close()
-        everything = set(self.protocols)
+        everything = set(protocols)
         reachable = frozenset(pair for pair, answered in passed.items() if answered == everything)
         partial = {pair: frozenset(answered) for pair, answered in passed.items() if answered and pair not in reachable}
-        return Mesh(self.nodes, reachable, time.perf_counter() - started, self.protocols, partial, errors)
+        return Mesh(self.nodes, reachable, time.perf_counter() - started, protocols, partial, errors)
 
     def _run_round(self, pending: list[tuple[tuple[str, str], str]], timeout_s: float, streams: _Streams | None,
                    passed: dict[tuple[str, str], set[str]], errors: dict[tuple[str, str], str],
