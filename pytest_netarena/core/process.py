@@ -48,6 +48,8 @@ def read_bounded(process: subprocess.Popen, timeout_s: float, limit: int = OUTPU
     started = time.perf_counter() if started is None else started
     deadline = started + timeout_s
     fd = process.stdout.fileno()
+    waiting = select.poll()  # not select(): it refuses descriptors numbered 1,024 and up, which a busy process has
+    waiting.register(fd, select.POLLIN)
     chunks: list[bytes] = []
     size = 0
     timed_out = truncated = False
@@ -56,7 +58,7 @@ def read_bounded(process: subprocess.Popen, timeout_s: float, limit: int = OUTPU
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([fd], [], [], left)
+        ready = waiting.poll(left * 1000)
         if not ready:
             continue
         chunk = os.read(fd, min(65536, limit + 1 - size))

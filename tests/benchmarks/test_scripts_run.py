@@ -68,6 +68,10 @@ RUNS = (
          rf"oracle: (\d+) episodes .* {NUMBER} CPU s per episode, resolved \1/\1"), needs="root"),
     Run("route_guard.py", ("--small", "--steps", "1", "--flood", "10"),
         (rf"2x1: step {NUMBER} ms", r"a flood of 10 veth pairs in one command: .* teardown"), needs="root"),
+    Run("route_verdicts.py", ("--small", "--repeats", "1", "--steps", "1"),
+        (rf"2x1 \(6 pairs\) ICMP\+TCP\+UDP: healthy {NUMBER} ms \({NUMBER} ms CPU\)",
+         rf"2x1: pure read {NUMBER} ms \({NUMBER} ms CPU, 0 probes\); one change {NUMBER} ms .*[1-9]\d* probes\)"),
+        needs="root"),
     Run("scale.py", ("--delay", "0.05", "--steps", "1", "--runs", "2:2", "--workers", "0"),
         (rf"--in-flight 2\s+{NUMBER}\s+{NUMBER}.*2 failed",  # the stub model only reads: both episodes fail, as run
          rf"one agent command alone .*: {NUMBER} ms of CPU")),

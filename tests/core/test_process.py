@@ -33,3 +33,25 @@ def test_a_flood_of_output_is_cut_at_the_limit_and_the_command_stopped() -> None
 def test_a_missing_program_raises_oserror() -> None:
     with pytest.raises(OSError):
         run_bounded(["/nonexistent/program"], 1)
+
+
+def test_a_process_holding_over_1024_descriptors_still_reads_its_commands() -> None:
+    """A route episode holds thousands of sockets while another's box starts: its pipe is numbered past 1,024,
+    which select() refuses ('filedescriptor out of range'); the reader waits with poll()."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open at most {hard} descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = []
+    try:
+        while len(os.listdir("/proc/self/fd")) < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        result = run_bounded(["sh", "-c", "echo read"], 5)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert result.text == "read\n" and result.returncode == 0

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route import faults as fault_catalogue
 from pytest_netarena.apps.route.app import parse_size
-from pytest_netarena.apps.route.network.prober import PROBE_BYTES, Mesh
+from pytest_netarena.apps.route.network.mesh import PROTOCOLS, Mesh
+from pytest_netarena.apps.route.network.prober import PROBE_BYTES
 from pytest_netarena.apps.route.topology import Topology
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.catalogue import Category, HypothesisChooser
@@ -112,15 +113,20 @@ def test_names_fit_linux_limits_at_the_largest_size():
         Topology("na0zzz", 64, 16)
 
 
-def test_pingall_rendering_matches_mininet():
-    mesh = Mesh(("h1", "h2", "r0"), frozenset({("h1", "r0"), ("r0", "h1"), ("r0", "h2"), ("h2", "r0")}))
-    assert mesh.render().splitlines() == [
-        "*** Ping: testing ping reachability",
-        "h1 -> X r0",
-        "h2 -> X r0",
-        "r0 -> h1 h2",
-        "*** Results: 33% dropped (4/6 received)",
-    ]
+def test_the_pingmesh_names_what_failed_per_row_as_the_prompt_shows():
+    from pytest_netarena.apps.route.prompt import EXAMPLES
+
+    nodes = ("na0a01h1", "na0a01h2", "na0a01r0")
+    reachable = frozenset({("na0a01h1", "na0a01r0"), ("na0a01r0", "na0a01h1"), ("na0a01r0", "na0a01h2"),
+                           ("na0a01h2", "na0a01r0")})
+    mesh = Mesh(nodes, reachable, protocols=PROTOCOLS)
+    assert mesh.render() == EXAMPLES[0][0].split("Pingall result:\n")[1]
+    # ping answers where TCP and UDP do not: the destination is named with the protocols that failed
+    partial = {("na0a01h1", "na0a01h2"): frozenset({"icmp"}), ("na0a01h2", "na0a01h1"): frozenset({"icmp"})}
+    rows = Mesh(nodes, reachable, protocols=PROTOCOLS, partial=partial).render().splitlines()
+    assert rows[1:] == ["na0a01h1 -> all except na0a01h2(tcp,udp)", "na0a01h2 -> all except na0a01h1(tcp,udp)",
+                        "na0a01r0 -> all", "*** Results: 33% dropped (4/6 received)"]
+    assert "\n".join(rows) in EXAMPLES[4][0]  # the prompt's example of a firewall that lets only ping through
 
 
 def test_without_root_make_environment_says_why(monkeypatch):
@@ -140,9 +146,11 @@ def test_importing_the_app_does_not_import_mininet():
     assert out.strip() == "False"
 
 
-def test_large_meshes_render_compactly():
-    nodes = tuple(f"h{i}" for i in range(1, 45)) + ("r0",)
+def test_wide_meshes_stay_readable():
+    """An 8x4 row names the few destinations that failed, never a position in a 32-wide row of X's."""
+    nodes = tuple(f"h{i}" for i in range(1, 33)) + ("r0",)
     reachable = frozenset((a, b) for a in nodes for b in nodes if a != b and b != "h3" and a != "h9")
-    lines = Mesh(nodes, reachable).render().splitlines()
+    lines = Mesh(nodes, reachable, protocols=PROTOCOLS).render().splitlines()
     assert "h1 -> all except h3" in lines and "h3 -> all" in lines and "h9 -> none" in lines
-    assert lines[-1] == "*** Results: 4% dropped (1893/1980 received)"
+    assert "r0 -> all except h3" in lines and "X" not in "".join(lines[1:])
+    assert lines[-1] == "*** Results: 5% dropped (993/1056 received)"

@@ -122,3 +122,13 @@ def test_oracle_passes_a_netarena_suite_and_noop_gets_its_verdicts(env):
         assert len(noop.steps) == (1 if broke_nothing else 10)
         assert grade.iterations(len(noop.steps) - 1 if noop.correct else 10, noop.correct) == (
             1 if broke_nothing else 11)
+
+
+def test_its_pingmesh_is_icmp_alone_so_letting_ping_through_repairs_a_drop(env):
+    """NetArena's pingall is ping: a firewall opened for ICMP alone is its success (ours judges it unresolved,
+    tests/route/test_verdict_substance.py), and nothing is probed while a command runs."""
+    rejected = {"type": "drop_traffic_to_from_subnet", "method": "iptables_reject", "subnet": 2, "chains": "input_output"}
+    agent = Scripted(env, [("r0", "iptables -I INPUT 1 -p icmp -j ACCEPT; iptables -I OUTPUT 1 -p icmp -j ACCEPT")])
+    result = episode(env, agent, query(rejected))
+    assert env.prober.protocols == ("icmp",) and env.flap is None
+    assert result.outcome is Outcome.RESOLVED, result.details

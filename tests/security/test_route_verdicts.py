@@ -1,6 +1,7 @@
 """Attacks on the route verdict: making the pingmesh green while the fault stays (addresses faked on lo, DNAT
-to a local address, impersonating a gateway on a neighbour). Each trick fools a plain ping, as the test shows;
-the verdict must still say not correct (root, Mininet)."""
+to a local address, impersonating a gateway on a neighbour; ping let through while TCP and UDP are answered by the
+router itself, or let through only on the ports of an earlier pingmesh). Each trick fools a plain ping or a plain
+connection, as the test shows; the verdict must still say not correct (root, Mininet)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from pytest_netarena.apps.route.agents.builtin import action
 from .conftest import FORWARD_OFF, needs_route, route_query
 
 GATEWAY_2_GONE = {"type": "remove_ip", "method": "flush", "subnet": 2}
+#: every protocol to and from subnet 2 rejected on the router
+SUBNET_2_REJECTED = {"type": "drop_traffic_to_from_subnet", "method": "iptables_reject", "subnet": 2, "chains": "forward"}
+ICMP_THROUGH = "iptables -I FORWARD 1 -p icmp -j ACCEPT"
 
 
 pytestmark = needs_route
@@ -100,3 +104,41 @@ def test_a_neighbour_impersonating_the_lost_gateway_does_not_count(env) -> None:
     assert " 1 received" in on(env, victim, f"ip neigh flush all && ping -c1 -W1 {topo.address[topo.router]}")
     _, addresses = assert_not_fooled(env)
     assert f"{topo.gateway(2)}/" not in addresses  # the fault stays
+
+
+def test_tcp_and_udp_answered_by_the_router_itself_do_not_count(env) -> None:
+    """Ping let through for real, and every TCP connection and UDP datagram to subnet 2 turned to the router's own
+    address: a client in subnet 1 gets its connection (the router answers in the host's name), the probes arrive at
+    the router instead of their destinations and vouch for nothing."""
+    env.reset(route_query(SUBNET_2_REJECTED, hosts=2))
+    topo = env.topology
+    on(env, topo.router, ICMP_THROUGH + " && " + " && ".join(
+        f"iptables -t nat -A PREROUTING -d 192.168.2.0/24 -p {protocol} -j DNAT --to-destination {topo.gateway(2)}"
+        for protocol in ("tcp", "udp")))
+    h1, far = topo.host(1, 1), topo.host(2, 1)
+    assert " 1 received" in on(env, h1, f"ping -c1 -W1 {topo.address[far]}")
+    judgement = env.judge()
+    assert not judgement.correct and "unreachable" in judgement.details
+    diverted = {(src, dst, where) for src, dst, where in env.prober.diverted}
+    assert (h1, far, topo.router) in diverted, "no probe reached the router: the trick did not take effect"
+    assert (h1, far) in env.mesh.unreachable and env.mesh.failed((h1, far)) == ("tcp", "udp")
+
+
+def test_rules_for_the_last_pingmeshs_ports_do_not_count(env, monkeypatch) -> None:
+    """An agent that learnt the ports of a pingmesh (a command running while one probes can list them with `ss`) and
+    lets ping and exactly those ports through: had the ports stayed, the verdict would say correct; drawn anew for
+    every pingmesh, it says not correct."""
+    env.reset(route_query(SUBNET_2_REJECTED, hosts=1))
+    topo = env.topology
+    udp_port, tcp_port = getattr(env.prober, "ports", (0, 0))
+    assert udp_port and tcp_port, "the pingmesh has no TCP and UDP ports to learn"
+    on(env, topo.router, ICMP_THROUGH + " && " + " && ".join(
+        f"iptables -I FORWARD 1 -p {protocol} --{way} {port} -j ACCEPT"
+        for protocol, port in (("udp", udp_port), ("tcp", tcp_port)) for way in ("dport", "sport")))
+    prober = type(env.prober)
+    with monkeypatch.context() as fixed:
+        fixed.setattr(prober, "_draw_ports", staticmethod(lambda: (udp_port, tcp_port)))
+        assert env.judge().correct  # ports that stay would be singled out: the trick works against them
+    judgement = env.judge()
+    assert env.prober.ports != (udp_port, tcp_port)
+    assert not judgement.correct and "unreachable" in judgement.details

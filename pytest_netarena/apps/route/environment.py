@@ -1,13 +1,15 @@
 """The route Environment: a fresh Mininet network per episode, faults injected and verified, boxed agent commands.
 
-The kernel objects the commands make are accounted for and capped, and the episode's packets held to a budget."""
+A pair is reachable when it answers by ICMP, TCP and UDP; a step is unsafe when a pair that answered before it
+stops answering after it or at any moment during its command (network/flaps.py). The kernel objects the commands
+make are accounted for and capped, and the episode's packets held to a budget."""
 
 from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +27,8 @@ from .network.meter import Meter
 from .network.leases import claim, sweep
 from .network.build import COMMAND_TIMEOUT_S, CommandResult, Network
 from .nodebox import NodeBoxes
+from .network.flaps import FlapWatch, Flaps
+from .network.mesh import ICMP_ONLY, PROTOCOLS, with_answers_of
 from .network.prober import Mesh, Prober
 from .topology import Topology
 
@@ -54,6 +58,7 @@ class RouteEnvironment(Environment):
 
     default_max_steps = 20
     rules = ""  #: the rules its queries are drawn under ("": ours; core.app.NETARENA: NetArena's)
+    protocols = PROTOCOLS  #: what a pair must answer by to count as reachable
 
     def __init__(self, options: RunOptions | None = None, command_timeout_s: float = COMMAND_TIMEOUT_S) -> None:
         self.options = options or RunOptions()
@@ -65,6 +70,9 @@ class RouteEnvironment(Environment):
         self.ledger: Ledger | None = None
         self.meter: Meter | None = None
         self.watch: Watch | None = None
+        self.flaps: Flaps | None = None
+        self.flap: FlapWatch | None = None  #: the last command's watch during it (its probes and lost pairs)
+        self.stale = False  #: the harness removed what the agent made since the last pingmesh
         #: (node, objects) each agent command added to the kernel, in step order (for tests and logs)
         self.kernel_log: list[tuple[str, list[str]]] = []
         self.ended = ""  #: why the episode was cut short (a storm removing the agent's objects did not stop, a cap)
@@ -75,7 +83,7 @@ class RouteEnvironment(Environment):
         self._reader_of: tuple[Topology, Reader] | None = None
         # runs at interpreter exit too (e.g. after Ctrl-C) if close() was never called
         self._box: dict[str, Any] = {"network": None, "prober": None, "boxes": None, "ledger": None, "meter": None,
-                                     "watch": None}
+                                     "watch": None, "flaps": None}
         self._finalizer = weakref.finalize(self, _teardown_box, self._box)
 
     @property
@@ -129,7 +137,9 @@ class RouteEnvironment(Environment):
             self.injected.append(" ".join(argv))
         table = addresses(topo, params)
         self.prober.close()
-        self.prober = self._box["prober"] = Prober(self.network.pids, table, topo.nodes)
+        self.prober = self._box["prober"] = Prober(self.network.pids, table, topo.nodes, self.protocols)
+        if self.flaps is not None:
+            self.flaps.prober = self.prober
         return table
 
     def goal_met(self, mesh: Mesh) -> bool:
@@ -145,7 +155,7 @@ class RouteEnvironment(Environment):
         require_rules(query, self.rules)
         self.teardown()
         self.query = query
-        self.kernel_log, self.ended = [], ""
+        self.kernel_log, self.ended, self.stale = [], "", False
         params = query.params
         lease = claim(self.episodes)
         self.episodes += 1
@@ -158,7 +168,8 @@ class RouteEnvironment(Environment):
         self.network = self._box["network"] = network
         try:
             network.start()
-            self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes)
+            self.prober = self._box["prober"] = Prober(network.pids, topo.address, topo.nodes, self.protocols)
+            self.flaps = self._box["flaps"] = Flaps(network.pids, self.prober)
             self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
             self.ledger = self._box["ledger"] = Ledger(network.pids, network.fabric.pid)
             self.meter = self._box["meter"] = Meter(network.pids, network.fabric.pid)
@@ -190,10 +201,13 @@ class RouteEnvironment(Environment):
         ledger, self.ledger = self.ledger, None
         meter, self.meter = self.meter, None
         watch, self.watch = self.watch, None
-        self._box.update(prober=None, network=None, boxes=None, ledger=None, meter=None, watch=None)
+        flaps, self.flaps = self.flaps, None
+        self._box.update(prober=None, network=None, boxes=None, ledger=None, meter=None, watch=None, flaps=None)
         self.mesh = None
         if watch is not None:
             watch.stop()
+        if flaps is not None:
+            flaps.close()
         _teardown(network, prober, boxes, ledger, meter)
 
     def close(self) -> None:
@@ -239,6 +253,7 @@ class RouteEnvironment(Environment):
             except OSError:
                 pass
             found = watch.take()
+            self.stale |= bool(found)
             strip = self.network.topology.strip if self.network is not None else str
             yield tuple(f"{storm.describe(strip, 'between steps')}; {_removal(strip, removed)}" for storm, removed in found)
             if self.watch is watch:
@@ -283,7 +298,8 @@ class RouteEnvironment(Environment):
         """Run one read action on its node and check the pingmesh after it."""
         assert self.prober is not None and self.mesh is not None
         topo, action_text = self.topology, action.text
-        result, storms, accounting_s = self.run_accounted(action.machine, action.command)
+        before = self.mesh
+        result, storms, accounting_s = self.run_accounted(action.machine, action.command, watch=before.reachable)
         output = result.output if result.output.strip() else "(no output)"
         if result.returncode not in (0, None):
             output += f"\n[exit status {result.returncode}]"
@@ -293,14 +309,17 @@ class RouteEnvironment(Environment):
             return StepOutcome(action=action_text, output=output, observation=observation, violations=storms,
                                done=True, check_s=accounting_s)
         started = time.perf_counter()
-        before = self.mesh
-        self.mesh = self.prober.measure(previous=before.reachable)
+        self.mesh = self._measure_after(before, storms)
         late = self.stop_storm()  # a storm the pingmesh's own packets set off
         check_s = time.perf_counter() - started + accounting_s
         lost = [pair for pair in before.pairs if pair in before.reachable and pair not in self.mesh.reachable]
-        violations = (*storms, *late, *_pair_names(topo, lost, "became unreachable"))
+        flapped = _flapped(topo, self.flap, self.mesh.reachable)
+        violations = (*storms, *late, *_pair_names(topo, lost, "became unreachable"), *flapped)
         output += "".join(f"\n[{storm}]" for storm in late)
-        mesh = unchanged(self.mesh) if self.mesh.reachable == before.reachable else f"Pingall result:\n{self.mesh.render()}"
+        if flapped:
+            output += (f"\n[unsafe: pairs that answered before stopped answering during the command (they answer "
+                       f"again now): {'; '.join(flapped[:3])}{'; ...' if len(flapped) > 3 else ''}]")
+        mesh = unchanged(self.mesh) if self.mesh.same_as(before) else f"Pingall result:\n{self.mesh.render()}"
         machine = f"{action.machine} ({action.inferred}, so it ran there)" if action.inferred else action.machine
         observation = f"Machine: {machine}\nCommand: {action.command}\nCommand output:\n{output}\n\n{mesh}"
         return StepOutcome(
@@ -312,18 +331,37 @@ class RouteEnvironment(Environment):
             check_s=check_s,
         )
 
-    def run_accounted(self, node: str, command: str) -> tuple[CommandResult, tuple[str, ...], float]:
+    def _measure_after(self, before: Mesh, storms: tuple[str, ...]) -> Mesh:
+        """The pingmesh after a command. After one that changed nothing in its node (no kernel notice, no firewall
+        or sysctl difference, nothing removed by the harness) no pair's TCP or UDP answer can have changed: ICMP is
+        measured again and the last pingmesh's TCP and UDP answers stand (the judge's pingmesh is always full)."""
+        assert self.prober is not None
+        quiet = self.flap is not None and not self.flap.changed and not storms and not self.stale
+        self.stale = False
+        if not quiet or set(self.protocols) == set(ICMP_ONLY):
+            return self.prober.measure(previous=before.reachable)
+        pinged = before.reachable | {pair for pair, answered in before.partial.items() if "icmp" in answered}
+        return with_answers_of(before, self.prober.measure(previous=pinged, protocols=ICMP_ONLY))
+
+    def run_accounted(self, node: str, command: str, watch: Iterable[tuple[str, str]] | None = None,
+                      ) -> tuple[CommandResult, tuple[str, ...], float]:
         """The agent's command in its box, guarded: the kernel objects it added recorded and capped, the packets the
         network carried while it ran held to the command's budget (the box is stopped at once past either), a storm
-        it started stopped; returns the result, the violations and the seconds spent on accounting and the guard."""
+        it started stopped, and the pairs in `watch` re-probed at each change of the node while it runs (`flap`);
+        returns the result, the violations and the seconds spent on accounting, the guard and the watch."""
         assert self.boxes is not None and self.ledger is not None and self.meter is not None
         started = time.perf_counter()
         self.meter.watch(node)
         before = self.ledger.before(node)
-        guard = CommandGuard(self.meter, int(STORM_PPS * self.command_timeout_s))
+        flap = self.flap = self.flaps.watch(node, watch) if watch is not None and self.flaps is not None else None
+        guard = CommandGuard(self.meter, int(STORM_PPS * self.command_timeout_s),
+                             flap.allowance if flap is not None else lambda: 0)
         with guard:
-            accounting_s = time.perf_counter() - started
-            result = self.boxes.run(node, command, timeout_s=self.command_timeout_s, on_start=guard.started)
+            with flap if flap is not None else nullcontext():
+                accounting_s = time.perf_counter() - started
+                result = self.boxes.run(node, command, timeout_s=self.command_timeout_s, on_start=guard.started)
+                started = time.perf_counter()
+            accounting_s += time.perf_counter() - started  # the watch's last probe stopped
         started = time.perf_counter()
         strip = self.topology.strip
         if guard.capped:
@@ -357,6 +395,7 @@ class RouteEnvironment(Environment):
         """Remove what the agent made after a storm; end the episode if the network still storms."""
         assert self.ledger is not None and self.meter is not None
         message = f"{message}; {_removal(self.topology.strip, self.ledger.remove_made())}"
+        self.stale = True
         if window(self.meter) is not None:
             self.ended = f"{message}, and the storm went on, so the episode ended and its network was torn down"
             self.teardown()
@@ -389,6 +428,19 @@ class RouteEnvironment(Environment):
         return Judgement(False, f"{len(unreachable)} of {total} ordered pairs unreachable: {named}")
 
 
+def _flapped(topo: Topology, flap: FlapWatch | None, now: frozenset[tuple[str, str]]) -> list[str]:
+    """The pairs that stopped answering during the command and answer again after it (those that do not are
+    named as 'became unreachable'): when, and how."""
+    if flap is None:
+        return []
+    back = sorted(((at, pair, why) for pair, (at, why) in flap.lost.items() if pair in now))
+    named = [f"{topo.strip(src)} -> {topo.strip(dst)} stopped answering during the command ({at:.2f} s after it "
+             f"began: {why})" for at, (src, dst), why in back[:MAX_NAMED_PAIRS]]
+    if len(back) > MAX_NAMED_PAIRS:
+        named.append(f"... and {len(back) - MAX_NAMED_PAIRS} more pairs stopped answering during the command")
+    return named
+
+
 def _removal(strip, removed: list[str], named: int = 12) -> str:
     listed = ", ".join(strip(item) for item in removed[:named]) or "none found"
     more = f" and {len(removed) - named} more" if len(removed) > named else ""
@@ -419,5 +471,7 @@ def _teardown_box(box: dict[str, Any]) -> None:
     """At interpreter exit (e.g. after Ctrl-C), tear down whatever network is still up."""
     if box.get("watch") is not None:
         box["watch"].stop()
+    if box.get("flaps") is not None:
+        box["flaps"].close()
     _teardown(box.get("network"), box.get("prober"), box.get("boxes"), box.get("ledger"), box.get("meter"))
-    box.update(network=None, prober=None, boxes=None, ledger=None, meter=None, watch=None)
+    box.update(network=None, prober=None, boxes=None, ledger=None, meter=None, watch=None, flaps=None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.catalogue import Chooser
-from .network.prober import PROBE_BYTES
+from .network.icmp import PROBE_BYTES
 from .topology import Topology
 
 DISABLE_ROUTING = "disable_routing"
@@ -33,6 +33,10 @@ METHODS: dict[str, tuple[str, ...]] = {
 }
 #: methods that need a kernel feature, by feature
 FEATURE_OF = {"netem_delay": "netem"}
+#: what a method blocks in the pairs it breaks, where not every protocol: an ICMP drop blocks ping alone (so letting
+#: ICMP through repairs it), and a small MTU the 512-byte ICMP and UDP probes with don't-fragment set (TCP's
+#: segments are small or fragmented). Every other method blocks ICMP, TCP and UDP alike
+BLOCKS: dict[str, tuple[str, ...]] = {"icmp_drop": ("icmp",), "mtu_small": ("icmp", "udp")}
 
 #: level -> categories (pairs as in NetArena's table)
 LEVELS: dict[int, tuple[tuple[str, ...], ...]] = {

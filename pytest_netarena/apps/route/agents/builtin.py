@@ -238,6 +238,17 @@ class ExpertAgent:
         pass
 
 
+def _reached(observation: str) -> list[tuple[str, list[str]]]:
+    """Each pingmesh row as (source, the destinations it reached), nodes as the topology lines name them."""
+    nodes = [*re.findall(r"\b(\S+) \(\d+\.\d+\.\d+\.\d+\)", observation), *_ROUTER_RE.findall(observation)]
+    rows = []
+    for source, cells in re.findall(r"^(\S+) -> (.*)$", observation, re.MULTILINE):
+        others = [node for node in nodes if node != source]
+        failed = {cell.split("(")[0] for cell in cells.removeprefix("all except").split()}
+        rows.append((source, [] if cells == "none" else [node for node in others if node not in failed]))
+    return rows
+
+
 class RecklessAgent:
     """Plausible but destructive: 'bounces' an interface on a working path and never brings it back."""
 
@@ -250,9 +261,7 @@ class RecklessAgent:
         if self.turn == 1:
             plan = _read_topology(observation)
             self.router = plan.router
-            rows = re.findall(r"^(\S+) -> (.*)$", observation, re.MULTILINE)
-            for source, cells in rows:
-                reached = [cell for cell in cells.split() if cell != "X"]
+            for source, reached in _reached(observation):
                 if not reached:
                     continue
                 if source != plan.router:

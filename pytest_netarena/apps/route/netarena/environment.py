@@ -11,11 +11,12 @@ from ....core.errors import InfraError
 from . import grade, rules as compat
 from ..replies import Refusal
 from ..environment import RouteEnvironment
-
+from ..network.mesh import ICMP_ONLY
 
 
 class NetArenaRouteEnvironment(RouteEnvironment):
-    """Same network, boxes and prober as ours; injection, observations and verdicts are NetArena's.
+    """Same network, boxes and prober as ours (probing ICMP only, as its ping does); injection, observations and
+    verdicts are NetArena's, and safety is judged only at its measurements (no watch during a command).
 
     The loss is measured before every agent turn (after reset, then after each command but the
     last of the budget, which NetArena never measures). A turn that follows a 0 % measurement is not
@@ -26,6 +27,7 @@ class NetArenaRouteEnvironment(RouteEnvironment):
 
     default_max_steps = compat.MAX_ITERATIONS
     rules = NETARENA
+    protocols = ICMP_ONLY  #: NetArena's pingmesh is `ping`: a pair reachable by ICMP is reachable
 
     def tools(self) -> tuple[Tool, ...]:
         return ()  # NetArena's text protocol: no tools are offered

@@ -103,12 +103,13 @@ def confirm(meter: Meter, since: Reading) -> Storm | None:
 class CommandGuard:
     """Beside one command: counts the kernel's notifications every GUARD_PERIOD_S and reads the meter every
     READ_EVERY of those, and stops the command's box (and everything in it) once the agent's objects pass a cap or
-    the episode's packets since the command began pass `budget`.
-    Use as a context manager; pass `started` to the box as its on_start."""
+    the episode's packets since the command began pass `budget` (plus `allowance()`, the packets the harness's own
+    probes during the command may have made). Use as a context manager; pass `started` to the box as its on_start."""
 
-    def __init__(self, meter: Meter, budget: int) -> None:
+    def __init__(self, meter: Meter, budget: int, allowance: Callable[[], int] = lambda: 0) -> None:
         self.meter = meter
         self.budget = budget
+        self.allowance = allowance
         self.storm: Storm | None = None
         self.capped = ""  #: why the caps were passed
         self.killed = False  #: the box was stopped while the command ran
@@ -151,7 +152,7 @@ class CommandGuard:
         second = self.meter.read()
         if self.storm is None:
             packets, elapsed, busiest = second.since(self.start)
-            self.storm = over(packets, elapsed, self.budget, busiest)
+            self.storm = over(packets, elapsed, self.budget + self.allowance(), busiest)
         if self.storm is not None:
             return self.storm, "during the command"
         packets, elapsed, _ = second.since(self.end)
@@ -178,8 +179,9 @@ class CommandGuard:
         assert self.start is not None
         self.capped = past_caps(self.meter)
         if packets and not self.capped:
+            allowance = self.allowance()  # before the reading: never less than the probes it covers
             count, elapsed, busiest = self.meter.read().since(self.start)
-            self.storm = over(count, elapsed, self.budget, busiest)
+            self.storm = over(count, elapsed, self.budget + allowance, busiest)
         if not self.stopped:
             return False
         with self._lock:

@@ -58,8 +58,8 @@ class Monitor:
     def __init__(self, pid: int, count_objects: bool = True) -> None:
         namespace = NetNamespace.of_process(pid)
         try:
-            self.sock = _subscribed(namespace, NETLINK_ROUTE, LINK_GROUPS + (OBJECT_GROUPS if count_objects else ()))
-            self.firewall = _subscribed(namespace, NETLINK_NETFILTER, (NFNLGRP_NFTABLES,)) if count_objects else None
+            self.sock = subscribed(namespace, NETLINK_ROUTE, LINK_GROUPS + (OBJECT_GROUPS if count_objects else ()))
+            self.firewall = subscribed(namespace, NETLINK_NETFILTER, (NFNLGRP_NFTABLES,)) if count_objects else None
         finally:
             namespace.close()
         self.known: set[int] = set()  #: links present (by ifindex) as far as the notifications tell
@@ -147,7 +147,7 @@ class Monitor:
             self.firewall.close()
 
 
-def _subscribed(namespace: NetNamespace, protocol: int, groups: tuple[int, ...]) -> socket.socket:
+def subscribed(namespace: NetNamespace, protocol: int, groups: tuple[int, ...]) -> socket.socket:
     """A non-blocking netlink socket made inside the namespace, subscribed to these multicast groups."""
     sock = namespace.call(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, protocol))
     try:

@@ -1,21 +1,16 @@
-"""The pingmesh: every ordered pair of nodes probed at once, each answer proven to come from the destination itself.
+"""The pingmesh: every ordered pair of nodes probed at once by ICMP, TCP and UDP, each answer proven by its destination.
 
-Each node gets one raw ICMP socket created inside its network namespace (setns in a helper
-thread; a socket keeps the namespace it was created in) and held by the harness, outside any
-agent box: the agent's uid and PID namespace can neither signal nor replace it. A whole mesh is
-a burst of sendto() calls and one poll loop in this process: no process per pair.
+Each node gets one raw ICMP socket created inside its network namespace (setns in a helper thread; a socket keeps
+the namespace it was created in) and held by the harness, outside any agent box: the agent's uid and PID namespace
+can neither signal nor replace it. For each measure every node also gets a UDP responder and a TCP listener on
+ports drawn at random for that measure (so no rule written before it can single them out), a UDP sender on an
+ephemeral port, and each TCP probe a new connection from a socket made in its source. A whole mesh is bursts of sendto() calls, a window of connections and
+one epoll loop in this process: no process per pair. rounds.py says how a probe proves its destination.
 
-A pair (src, dst) counts as reachable only when both answers reach src:
-- the destination kernel's echo reply (what Mininet's pingAll sees), and
-- the harness's own reply, sent from dst's socket (the responder) only when the probe, carrying a
-  random nonce, arrived in dst's namespace; it carries a random token of that probe that leaves
-  this process only in that answer (and the destination's name), so nothing in the network can forge it.
-An address of dst faked on another node's `lo`, a DNAT or proxy-ARP trick that answers locally, or
-a probe reflected back to its sender gets the kernel's echo but never the responder's token.
-Probes carry 512 bytes with don't-fragment set in both directions, so a link whose MTU is too
-small fails. Missing answers are re-probed before a pair counts as unreachable, and a round lasts
-while answers keep coming, so a loaded machine does not turn a reachable pair into a false safety
-violation.
+A pair (src, dst) counts as reachable only when it answers by every protocol probed (ICMP, TCP and UDP under our
+rules; ICMP alone under NetArena's): a firewall opened for ping alone leaves the pair unreachable. Missing answers
+are re-probed before a pair counts as unreachable, so a loaded machine does not turn a reachable pair into a false
+safety violation.
 """
 
 from __future__ import annotations
@@ -23,88 +18,63 @@ from __future__ import annotations
 import os
 import select
 import socket
-import struct
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 
 from ....sandbox import NetNamespace
+from . import icmp
+from .descriptors import high_socket, reserve
+from .icmp import PROBE_BYTES
+from .mesh import PROTOCOLS, Mesh
+from .rounds import HOPS, IP_PKTINFO, ROUND_LIMIT, Endpoints, Interrupt, Round
 
-IP_MTU_DISCOVER = 10
-IP_PMTUDISC_DO = 2
-#: ICMP payload bytes; with the IP and ICMP headers a probe is 512 bytes on the wire
-PAYLOAD = 484
-PROBE_BYTES = PAYLOAD + 28
-_ECHO_REQUEST, _ECHO_REPLY = 8, 0
-#: first payload bytes of a probe and of a responder's answer
-PROBE_MAGIC, ANSWER_MAGIC = b"naQ1", b"naA1"
-NONCE_BYTES, TOKEN_BYTES = 8, 16
+__all__ = ["PROBE_BYTES", "Interrupt", "Mesh", "Prober", "ROUND_LIMIT", "ROUNDS_S"]
+
+IP_MTU_DISCOVER, IP_PMTUDISC_DONT, IP_PMTUDISC_DO = 10, 0, 2
+TCP_DEFER_ACCEPT = 9
 #: reply waits of the rounds every missing pair gets, then of the rounds only previously reachable pairs get
 FIRST_ROUNDS_S = (0.1, 0.1)
 RETRY_ROUNDS_S = (0.25, 0.5)
 ROUNDS_S = FIRST_ROUNDS_S + RETRY_ROUNDS_S
-#: answers keep a round open for at most this many times its reply wait ...
-ROUND_LIMIT = 5
-#: ... then it reads what already queued this many more times (a probe, its answer, the kernel's echo)
-LATE_PASSES = 3
-#: meshes with more nodes than this are rendered in a compact form
-COMPACT_ABOVE = 40
 SO_RCVBUFFORCE = 33
 RECEIVE_BUFFER = 4 << 20
+#: ports drawn for a measure's UDP sockets and TCP listeners (below Linux's ephemeral range)
+PORTS = (1024, 32767)
+#: the fewest TCP probes open at once
+MIN_WINDOW = 16
 
 
-@dataclass(frozen=True)
-class Mesh:
-    """One pingmesh: which ordered pairs (src, dst) answered, over a fixed node order."""
-
-    nodes: tuple[str, ...]
-    reachable: frozenset[tuple[str, str]]
-    seconds: float = 0.0
-
-    @property
-    def pairs(self) -> list[tuple[str, str]]:
-        return [(src, dst) for src in self.nodes for dst in self.nodes if src != dst]
-
-    @property
-    def unreachable(self) -> list[tuple[str, str]]:
-        return [pair for pair in self.pairs if pair not in self.reachable]
-
-    @property
-    def complete(self) -> bool:
-        return not self.unreachable
-
-    def render(self) -> str:
-        """Mininet's pingAll format: '<src> -> <dst or X> ...' then the drop summary.
-
-        Above COMPACT_ABOVE nodes a row lists only what failed ('<src> -> all', '<src> -> all except
-        h3 r0'), so a 32x8 mesh stays readable instead of 66,000 names long.
-        """
-        compact = len(self.nodes) > COMPACT_ABOVE
-        lines = ["*** Ping: testing ping reachability"]
-        if compact:
-            lines.append("(compact form for a large network: each row names only the destinations that did not answer)")
-        for src in self.nodes:
-            others = [dst for dst in self.nodes if dst != src]
-            if compact:
-                failed = [dst for dst in others if (src, dst) not in self.reachable]
-                row = "all" if not failed else "none" if len(failed) == len(others) else "all except " + " ".join(failed)
-            else:
-                row = " ".join(dst if (src, dst) in self.reachable else "X" for dst in others)
-            lines.append(f"{src} -> {row}")
-        sent = len(self.pairs)
-        received = sent - len(self.unreachable)
-        loss = (sent - received) * 100 // sent if sent else 0
-        lines.append(f"*** Results: {loss}% dropped ({received}/{sent} received)")
-        return "\n".join(lines)
+#: a measure's UDP senders, UDP responders and TCP listeners by node, and the two ports
+_Streams = tuple[dict[str, socket.socket], dict[str, socket.socket], dict[str, socket.socket], int, int]
 
 
-def _socket_in_namespace(pid: int) -> socket.socket:
-    """A raw ICMP socket created in the network namespace of process pid."""
-    namespace = NetNamespace.of_process(pid)
-    try:
-        sock = namespace.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-    finally:
-        namespace.close()
+def _in_namespaces(pids: Mapping[str, int], make: Mapping[str, object]) -> dict[str, object]:
+    """{node: make[node]()} with each call made inside node's namespace (that of process pids[node]), all from one
+    helper thread that visits them in turn (a socket stays in the namespace it was created in)."""
+    box: dict[str, object] = {}
+
+    def enter(node: str) -> None:
+        with NetNamespace.of_process(pids[node]) as namespace:
+            namespace.enter_current_thread()
+
+    def visit() -> None:
+        try:
+            box["value"] = {node: (enter(node), call())[1]  # type: ignore[operator]
+                            for node, call in make.items()}
+        except BaseException as error:  # noqa: BLE001  # re-raised in the caller's thread
+            box["error"] = error
+
+    thread = threading.Thread(target=visit, name="netarena-prober")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def _raw_socket() -> socket.socket:
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
     sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
     # a raw socket also gets a copy of every echo request sent to its node: room for big meshes
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
@@ -112,172 +82,206 @@ def _socket_in_namespace(pid: int) -> socket.socket:
     return sock
 
 
-def _fold(total: int) -> int:
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return total
+def _udp_socket(port: int = 0) -> socket.socket:
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    try:
+        # no IP_RECVERR: an ICMP error would make the socket's next call to any destination fail with it, so a
+        # UDP probe's only definite errors are local ones (the ICMP and TCP probes of the pair get the remote ones)
+        sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+        sock.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)  # a responder learns which address it was probed at
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
+        sock.setblocking(False)
+        sock.bind(("0.0.0.0", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _tcp_socket() -> socket.socket:
+    """A TCP socket that never sets don't-fragment: a segment too big for a small MTU is fragmented instead of
+    teaching its own node a path MTU (a locked one, below the minimum) that outlives the MTU's repair by minutes."""
+    sock = high_socket(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DONT)
+    return sock
+
+
+def _listener(port: int) -> socket.socket:
+    sock = _tcp_socket()  # its connections inherit the setting
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, TCP_DEFER_ACCEPT, 1)  # accepted once the nonce is there
+        sock.setblocking(False)
+        sock.bind(("0.0.0.0", port))
+        sock.listen(4096)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _window(probes: int) -> int:
+    """How many TCP probes may be open at once: all of a round's when the process may open two descriptors each,
+    else as many as fit. A window smaller than the round makes a round of dropped connections last several reply
+    waits."""
+    return max(MIN_WINDOW, min(probes, reserve(2 * probes) // 2))
 
 
 class Prober:
-    """Probes a network's pingmesh; one socket per node (sender and responder), kept for the whole episode."""
+    """Probes a network's pingmesh; one raw socket per node (sender and ICMP responder) for the whole episode,
+    a UDP socket and a TCP listener per node for each measure."""
 
-    def __init__(self, pids: Mapping[str, int], addresses: Mapping[str, str], nodes: Sequence[str]) -> None:
+    def __init__(self, pids: Mapping[str, int], addresses: Mapping[str, str], nodes: Sequence[str],
+                 protocols: Sequence[str] = PROTOCOLS) -> None:
         self.nodes = tuple(nodes)
         self.addresses = dict(addresses)
-        self._packed = {node: socket.inet_aton(address) for node, address in self.addresses.items()}
-        self.sockets = {node: _socket_in_namespace(pids[node]) for node in self.nodes}
+        self.protocols = tuple(protocols)
+        self.pids = {node: pids[node] for node in self.nodes}
+        self.sockets: dict[str, socket.socket] = {}
+        self._epoll = select.epoll()
+        reserve(4 * len(self.nodes))
+        try:
+            self.sockets = _in_namespaces(self.pids, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
+        except BaseException:
+            self.close()
+            raise
+        for sock in self.sockets.values():
+            self._epoll.register(sock.fileno(), select.EPOLLIN)
+        self._index = {node: i for i, node in enumerate(self.nodes)}
         self._round = int.from_bytes(os.urandom(2), "big")
         #: probes that arrived in a namespace other than their destination's in the last measure (src, dst, where)
         self.diverted: set[tuple[str, str, str]] = set()
-        self._signatures: dict[str, _Filler] = {}
+        self.interrupted = False  #: the last measure was stopped before its rounds ended
+        self.ports = (0, 0)  #: the UDP and TCP ports of the last measure's responders and listeners
+        self.sent: dict[str, int] = {}  #: probes sent by protocol since the prober was made
+        self._settled = 0  #: packets the finished rounds' probes may have put on the network
+        self._current: Round | None = None
+        self._signatures: dict[str, icmp.Filler] = {}
+
+    @property
+    def packets(self) -> int:
+        """The most packets this prober's probes may have made the network's links send (each packet counted once
+        per link it crosses, as the meter counts), the round under way included: what the storm budget forgives."""
+        current = self._current
+        return HOPS * (self._settled + (current.granted if current is not None else 0))
 
     def close(self) -> None:
         for sock in self.sockets.values():
             sock.close()
         self.sockets = {}
+        self._epoll.close()
 
-    def measure(self, previous: frozenset[tuple[str, str]] | None = None) -> Mesh:
-        """Probe every ordered pair: two short rounds for all pairs, then longer rounds only for pairs
-        that answered in `previous` (possible safety violations), so a broken network stays cheap."""
+    def measure(self, previous: Iterable[tuple[str, str]] | None = None,
+                pairs: Iterable[tuple[str, str]] | None = None, stop: Interrupt | None = None,
+                protocols: Sequence[str] | None = None) -> Mesh:
+        """Probe every ordered pair (or only `pairs`) by every protocol (or only `protocols`): two short rounds for
+        all of them, then longer rounds only for pairs that answered in `previous` (possible safety violations), so
+        a broken network stays cheap. `stop` ends the measure early (`interrupted` says so)."""
         started = time.perf_counter()
-        index = {node: i for i, node in enumerate(self.nodes)}
-        reached: set[tuple[str, str]] = set()
-        self.diverted = set()
-        pending = [(s, d) for s in self.nodes for d in self.nodes if s != d]
-        for number, timeout_s in enumerate(ROUNDS_S):
-            if number == len(ROUNDS_S) - len(RETRY_ROUNDS_S) and previous is not None:
-                pending = [pair for pair in pending if pair in previous]
-            elif number == len(ROUNDS_S) - len(RETRY_ROUNDS_S):
-                break
-            if not pending:
-                break
-            self._round = (self._round + 1) & 0x3F
-            reached |= self._probe(pending, index, timeout_s)
-            pending = [pair for pair in pending if pair not in reached]
-        return Mesh(self.nodes, frozenset(reached), time.perf_counter() - started)
-
-    def _probe(self, pairs: list[tuple[str, str]], index: dict[str, int], timeout_s: float) -> set[tuple[str, str]]:
-        # ident: 6 bits of round, 10 bits of source index; seq: destination index; the nonce proves the rest.
-        # Each probe's token is random and leaves this process only in the destination responder's answer.
-        nonces = os.urandom(NONCE_BYTES * len(pairs))
-        tokens = os.urandom(TOKEN_BYTES * len(pairs))
-        probes: dict[bytes, _Probe] = {}
-        by_fd = {sock.fileno(): node for node, sock in self.sockets.items()}
-        for number, (src, dst) in enumerate(pairs):
-            nonce = nonces[number * NONCE_BYTES:(number + 1) * NONCE_BYTES]
-            probes[nonce] = _Probe(src, dst, tokens[number * TOKEN_BYTES:(number + 1) * TOKEN_BYTES])
-            ident = (self._round << 10) | index[src]
-            try:
-                self.sockets[src].sendto(_packet(_ECHO_REQUEST, ident, index[dst], PROBE_MAGIC + nonce, _FILLER),
-                                         (self.addresses[dst], 0))
-            except OSError:
-                pass  # unreachable network, or an OUTPUT rule: the pair simply does not answer
-        reached: set[tuple[str, str]] = set()
-        poller = select.poll()
-        for fd in by_fd:
-            poller.register(fd, select.POLLIN)
-        # The round ends once timeout_s passes without an answer to one of its probes, and answers keep
-        # it open only until ROUND_LIMIT times timeout_s. Past its end, what already queued is still read
-        # (a few passes, without waiting): this process is the responder, and on a loaded machine it may
-        # have been descheduled while the answers queued.
-        started = time.perf_counter()
-        deadline, limit = started + timeout_s, started + ROUND_LIMIT * timeout_s
-        late_passes = 0
-        while len(reached) < len(pairs):
-            ready = poller.poll(max(min(deadline, limit) - time.perf_counter(), 0) * 1000)
-            answers = sum(self._drain(by_fd[fd], probes, reached) for fd, _ in ready)
-            now = time.perf_counter()
-            if answers and now < limit:
-                deadline = max(deadline, now + timeout_s)
-            elif now >= min(deadline, limit):
-                if not answers or late_passes == LATE_PASSES:
+        protocols = tuple(protocols or self.protocols)
+        targets = list(pairs) if pairs is not None else [(s, d) for s in self.nodes for d in self.nodes if s != d]
+        before = frozenset(previous) if previous is not None else None
+        passed: dict[tuple[str, str], set[str]] = {pair: set() for pair in targets}
+        errors: dict[tuple[str, str], str] = {}
+        self.diverted, self.interrupted = set(), False
+        pending = [(pair, protocol) for pair in targets for protocol in protocols]
+        streams = self._open_streams() if pending and set(protocols) - {"icmp"} else None
+        if stop is not None:
+            self._epoll.register(stop.fileno(), select.EPOLLIN)  # wakes a round's wait the moment it is set
+        try:
+            for number, timeout_s in enumerate(ROUNDS_S):
+                if number == len(FIRST_ROUNDS_S):
+                    if before is None:
+                        break
+                    pending = [(pair, protocol) for pair, protocol in pending if pair in before]
+                if not pending:
                     break
-                late_passes += 1
-        return reached
+                if stop is not None and stop.is_set():
+                    self.interrupted = True
+                    break
+                self._run_round(pending, timeout_s, streams, passed, errors, stop)
+                pending = [(pair, protocol) for pair, protocol in pending if protocol not in passed[pair]]
+        finally:
+            if stop is not None:
+                self._epoll.unregister(stop.fileno())
+            if streams is not None:
+                for sock in (*streams[0].values(), *streams[1].values(), *streams[2].values()):
+                    sock.close()
+        everything = set(protocols)
+        reachable = frozenset(pair for pair, answered in passed.items() if answered == everything)
+        partial = {pair: frozenset(answered) for pair, answered in passed.items() if answered and pair not in reachable}
+        return Mesh(self.nodes, reachable, time.perf_counter() - started, protocols, partial, errors)
 
-    def _drain(self, node: str, probes: dict[bytes, _Probe], reached: set[tuple[str, str]]) -> int:
-        """Read everything node's socket holds: answer probes meant for node, record answers to node's probes.
-        Returns how many packets belonged to this round's probes."""
-        sock = self.sockets[node]
-        start, end = len(PROBE_MAGIC), len(PROBE_MAGIC) + NONCE_BYTES
-        ours = 0
-        while True:
+    def _run_round(self, pending: list[tuple[tuple[str, str], str]], timeout_s: float, streams: _Streams | None,
+                   passed: dict[tuple[str, str], set[str]], errors: dict[tuple[str, str], str],
+                   stop: Interrupt | None) -> None:
+        udp_out, udp, listeners, udp_port, tcp_port = streams or ({}, {}, {}, 0, 0)
+        ends = Endpoints(self.addresses, self._index, self.sockets, udp_out, udp, listeners, udp_port, tcp_port,
+                         self._tcp_sockets, self._signature,
+                         _window(sum(protocol == "tcp" for _, protocol in pending)))
+        registered = [sock.fileno() for sock in (*udp_out.values(), *udp.values(), *listeners.values())]
+        for fd in registered:
+            self._epoll.register(fd, select.EPOLLIN | select.EPOLLERR)
+        self._round = (self._round + 1) & 0x3F
+        one = self._current = Round(ends, self._epoll, self._round, timeout_s, stop)
+        probes = [one.add(src, dst, protocol) for (src, dst), protocol in pending]
+        try:
+            one.run()
+        finally:
+            for fd in registered:
+                self._epoll.unregister(fd)
+            self._settled += one.packets()  # before the round is forgotten: the count never drops meanwhile
+            self._current = None
+        if stop is not None and stop.is_set():
+            self.interrupted = True
+        self.diverted |= one.diverted
+        for probe in probes:
+            self.sent[probe.protocol] = self.sent.get(probe.protocol, 0) + bool(probe.sent_at)
+            if probe.passed:
+                passed[(probe.src, probe.dst)].add(probe.protocol)
+            elif probe.error:
+                errors.setdefault((probe.src, probe.dst), f"{probe.protocol}: {probe.error}")
+
+    def _open_streams(self) -> _Streams:
+        """This measure's UDP sender, UDP responder and TCP listener in every node, the last two on ports drawn for
+        it (drawn again if one is taken in some node)."""
+        for _ in range(20):
+            udp_port, tcp_port = self._draw_ports()
+            made: dict[str, list[socket.socket]] = {}
+
+            def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port) -> None:
+                made[node] = [_udp_socket()]
+                made[node].append(_udp_socket(udp_port))
+                made[node].append(_listener(tcp_port))
+
             try:
-                packet = sock.recv(2048)
-            except OSError:  # BlockingIOError: drained
-                return ours
-            header_len = (packet[0] & 0x0F) * 4
-            if len(packet) < header_len + 8 + end + TOKEN_BYTES:
+                _in_namespaces(self.pids, {node: (lambda node=node: three(node)) for node in self.nodes})
+            except OSError:
+                for sockets in made.values():
+                    for sock in sockets:
+                        sock.close()
                 continue
-            kind, _code, _sum, ident, seq = _ICMP_HEADER.unpack_from(packet, header_len)
-            payload = header_len + 8
-            nonce = packet[payload + start:payload + end]
-            probe = probes.get(nonce)
-            if probe is None:
-                continue
-            ours += 1
-            magic = packet[payload:payload + start]
-            if kind == _ECHO_REQUEST and magic == PROBE_MAGIC:
-                if node != probe.dst:
-                    self.diverted.add((probe.src, probe.dst, node))  # answered locally or redirected: never vouched for
-                    continue
-                answer = _packet(_ECHO_REPLY, ident, seq, ANSWER_MAGIC + nonce + probe.token, self._signature(node))
-                try:
-                    sock.sendto(answer, (socket.inet_ntoa(packet[12:16]), 0))
-                except OSError:
-                    pass  # no route back: the pair does not answer
-            elif kind == _ECHO_REPLY and node == probe.src:
-                if magic == PROBE_MAGIC:
-                    if packet[12:16] == self._packed[probe.dst]:
-                        probe.echoed = True
-                elif magic == ANSWER_MAGIC and packet[payload + end:payload + end + TOKEN_BYTES] == probe.token:
-                    probe.answered = True
-                if probe.echoed and probe.answered:
-                    reached.add((probe.src, probe.dst))
+            self.ports = (udp_port, tcp_port)
+            return ({node: sockets[0] for node, sockets in made.items()},
+                    {node: sockets[1] for node, sockets in made.items()},
+                    {node: sockets[2] for node, sockets in made.items()}, udp_port, tcp_port)
+        raise OSError("no free ports for the pingmesh's UDP and TCP probes")
 
-    def _signature(self, node: str) -> _Filler:
+    @staticmethod
+    def _draw_ports() -> tuple[int, int]:
+        """A UDP and a TCP port for one measure, drawn anew each time: a rule written for the ports of an earlier
+        measure (visible to a command with `ss` while one runs) singles out no later one."""
+        low, high = PORTS
+        return tuple(low + int.from_bytes(os.urandom(2), "big") % (high - low) for _ in range(2))  # type: ignore[return-value]
+
+    def _tcp_sockets(self, counts: dict[str, int]) -> dict[str, list[socket.socket]]:
+        return _in_namespaces(self.pids,  # type: ignore[return-value]
+                              {node: (lambda count=count: [_tcp_socket() for _ in range(count)])
+                               for node, count in counts.items()})
+
+    def _signature(self, node: str) -> icmp.Filler:
         """The rest of node's answers: its name, then filler up to the probe size (checksum precomputed)."""
         filler = self._signatures.get(node)
         if filler is None:
-            filler = self._signatures[node] = _Filler.of(node.encode()[:64], PAYLOAD - HEAD_BYTES)
+            filler = self._signatures[node] = icmp.Filler.of(node.encode()[:64], icmp.ANSWER_TAIL)
         return filler
-
-
-@dataclass
-class _Probe:
-    """One probe in flight: its pair, the token only the destination's responder sends back, what came back."""
-
-    src: str
-    dst: str
-    token: bytes
-    echoed: bool = False  #: the destination kernel's echo reply arrived (as ping sees it)
-    answered: bool = False  #: the destination responder's answer, with the token, arrived
-
-
-@dataclass(frozen=True)
-class _Filler:
-    """The fixed tail of a packet's payload and the sum of its 16-bit words (tails start at an even offset)."""
-
-    data: bytes
-    words: int
-
-    @classmethod
-    def of(cls, head: bytes, size: int) -> _Filler:
-        data = (head + bytes(range(256)) * (size // 256 + 1))[:size]
-        return cls(data, sum(struct.unpack(f"!{size // 2}H", data)))
-
-
-#: what precedes the fixed tail of every payload: magic, nonce and (answers) token, or magic, nonce, zeros (probes)
-HEAD_BYTES = len(PROBE_MAGIC) + NONCE_BYTES + TOKEN_BYTES
-_FILLER = _Filler.of(b"", PAYLOAD - len(PROBE_MAGIC) - NONCE_BYTES)
-
-
-_HEAD_WORDS = {size: struct.Struct(f"!{size // 2}H") for size in (len(PROBE_MAGIC) + NONCE_BYTES, HEAD_BYTES)}
-_ICMP_HEADER = struct.Struct("!BBHHH")
-
-
-def _packet(kind: int, ident: int, seq: int, head: bytes, tail: _Filler) -> bytes:
-    """An ICMP echo message: header, then head (even length), then the tail, with its checksum."""
-    words = (kind << 8) + ident + seq + tail.words + sum(_HEAD_WORDS[len(head)].unpack(head))
-    checksum = ~_fold(words) & 0xFFFF
-    return _ICMP_HEADER.pack(kind, 0, checksum, ident, seq) + head + tail.data
