@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _apps_of(records: list[dict[str, Any]]) -> list[str]:
+    """The apps of episode records (a summary record's "app", an episode line's query's)."""
+    found = (record.get("app") or (record.get("query") or {}).get("app") for record in records)
+    return [str(app) for app in found if app]
+
+
 def _skip_reason(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
@@ -128,7 +135,7 @@ class RunReporter:
     def _record_line(self, line: str) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if not (settings.run_dir / "run.json").exists():  # the run begins: incomplete until it ends
-            artifacts.write_run_info(settings.run_dir, run_info(self.config))
+            artifacts.write_run_info(settings.run_dir, run_info(self.config, _apps_of([json.loads(line)])))
             if not (settings.run_dir / "summary.json").exists():
                 artifacts.write_summary(settings.run_dir, {"schema_version": 1, "groups": [],
                                                            **completion.started(settings.run_dir, self._expected())})
@@ -156,7 +163,8 @@ class RunReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if self.records:
-            artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "settings": settings_of(self.records),
+            artifacts.write_run_info(settings.run_dir, {**run_info(self.config, _apps_of(self.records)),
+                                                        "settings": settings_of(self.records),
                                                         "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
