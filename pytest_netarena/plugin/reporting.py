@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from ..apps import available_apps
+from ..core.errors import InfraError
+from ..core.types import Outcome
 from ..reporting import artifacts, completion
 from ..reporting.properties import record_from_properties
 from ..reporting.summary import possible, render_table, settings_of, summarize
@@ -69,6 +71,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.netarena_benchmark = True  # xdist ships a report's attributes to the controller
     result = item.stash.get(RESULT_KEY, None)
     if result is not None and report.failed and report.when in ("setup", "call"):
+        if result.outcome is Outcome.INFRA_ERROR and call.excinfo is not None and call.excinfo.errisinstance(InfraError):
+            report.longrepr = _infra_account(item, result)  # what failed and where the details are, not our traceback
+            if item.config.get_verbosity() < 2:
+                return report
         if item.config.get_verbosity() >= 2:
             report.sections.append(("netarena transcript", render_transcript(result)))
         else:  # the failure says what happened; the whole transcript is one command away
@@ -81,6 +87,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if line is not None:
             report.netarena_episode = line
     return report
+
+
+#: how much of an infrastructure error's message its account shows (the whole is in episodes.jsonl)
+INFRA_ACCOUNT_CHARS = 600
+
+
+def _infra_account(item: pytest.Item, result: Any) -> str:
+    """An infrastructure error in a few lines: what failed, that it is not counted against the agent, where its
+    record is."""
+    details = " ".join(str(result.details).split())
+    if len(details) > INFRA_ACCOUNT_CHARS:
+        details = details[:INFRA_ACCOUNT_CHARS] + "..."
+    run_dir = item.config.stash[SETTINGS_KEY].run_dir
+    return (f"infrastructure error, not counted against the agent: {details}\n"
+            f"the episode's record: {run_dir}/episodes.jsonl, episode {result.episode_id} (also in report.html); "
+            "a run resumed with --resume runs it again")
 
 
 def _apps_of(records: list[dict[str, Any]]) -> list[str]:
