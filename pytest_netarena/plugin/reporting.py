@@ -191,6 +191,8 @@ class RunReporter:
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
             summary["rules"] = settings.run_options.rules
+            if self.skips:  # every reason, in the summary, the terminal and report.html
+                summary["skipped"] = completion.skipped(self.skips)
             self.completeness = self._completeness(session)
             summary.update(self.completeness)
             if settings.run_budget.capped:
@@ -231,7 +233,8 @@ class RunReporter:
         artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
         artifacts.write_summary(settings.run_dir, {
             "schema_version": 1, "groups": [], "sandboxed": settings.run_options.sandboxed, "complete": True,
-            "nothing_ran": {"reason": self.nothing_ran, "selected": len(self.benchmarks), "skipped": len(self.skips)}})
+            "nothing_ran": {"reason": self.nothing_ran, "selected": len(self.benchmarks), "skipped": len(self.skips)},
+            **({"skipped": completion.skipped(self.skips)} if self.skips else {})})
 
     def _why_nothing_ran(self) -> str:
         if not self.benchmarks:
@@ -269,9 +272,12 @@ class RunReporter:
                 terminalreporter.write_line(f"{entry['query']['id']}: {entry['agent']} -> {entry['outcome']}; params {entry['query']['params']}")
                 terminalreporter.write_line(f"  reproduce: {entry['reproduce']}")
             terminalreporter.write_line(f"corpus of found cases: {settings.run_dir / 'found.jsonl'}")
+        skipped = completion.skipped_lines({"skipped": completion.skipped(self.skips)}) if self.skips else []
         if self.nothing_ran:
             terminalreporter.section("netarena summary")
             terminalreporter.write_line(self.nothing_ran, red=bool(settings.gates), yellow=not settings.gates)
+            for line in skipped[1:]:
+                terminalreporter.write_line(line, yellow=True)
             terminalreporter.write_line(f"recorded in {settings.run_dir / 'summary.json'}")
         if not self.records:
             return
@@ -281,6 +287,8 @@ class RunReporter:
         summary = summarize(self.records)
         for line in render_table(summary):
             terminalreporter.write_line(line)
+        for line in skipped:
+            terminalreporter.write_line(line, yellow=True)
         if self.budget_skips:
             terminalreporter.write_line(f"budget: {self.budget_skips} episodes not run because the run's budget was spent", yellow=True)
         for verdict in self.gate_verdicts:
