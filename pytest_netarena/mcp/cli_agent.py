@@ -160,7 +160,7 @@ def _overall_s(session: EpisodeSession, timeout_s: float) -> float:
 def make_cli_agent(target: str, settings: dict) -> CliAgent:
     """The agent of `cli:NAME[:MODEL]`; BackendUnavailable (the episode skips, saying the fix) when that CLI is not
     installed or this machine cannot make its box."""
-    from ..sandbox import support
+    from ..sandbox import SandboxUnavailable, support
 
     name, _, model = target.partition(":")
     profile = PROFILES[name]()
@@ -168,7 +168,8 @@ def make_cli_agent(target: str, settings: dict) -> CliAgent:
     if not folder.is_dir():
         raise BackendUnavailable(f"cli:{name} is not installed here ({folder} is missing); install "
                                  f"{profile.package}@{profile.version} with `netarena cli-agents install {name}`")
-    where = support()
-    if not where.ok:
-        raise BackendUnavailable(f"cli:{name} runs in a sealed box, which cannot be made here: {where.reason}")
+    try:
+        support().require(f"cli:{name} (it runs in a sealed box)")
+    except SandboxUnavailable as error:  # a skip that says the fix, never the agent's error
+        raise BackendUnavailable(str(error)) from error
     return CliAgent(profile, model or None, settings.get("api_base"), float(settings.get("timeout_s") or 300.0))
