@@ -241,7 +241,7 @@ class ModelAgent:
         else:
             reply = self._complete(messages)
         if not self.tools and reply.tool_calls:  # no tools were offered: a stray call is not an action
-            reply = Reply(reply.text, reply.usage)
+            reply = dataclasses.replace(reply, tool_calls=())
         if self.record is not None:
             self.record.save(self._request(messages), reply)
         self.conversation.commit(history, dropped, reply)  # only on success: a retried act() adds no turn twice
