@@ -72,11 +72,16 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
     if spec.kind == "python":
         return StatelessResponder(lambda: load_python_agent(spec.target), serial=True)
     if spec.kind == "litellm":
-        from ..agents.model_agent import ModelAgent, ModelSettings
+        from dataclasses import replace
 
-        settings = ModelSettings.from_options(  # bad settings fail now, not at the first message
-            {"api_base": args.llm_api_base, "temperature": args.temperature, "client": args.llm_client}, spec.target)
+        from ..agents.model_agent import ModelAgent, ModelSettings
+        from ..agents.preflight import check_agents
+
+        given = {"api_base": args.llm_api_base, "temperature": args.temperature, "client": args.llm_client}
+        settings = ModelSettings.from_options(given, spec.target)  # bad settings fail now, not at the first message
         ModelAgent(spec.target, settings)
+        # a missing or refused key, or an endpoint out of reach, fails the start, not every assessment later
+        check_agents([replace(spec, settings={k: v for k, v in given.items() if v is not None})])
         return StatelessResponder(lambda: ModelAgent(spec.target, settings))
     raise UsageError(f"serve-purple serves model (PROVIDER:MODEL) and python:MODULE:CLASS agents, not {raw_spec!r}")
 

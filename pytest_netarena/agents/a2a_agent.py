@@ -122,6 +122,14 @@ def reply_text(events: list[Any]) -> str:
     raise AgentError(f"the agent's task ({TaskState.Name(state)}) has no artifact and no agent message")
 
 
+def _reply_so_far(events: Any) -> str | None:
+    """The reply the first events give, or None while they give none."""
+    try:
+        return reply_text(list(events))
+    except AgentError:
+        return None
+
+
 def _apply_artifact(task: Any, update: Any) -> None:
     for artifact in task.artifacts:
         if artifact.artifact_id == update.artifact.artifact_id:
@@ -241,9 +249,9 @@ class A2AAgent:
             raise RuntimeError("A2AAgent.act() called before reset(task)")
         prompt = render_prompt(self.system_prompt, self.turns, observation, self.max_prompt_chars)
         self.last_prompt = prompt
-        text, usage = self._run(self._send(prompt), "sending the prompt", self.max_reply_s)
+        text, usage, answered = self._run(self._send(prompt), "sending the prompt", self.max_reply_s)
         self.turns.append((observation, text))
-        return Reply(text, usage)
+        return Reply(text, usage, answer_s=answered)
 
     def close(self) -> None:
         self.turns = []
@@ -288,15 +296,20 @@ class A2AAgent:
         except Exception as error:
             raise AgentError(f"malformed agent card at {CARD_PATH}: {error}") from error
 
-    async def _send(self, prompt: str) -> str:
+    async def _send(self, prompt: str) -> tuple[str, Usage, float | None]:
+        """(the reply's text, the usage it reported, the agent's time: request out to the first byte of what settled
+        the reply, answer_clock.py)."""
         import httpx
         from a2a.client import ClientConfig, ClientFactory
         from a2a.helpers import new_text_message
         from a2a.types.a2a_pb2 import Role, SendMessageRequest
 
+        from .answer_clock import ClockedTransport, answer_s
+
         message = new_text_message(prompt, role=Role.ROLE_USER)
         message.message_id = uuid.uuid4().hex
-        async with httpx.AsyncClient(timeout=self.timeout_s) as http:
+        transport = ClockedTransport()
+        async with httpx.AsyncClient(timeout=self.timeout_s, transport=transport) as http:
             client = ClientFactory(ClientConfig(streaming=self.streaming, httpx_client=http)).create(self.card)
             stream = client.send_message(SendMessageRequest(message=message)).__aiter__()
             events = []
@@ -308,4 +321,6 @@ class A2AAgent:
                 except TimeoutError:
                     raise AgentError(f"sent nothing for {self.timeout_s:g} s "
                                      f"({len(events)} updates before)") from None
-        return reply_text(events), reply_usage(events)
+        text = reply_text(events)
+        answered = [exchange for exchange in transport.exchanges if exchange.body_at is not None]
+        return text, reply_usage(events), answer_s(answered[-1], events, _reply_so_far) if answered else None

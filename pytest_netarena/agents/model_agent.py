@@ -241,7 +241,7 @@ class ModelAgent:
         else:
             reply = self._complete(messages)
         if not self.tools and reply.tool_calls:  # no tools were offered: a stray call is not an action
-            reply = Reply(reply.text, reply.usage)
+            reply = dataclasses.replace(reply, tool_calls=())
         if self.record is not None:
             self.record.save(self._request(messages), reply)
         self.conversation.commit(history, dropped, reply)  # only on success: a retried act() adds no turn twice
@@ -302,8 +302,9 @@ class ModelAgent:
                 return Reply(text, self._usage(response), calls)
         else:
             def send() -> Reply:
-                text, calls, tokens_in, tokens_out, cost = openai_http.complete(self.model, request)
-                return Reply(text, Usage(tokens_in, tokens_out, cost), calls)
+                timing: dict[str, float] = {}
+                text, calls, tokens_in, tokens_out, cost = openai_http.complete(self.model, request, timing)
+                return Reply(text, Usage(tokens_in, tokens_out, cost), calls, answer_s=timing.get("answer_s"))
 
         settings = self.settings
         started = time.monotonic()
@@ -311,8 +312,12 @@ class ModelAgent:
             remaining = settings.deadline_s - (time.monotonic() - started)
             request["timeout"] = max(0.1, min(settings.request_timeout_s, remaining))
             self.attempts += 1
+            attempt_started = time.perf_counter()
             try:
-                return send()
+                reply = send()
+                # the agent's time is its answered attempt's: failed attempts and backoff are the provider's
+                answered = reply.answer_s if reply.answer_s is not None else time.perf_counter() - attempt_started
+                return dataclasses.replace(reply, answer_s=answered)
             except Exception as error:  # every provider failure is infrastructure, never the agent's
                 if not is_transient(error):
                     raise InfraError(

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +55,13 @@ def provider_model(model: str) -> str | None:
     return name if provider == "openai" and name else None
 
 
-def complete(model: str, request: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], int, int, float]:
+def complete(model: str, request: dict[str, Any],
+             timing: dict[str, float] | None = None) -> tuple[str, tuple[ToolCall, ...], int, int, float]:
     """Send one chat completion; (text, tool calls, prompt tokens, completion tokens, cost in USD).
 
-    `request` is the agent's litellm-style request (messages, temperature, timeout, api_base, ...).
-    Raises ModelRequestError.
+    `request` is the agent's litellm-style request (messages, temperature, timeout, api_base, ...); `timing`, when
+    given, gets "answer_s": the request out to the provider's answer (its response headers, which a non-streamed
+    completion sends once generated), so the body's size and how it travels move nothing. Raises ModelRequestError.
     """
     name = provider_model(model)
     if name is None:
@@ -72,7 +75,9 @@ def complete(model: str, request: dict[str, Any]) -> tuple[str, tuple[ToolCall, 
     body["model"] = name
     refused = _refused.setdefault((base, name), set())
     while True:  # one more request per parameter the endpoint refuses (a finite set)
-        response = _post(base, key, _adapted(body, refused), float(request.get("timeout") or 120.0))
+        response, answered = _post(base, key, _adapted(body, refused), float(request.get("timeout") or 120.0))
+        if timing is not None:
+            timing["answer_s"] = answered
         param = _refused_parameter(response) if response.status_code == 400 else None
         if param is None or param in refused:
             return _parse(response, name)
@@ -111,11 +116,21 @@ def _pool() -> Any:
         return _client
 
 
-def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> Any:
+def _post(base: str, key: str, body: dict[str, Any], timeout_s: float) -> tuple[Any, float]:
+    """(the response, read whole; seconds from the request to its headers)."""
     httpx = _httpx()
+    client = _pool()
     try:
-        return _pool().post(f"{base}/chat/completions", json=body, timeout=timeout_s,
-                            headers={"Authorization": f"Bearer {key}"})
+        request = client.build_request("POST", f"{base}/chat/completions", json=body, timeout=timeout_s,
+                                       headers={"Authorization": f"Bearer {key}"})
+        started = time.perf_counter()
+        response = client.send(request, stream=True)
+        answered = time.perf_counter() - started
+        try:
+            response.read()
+        finally:
+            response.close()
+        return response, answered
     except httpx.TimeoutException as error:
         raise ModelRequestError(f"Timeout: the request timed out after {timeout_s:g} s ({type(error).__name__})",
                                 transient=True) from error

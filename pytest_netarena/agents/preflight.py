@@ -1,55 +1,53 @@
-"""Model agents checked once before a run: credentials, an endpoint that answers, a cost cap that can be enforced.
+"""Every agent checked once before a run: credentials, one real request to its provider, a cost cap that can be enforced.
 
-A missing key or a dead endpoint would otherwise be one infra error per episode; a cost cap on a model
-whose price is unknown would record $0 and never stop. Checks are cheap (environment variables, a
-TCP connect, litellm's bundled price map) and skipped for --llm-replay, which needs no network.
+A missing or refused key, an endpoint out of reach or a CLI that is not installed would otherwise be one
+error per episode, charged to nobody or to the agent; a cost cap on a model whose price is unknown would
+record $0 and never stop. Each agent kind gets one real request (agents/reach.py: a provider's list of
+models, an A2A agent's card) and is one usage error, with the fix, when it fails. Nothing is checked for
+--llm-replay, which needs no network.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..core.errors import UsageError
+from . import reach
 
 #: how to run one's own model on an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, LM Studio...)
 LOCAL_RECIPE = ("for a model on an OpenAI-compatible server of your own: --agent=openai:MODEL --llm-api-base URL "
                 "(e.g. http://127.0.0.1:8000/v1) with OPENAI_API_KEY=any")
 #: providers litellm reaches on this machine by default, and where
 LOCAL_DEFAULTS = {"ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434"}
-CONNECT_TIMEOUT_S = 3.0
+A2A_TIMEOUT_S = 30.0
 
 
-def check_model_agents(specs: Iterable[Any], run_budget: Any, episode_budget: Any) -> list[str]:
-    """Raise UsageError for the first model agent that cannot run; return warnings for the run's header."""
+def check_agents(specs: Iterable[Any], run_budget: Any = None, episode_budget: Any = None) -> list[str]:
+    """Raise UsageError for the first agent that cannot run; return warnings for the run's header. The budgets
+    (run.budget.Budget) are the run's caps, checked against the models' prices when given."""
     warnings: list[str] = []
     for spec in specs:
-        if spec.kind != "litellm" or spec.settings.get("replay_dir"):
-            continue
-        _check_credentials(spec)
-        _check_endpoint(spec)
-        warnings.extend(_check_cost_caps(spec, run_budget, episode_budget))
+        if spec.kind == "litellm" and not spec.settings.get("replay_dir"):
+            _check_credentials(spec)
+            warnings.extend(filter(None, [_reach_model(spec)]))
+            if run_budget is not None and episode_budget is not None:
+                warnings.extend(_check_cost_caps(spec, run_budget, episode_budget))
+        elif spec.kind == "cli":
+            warnings.extend(filter(None, [check_cli_agent(spec)]))
+        elif spec.kind == "a2a":
+            _reach_a2a(spec)
     return warnings
-
-
-def _endpoint(spec: Any) -> str | None:
-    """The base URL the agent will call when it is one the user chose (or a local default), else None."""
-    provider = spec.target.partition("/")[0]
-    if spec.settings.get("api_base"):
-        return str(spec.settings["api_base"])
-    if provider == "openai":
-        return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
-    return LOCAL_DEFAULTS.get(provider)
 
 
 def _check_credentials(spec: Any) -> None:
     from .model_agent import uses_litellm
 
     provider = spec.target.partition("/")[0]
-    if not uses_litellm(spec.target, spec.settings.get("client")):
+    if spec.settings.get("api_key"):
+        missing = []
+    elif not uses_litellm(spec.target, spec.settings.get("client")):
         missing = [] if os.environ.get("OPENAI_API_KEY") else ["OPENAI_API_KEY"]
     elif provider in LOCAL_DEFAULTS:
         missing = []
@@ -58,7 +56,7 @@ def _check_credentials(spec: Any) -> None:
 
         try:
             found = import_litellm().validate_environment(model=spec.target)
-        except Exception:  # a provider litellm cannot check: the first episode says what is wrong
+        except Exception:  # a provider litellm cannot check: the real request below says what is wrong
             return
         missing = list(found.get("missing_keys") or []) if isinstance(found, dict) else []
     if missing:
@@ -66,18 +64,61 @@ def _check_credentials(spec: Any) -> None:
                          f"{LOCAL_RECIPE}")
 
 
-def _check_endpoint(spec: Any) -> None:
-    base = _endpoint(spec)
-    if not base:
-        return  # the provider's public endpoint: proxies and DNS are the network's business
-    url = urlsplit(base)
-    port = url.port or (443 if url.scheme == "https" else 80)
+def _reach_model(spec: Any) -> str:
+    """One real request to the model's provider; a warning, or ""."""
+    provider = spec.target.partition("/")[0]
+    settings = dict(spec.settings)
+    if provider in LOCAL_DEFAULTS and not settings.get("api_base"):
+        settings["api_base"] = LOCAL_DEFAULTS[provider]
+    who = f"model agent {spec.raw}"
+    request = reach.model_request(provider, settings)
+    key_fix = f"set the provider's key to one it accepts; {LOCAL_RECIPE}"
+    reach_fix = f"start the server first, or fix --llm-api-base or the route to the provider; {LOCAL_RECIPE}"
+    if request is None:  # a provider without a known listing: the smallest completion
+        answer = reach.smallest_completion(spec.target, settings)
+        request = reach.Request(spec.target, base=f"{provider}'s endpoint", purpose="a one-token completion")
+    else:
+        answer = reach.send(request)
+    return reach.judge(who, request, answer, key_fix, reach_fix)
+
+
+def check_cli_agent(spec: Any) -> str:
+    """A CLI agent: installed, its provider's key set (unless --llm-api-base names a server of the user's), and one
+    real request to that provider with it. Returns a warning, or ""."""
+    from ..mcp.clis import PROFILES
+
+    name = spec.target.partition(":")[0]
+    profile = PROFILES[name]()
+    who = f"--agent {spec.raw}"
+    folder, _ = profile.locate()
     try:
-        with socket.create_connection((url.hostname or "", port), timeout=CONNECT_TIMEOUT_S):
-            pass
-    except OSError as error:
-        raise UsageError(f"model agent {spec.raw}: the endpoint {base} does not answer ({error.strerror or error}); "
-                         f"start the server first, or fix --llm-api-base; {LOCAL_RECIPE}") from None
+        found = folder.is_dir()
+    except OSError as error:  # e.g. another user's install folder
+        raise UsageError(f"{who}: {name}'s install at {folder} cannot be read ({error.strerror}); install it for "
+                         f"this user with `netarena cli-agents install {name}`") from None
+    if not found:
+        raise UsageError(f"{who}: {name} is not installed here ({folder} is missing); install "
+                         f"{profile.package}@{profile.version} with `netarena cli-agents install {name}`")
+    own_base = spec.settings.get("api_base")
+    key = profile.key()
+    if not own_base and not key:
+        raise UsageError(f"{who}: {' or '.join(profile.key_env)} is not set (the key {name} sends to "
+                         f"{profile.default_base}); set it, or point --llm-api-base at a server of your own")
+    base = str(own_base or profile.default_base)
+    request = reach.api_listing(profile.api, base, key)
+    key_fix = f"set {' or '.join(profile.key_env)} to a key the provider accepts"
+    reach_fix = "start the server first, or fix --llm-api-base or the route to the provider"
+    return reach.judge(who, request, reach.send(request), key_fix, reach_fix)
+
+
+def _reach_a2a(spec: Any) -> None:
+    """An A2A agent that cannot be reached is one usage error before the run, as the green agent fails an
+    assessment it cannot reach: never a run of episodes scored 0 for an agent that was not there."""
+    from .a2a_agent import unreachable
+
+    problem = unreachable(spec.target, min(float(spec.settings.get("timeout_s") or A2A_TIMEOUT_S), A2A_TIMEOUT_S))
+    if problem:
+        raise UsageError(f"--agent {spec.raw}: {problem}; start the agent or fix its URL (nothing was run)")
 
 
 def _check_cost_caps(spec: Any, run_budget: Any, episode_budget: Any) -> list[str]:

@@ -81,25 +81,65 @@ exit "$status"
 """
 
 
-@functools.lru_cache(maxsize=1)
-def _wget_wrapper() -> str:
+#: Debian's busybox builds nc without the netcat options everyone types (`nc -z -v -w 2 HOST PORT`, `nc -lvnp
+#: PORT`), which busybox's own default build and the busybox image have: this wrapper, run by busybox's sh, takes
+#: -z, -v and -n out of the arguments (alone or in a cluster such as -zvw2); with -z it connects and closes at once
+#: (`-e true`: the exit status says whether the port answered), with -v it says so as netcat does.
+NC_WRAPPER = """#!/bin/sh
+scan=
+verbose=
+for argument do
+  shift
+  case $argument in
+    -[!-]*)
+      rest=$(printf '%s' "${argument#-}" | tr -d 'zvn')
+      case ${argument#-} in *z*) scan=1 ;; esac
+      case ${argument#-} in *v*) verbose=1 ;; esac
+      [ -n "$rest" ] && set -- "$@" "-$rest"
+      continue ;;
+  esac
+  set -- "$@" "$argument"
+done
+[ -z "$scan" ] && exec busybox nc "$@"
+busybox nc "$@" -e true
+status=$?
+if [ "$status" -eq 0 ] && [ -n "$verbose" ] && [ "$#" -ge 2 ]; then
+  eval "host=\\${$(($# - 1))} port=\\${$#}"
+  echo "$host ($port) open" >&2
+fi
+exit "$status"
+"""
+
+
+def _script(name: str, text: str) -> str:
+    """A wrapper script in the cache, named by its content (written once, atomically)."""
     folder = views.cache_root() / "scripts"
     folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-    path = folder / f"wget-{hashlib.sha256(WGET_WRAPPER.encode()).hexdigest()[:16]}"
+    path = folder / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     if not path.exists():
         staging = path.with_name(path.name + f".{os.getpid()}")
-        staging.write_text(WGET_WRAPPER)
+        staging.write_text(text)
         staging.chmod(0o755)
         staging.replace(path)
     return str(path)
 
 
+@functools.lru_cache(maxsize=1)
+def _wget_wrapper() -> str:
+    return _script("wget", WGET_WRAPPER)
+
+
+@functools.lru_cache(maxsize=1)
+def _nc_wrapper() -> str:
+    return _script("nc", NC_WRAPPER)
+
+
 def programs() -> dict[str, str]:
-    """/usr/bin of a busybox container: every applet (all one file), wget through its wrapper."""
+    """/usr/bin of a busybox container: every applet (all one file), wget and nc through their wrappers."""
     binary = busybox()
     if not binary:
         return {}
-    return {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper()}
+    return {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper(), "nc": _nc_wrapper()}
 
 
 def make_root(folder: Path, uid: int) -> str:

@@ -206,6 +206,11 @@ class App(ABC):
         options resolve to here."""
         return []
 
+    def run_facts(self, options: RunOptions) -> dict[str, Any]:
+        """What run.json records of the world this app's episodes ran on, beyond the options (e.g. which topology:
+        its source, size and digest), so a reader of the run can tell; {} by default."""
+        return {}
+
     def preflight(self, options: RunOptions) -> None:
         """Once, in the process that starts the run: raise UsageError when a backend the user chose cannot be
         reached at all (a run of skips would look like success). Cheap checks only; the default checks nothing."""

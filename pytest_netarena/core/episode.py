@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_REPLY_CHARS", "UNRESOLVING_METRICS", "AgentReplyTypeError", "AgentTimeout", "Episode",
            "EpisodeAgentError", "EpisodeConfig", "EpisodeEnd", "agent_traceback", "as_reply",
-           "call_with_timeout", "end_episode", "final_outcome", "reply_problem", "run_episode", "step_header"]
+           "agent_time", "call_with_timeout", "end_episode", "final_outcome", "reply_problem", "run_episode",
+           "step_header"]
 
 
 def _ask_agent(function: Callable[[], Reply | str], timeout_s: float) -> Reply:
@@ -94,4 +95,12 @@ def _act_loop(agent: Agent, session: EpisodeSession, config: EpisodeConfig) -> N
         except BaseException:  # a reply that timed out or failed still took this long: latency never improves by failing
             session.add_agent_time(time.perf_counter() - started)
             raise
-        observation = session.reply(reply, time.perf_counter() - started)
+        observation = session.reply(reply, agent_time(reply, time.perf_counter() - started))
+
+
+def agent_time(reply: Reply, elapsed_s: float) -> float:
+    """The agent's time for a reply: what its client measured up to the first byte of the answer (so padding,
+    chunking or a slow link after it move nothing), never more than act() took; else act()'s wall time."""
+    if reply.answer_s is None:
+        return elapsed_s
+    return min(max(0.0, float(reply.answer_s)), elapsed_s)

@@ -241,6 +241,9 @@ class EpisodeSession:
             self.ended_by = "budget"
 
     def _not_run(self, call: ToolCall) -> ToolResult:
+        if call.name == FINISH.name:  # finishing an episode that is over is what the tool asks for: never an error
+            return ToolResult(call.call_id, FINISH.name, f"Done: {self._ended_note()}; its final state is judged as "
+                              "it is.")
         return ToolResult(call.call_id, printable(str(call.name), 200), f"Not run: {self._ended_note()}.", True)
 
     def _ended_note(self) -> str:

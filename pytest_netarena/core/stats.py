@@ -1,4 +1,4 @@
-"""Interval estimates: Wilson score intervals for rates, normal intervals for means."""
+"""Interval estimates (Wilson score intervals for rates, normal intervals for means) and the exact binomial tail."""
 
 from __future__ import annotations
 
@@ -32,3 +32,12 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
     variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
     half = z * math.sqrt(variance / len(values))
     return (mean, mean - half, mean + half)
+
+
+def binomial_tail(successes: int, n: int, p: float) -> float:
+    """P(X >= successes) for X ~ Binomial(n, p), exactly: the p-value of a one-sided test that the rate is at most p."""
+    if successes <= 0:
+        return 1.0
+    if successes > n:
+        return 0.0
+    return min(1.0, sum(math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(successes, n + 1)))

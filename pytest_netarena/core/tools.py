@@ -187,14 +187,16 @@ def _check_string(schema: Mapping[str, Any], value: str, where: str) -> str:
 def _check_object(schema: Mapping[str, Any], value: dict[str, Any], where: str, depth: int) -> str:
     properties = schema.get("properties") or {}
     missing = [name for name in schema.get("required") or () if name not in value]
+    unknown = [name for name in value if name not in properties]
+    accepted = ", ".join(_quoted(name) for name in properties) or "none"
     if missing:
         verb = "lack" if where == "arguments" else "lacks"
-        return f"{where} {verb} the required {', '.join(_quoted(name) for name in missing)}"
-    if schema.get("additionalProperties") is False:
-        unknown = [name for name in value if name not in properties]
-        if unknown:
-            accepted = ", ".join(_quoted(name) for name in properties) or "none"
-            return f"unknown argument {_quoted(unknown[0])}; accepted: {accepted}"
+        problem = f"{where} {verb} the required {', '.join(_quoted(name) for name in missing)}"
+        if unknown:  # most often a misspelt name: say which one was sent
+            problem += f"; got the unknown {_quoted(unknown[0])} instead (accepted: {accepted})"
+        return problem
+    if schema.get("additionalProperties") is False and unknown:
+        return f"unknown argument {_quoted(unknown[0])}; accepted: {accepted}"
     for name, item in value.items():
         if name in properties:
             label = name if where == "arguments" else f"{where}.{name}"

@@ -83,6 +83,9 @@ class Reply:
     usage: Usage = Usage()
     #: native tool calls (each one action and one step, run in order); empty: the text is read as today
     tool_calls: tuple[ToolCall, ...] = ()
+    #: the agent's own time for this reply as the harness's client measured it (request out to the first byte of the
+    #: answer: docs/metrics.md); None: the wall time of act() is the agent's time
+    answer_s: float | None = field(default=None, compare=False)
 
 
 class Observation(str):

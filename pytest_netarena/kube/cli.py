@@ -25,9 +25,10 @@ def register(subparsers) -> None:
                             "certificate, ServiceAccount tokens are honoured and RBAC is enforced for them")
     serve.add_argument("--audit-log", metavar="FILE", default=None,
                        help="append refused requests (403 by RBAC, 401) here as audit.k8s.io Events, one JSON a line")
-    serve.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
-                       help="run the pods as processes with a data plane, exec and logs: auto (where this machine "
-                            "can: root, boxes, iptables), on (fail if it cannot), off (store them only)")
+    serve.add_argument("--k8s-pods", "--pods", dest="pods", type=pods_choice, default="auto", metavar=PODS_METAVAR,
+                       help="run the pods as processes with a data plane, exec and logs, as pytest's --k8s-pods: auto "
+                            "(where this machine can: root, boxes, iptables), live (fail if it cannot), off (store "
+                            "them only); --pods and 'on' are the old spellings")
     serve.set_defaults(handler=serve_command)
     task = commands.add_parser("task", help="run a Harbor-layout live-cluster task (written for k3s) against a "
                                             "fresh embedded server and print its reward")
@@ -38,10 +39,21 @@ def register(subparsers) -> None:
                       help="run `bash -c COMMAND` as the agent (with the task's KUBECONFIG)")
     task.add_argument("--keep", metavar="DIR", default=None,
                       help="work in DIR and keep it (scripts as rewritten, logs, the audit log)")
-    task.add_argument("--pods", choices=("auto", "on", "off"), default="auto",
+    task.add_argument("--k8s-pods", "--pods", dest="pods", type=pods_choice, default="auto", metavar=PODS_METAVAR,
                       help="run the task's pods (as for serve); tasks that probe with kubectl exec need them")
     task.add_argument("-v", "--verbose", action="store_true", help="print each phase's output")
     task.set_defaults(handler=task_command)
+
+
+#: --k8s-pods's values, as pytest's option spells them; "on" is the old spelling of "live"
+PODS_VALUES = {"auto": "auto", "live": "live", "off": "off", "on": "live"}
+PODS_METAVAR = "{auto,live,off}"
+
+
+def pods_choice(text: str) -> str:
+    if text not in PODS_VALUES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from auto, live, off)")
+    return PODS_VALUES[text]
 
 
 class InputError(ValueError):
@@ -75,7 +87,8 @@ def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
 
 
 def pods_starter(choice: str):
-    """pods(server) for --pods: a started LiveCluster, or None where pods cannot run (auto); raises for on."""
+    """pods(server) for --k8s-pods: a started LiveCluster, or None where pods cannot run (auto); raises for live."""
+    choice = PODS_VALUES.get(choice, choice)
     if choice == "off":
         return None
 
@@ -84,8 +97,8 @@ def pods_starter(choice: str):
 
         support = live_support()
         if not support.ok:
-            if choice == "on":
-                raise InputError(f"--pods on: pods cannot run here: {support.reason}")
+            if choice == "live":
+                raise InputError(f"--k8s-pods live: pods cannot run here: {support.reason}")
             return None
         return LiveCluster(server).start()
 

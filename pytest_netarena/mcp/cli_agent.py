@@ -1,6 +1,7 @@
 """A CLI agent under test (`--agent=cli:codex`, `cli:claude-code`): the CLI plays the episode in a box through its MCP server.
 
-Per episode the harness makes a private network namespace holding only loopback, and listens inside it
+Per episode the harness makes a private network namespace holding only loopback (as root directly, else owned
+by a user namespace of its own, so a plain user runs CLI agents too), and listens inside it
 (from its own process) with one guarded HTTP listener (`serving.Listener`): the episode's MCP server at
 /mcp, bearer-gated, and the model relay at /model, which forwards only the model calls of the CLI's
 profile to the real endpoint, with the real key. The CLI runs
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.errors import BackendUnavailable, InfraError
@@ -59,22 +61,24 @@ class CliAgent:
         pass
 
     def drive(self, session: EpisodeSession) -> None:
-        from ..sandbox import NetNamespace, support
+        from ..sandbox.userns import new_network_namespace
         from ..serving import Listener, listening_socket, url_of
         from .clibox import cli_box, run_cli
         from .relay import Relay
         from .server import Activity, build_server
         from .transport import MCP_PATH, http_routes
 
-        where = support()
-        if not where.root:
-            raise BackendUnavailable("CLI agents run in a box with a private network namespace, which needs root "
-                                     f"and bubblewrap ({where.reason or 'not root'})")
         folder, _ = self.profile.locate()
         activity = Activity()
-        namespace = NetNamespace.create()
+        try:  # as root a namespace of our own, else one in a user namespace, as k8s's boxes have it
+            namespace = new_network_namespace()
+        except OSError as error:  # the machine could not make it: ours, never the agent's
+            raise InfraError(f"the network namespace of {self.profile.name}'s box could not be made: {error}") from error
         try:
-            sock = listening_socket(make=namespace.socket)
+            try:
+                sock = listening_socket(make=namespace.socket)
+            except OSError as error:
+                raise InfraError(f"the listener in {self.profile.name}'s box could not be made: {error}") from error
             base = url_of(sock)
             relay = Relay("/model", self.api_base, self.profile.credentials(), self.timeout_s, activity,
                           self.profile.model_calls)
@@ -113,9 +117,18 @@ class CliAgent:
                          "elapsed_s": ended.elapsed_s, "calls": activity.calls, "model_requests": relay.requests}
         report = self.profile.read(ended.output, self.model)
         session.add_usage(report.usage)
-        self._judge_run(session, ended, report, relay.failures)
+        self._judge_run(session, ended, report, relay.failures, relay.refusals)
 
-    def _judge_run(self, session: EpisodeSession, ended, report, failures: list[str]) -> None:
+    def _key_refused(self) -> str:
+        """Whether the endpoint refuses the operator's key, asked by the harness itself ("" when it does not): a 401
+        or 403 the box met may be of its own making (a model the key may not use), this one cannot be."""
+        from ..agents import reach
+
+        answer = reach.send(reach.api_listing(self.profile.api, self.api_base, self.profile.key()))
+        return f"HTTP {answer.status}" if answer.status in (401, 403) else ""
+
+    def _judge_run(self, session: EpisodeSession, ended, report, failures: list[str],
+                   refusals: Sequence[str] = ()) -> None:
         tail = ended.output[-KEPT_OUTPUT:]
         if ended.why_stopped:
             raise CliAgentError(f"{self.profile.name} was stopped: {ended.why_stopped}; its output ended: {tail}")
@@ -123,6 +136,10 @@ class CliAgent:
             if failures:
                 raise InfraError(f"the model endpoint failed ({failures[-1]}) and {self.profile.name} exited with "
                                  f"status {ended.returncode}")
+            refused = self._key_refused() if refusals else ""
+            if refused:  # the operator's key, as the harness's own request shows: never the agent's failure
+                raise InfraError(f"the model endpoint refused the key ({refused}) and {self.profile.name} exited "
+                                 f"with status {ended.returncode}")
             raise CliAgentError(f"{self.profile.name} exited with status {ended.returncode}"
                                 + (f" ({report.errors[-1]})" if report.errors else "") + f"; its output ended: {tail}")
 
@@ -141,11 +158,18 @@ def _overall_s(session: EpisodeSession, timeout_s: float) -> float:
 
 
 def make_cli_agent(target: str, settings: dict) -> CliAgent:
-    """The agent of `cli:NAME[:MODEL]`; BackendUnavailable when that CLI is not installed."""
+    """The agent of `cli:NAME[:MODEL]`; BackendUnavailable (the episode skips, saying the fix) when that CLI is not
+    installed or this machine cannot make its box."""
+    from ..sandbox import SandboxUnavailable, support
+
     name, _, model = target.partition(":")
     profile = PROFILES[name]()
     folder, _ = profile.locate()
     if not folder.is_dir():
         raise BackendUnavailable(f"cli:{name} is not installed here ({folder} is missing); install "
                                  f"{profile.package}@{profile.version} with `netarena cli-agents install {name}`")
+    try:
+        support().require(f"cli:{name} (it runs in a sealed box)")
+    except SandboxUnavailable as error:  # a skip that says the fix, never the agent's error
+        raise BackendUnavailable(str(error)) from error
     return CliAgent(profile, model or None, settings.get("api_base"), float(settings.get("timeout_s") or 300.0))

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from ..core.process import kill_group
 from ..sandbox import BoxSpec, Limits, NetNamespace, command
+from ..sandbox.userns import UserNetNamespace
+from ..sandbox.views import HOST_PATH
 
 #: what a CLI agent's box may use: CLIs are large programs (a JIT runtime reserves tens of GiB of address space)
 CLI_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, memory_bytes=64 << 30, processes=256, file_bytes=64 << 20,
@@ -36,7 +38,8 @@ class Ended:
     elapsed_s: float = 0.0
 
 
-def cli_box(program_dir: str, network: NetNamespace, env: Mapping[str, str], files: Mapping[str, bytes] = {},
+def cli_box(program_dir: str, network: NetNamespace | UserNetNamespace, env: Mapping[str, str],
+            files: Mapping[str, bytes] = {},
             limits: Limits = CLI_LIMITS, mount: str = "/usr/share/cli-agent") -> BoxSpec:
     """The box of one CLI run: `program_dir` read-only at `mount`, the given namespace, no other program."""
     return BoxSpec(binds=((program_dir, mount),), network=network, env=dict(env), files=dict(files), limits=limits,
@@ -48,23 +51,19 @@ def run_cli(spec: BoxSpec, argv: Sequence[str], should_stop: Callable[[], str]) 
     (asked about every 0.2 s; "" to go on). The whole box is killed when stopped."""
     full, fds = command(spec, argv)
     assert spec.network is not None
-    result: dict[str, Ended] = {}
 
-    def inside() -> None:  # the thread that starts bwrap must wait for it (its parent-death signal follows the thread)
+    def launch(argv: list[str], passed: list[int]) -> Ended:
+        # the thread that starts bwrap must wait for it (its parent-death signal follows the thread)
         started = time.perf_counter()
-        try:
-            process = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, start_new_session=True,
-                                       pass_fds=fds)
-        finally:
-            for fd in fds:
-                os.close(fd)
-        result["ended"] = _watch(process, spec.limits, should_stop, started)
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env={"PATH": HOST_PATH}, start_new_session=True, pass_fds=passed)
+        return _watch(process, spec.limits, should_stop, started)
 
-    spec.network.call(inside)
-    if "ended" not in result:
-        raise OSError("the CLI's box could not be started")
-    return result["ended"]
+    try:  # as root the namespace is entered by a thread of ours; in a user namespace, through nsenter
+        return spec.network.run_in(launch, full, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _watch(process: subprocess.Popen, limits: Limits, should_stop: Callable[[], str], started: float) -> Ended:

@@ -8,7 +8,8 @@ upstream URL is built from the matched call, not from the request. A body is str
 as it arrives, at most MAX_RELAY_BODY a request, and at most MAX_IN_FLIGHT requests are relayed at once
 (429 past it), so what the harness holds does not depend on what the box sends. Connection failures
 and 5xx answers are recorded: a CLI that failed while its endpoint was unreachable is an
-infrastructure error, not the agent's.
+infrastructure error, not the agent's. 401 and 403 answers are recorded apart: whether the operator's key
+was refused is asked of the endpoint by the harness itself (cli_agent.py), never taken from the box's request.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ class Relay:
         self.timeout_s = timeout_s
         self.calls = {(call.method, call.path): call for call in calls}
         self.failures: list[str] = []  #: upstream connection errors and 5xx answers, in order
+        #: 401 and 403 answers: the operator's key refused, or a request the box shaped; the harness tells which by
+        #: asking the endpoint itself (cli_agent.py), since a box could provoke a 403 (a model the key may not use)
+        self.refusals: list[str] = []
         self.refused: deque[str] = deque(maxlen=32)  #: the last requests refused, and why
         self.requests = 0  #: requests forwarded
         self.in_flight = 0
@@ -175,6 +179,8 @@ class Relay:
         try:
             if response.status_code >= 500:
                 self.failures.append(f"HTTP {response.status_code} from the model endpoint")
+            elif response.status_code in (401, 403):  # the key's, or what the box asked for: the harness asks again
+                self.refusals.append(f"HTTP {response.status_code} from the model endpoint")
             back = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
                     if k.lower() not in _DROPPED_BACK]
             await send({"type": "http.response.start", "status": response.status_code, "headers": back})

@@ -11,6 +11,7 @@ the run and registers the modules holding the other hooks.
     session      start(): Settings, Scale, user apps, model agents checked, the per-role plugins
     collection   one test per query x agent x trial (Case, SearchCase), --shard, --save-corpus
     fixtures     playing a test's episode or search
+    progress     a line now and then while an episode runs long
     scheduling   xdist's controller hooks (XdistHooks), episodes in flight, -n N folded into them
     reporting    the header, failed tests' accounts, the run files (RunReporter)
     completion   whether a run is whole or must be resumed, and whether any episode ran at all

@@ -20,6 +20,7 @@ from ..run.search import SearchOutcome, search
 from ..run.settings import Settings
 from ..scale.inflight import EnvironmentSlots
 from .collection import Case, SearchCase
+from .progress import progress
 from .state import BUDGET_SKIP, EPISODE_LINE_KEY, NO_AGENT_MESSAGE, RESULT_KEY, SCALE_KEY, Scale
 
 
@@ -37,10 +38,11 @@ def play_case(request: pytest.FixtureRequest, case: Any, settings: Settings) -> 
         pytest.skip(NO_AGENT_MESSAGE)
     if isinstance(case, SearchCase):
         return _run_search(request, case, settings, scale)
-    if scale.in_flight is not None and scale.in_flight.eligible(request.node):
-        fresh, result = scale.in_flight.take(request.node).result()
-    else:
-        fresh, result = obtain(case, settings, scale)
+    with progress(request.config, request.node.nodeid, case.agent.raw):  # a long episode is never silent
+        if scale.in_flight is not None and scale.in_flight.eligible(request.node):
+            fresh, result = scale.in_flight.take(request.node).result()
+        else:
+            fresh, result = obtain(case, settings, scale)
     if settings.run_options.split == HELDOUT:  # counts and rates only: no trace of what was asked or said
         result = aggregate_only(result)
     if fresh:  # the controller appends it to episodes.jsonl when this test's report reaches it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import pytest
 
 from ..apps import available_apps
+from ..core.errors import InfraError
+from ..core.types import Outcome
 from ..reporting import artifacts, completion
 from ..reporting.properties import record_from_properties
 from ..reporting.summary import possible, render_table, settings_of, summarize
@@ -68,6 +71,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.netarena_benchmark = True  # xdist ships a report's attributes to the controller
     result = item.stash.get(RESULT_KEY, None)
     if result is not None and report.failed and report.when in ("setup", "call"):
+        if result.outcome is Outcome.INFRA_ERROR and call.excinfo is not None and call.excinfo.errisinstance(InfraError):
+            report.longrepr = _infra_account(item, result)  # what failed and where the details are, not our traceback
+            if item.config.get_verbosity() < 2:
+                return report
         if item.config.get_verbosity() >= 2:
             report.sections.append(("netarena transcript", render_transcript(result)))
         else:  # the failure says what happened; the whole transcript is one command away
@@ -80,6 +87,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if line is not None:
             report.netarena_episode = line
     return report
+
+
+#: how much of an infrastructure error's message its account shows (the whole is in episodes.jsonl)
+INFRA_ACCOUNT_CHARS = 600
+
+
+def _infra_account(item: pytest.Item, result: Any) -> str:
+    """An infrastructure error in a few lines: what failed, that it is not counted against the agent, where its
+    record is."""
+    details = " ".join(str(result.details).split())
+    if len(details) > INFRA_ACCOUNT_CHARS:
+        details = details[:INFRA_ACCOUNT_CHARS] + "..."
+    run_dir = item.config.stash[SETTINGS_KEY].run_dir
+    return (f"infrastructure error, not counted against the agent: {details}\n"
+            f"the episode's record: {run_dir}/episodes.jsonl, episode {result.episode_id} (also in report.html); "
+            "a run resumed with --resume runs it again")
+
+
+def _apps_of(records: list[dict[str, Any]]) -> list[str]:
+    """The apps of episode records (a summary record's "app", an episode line's query's)."""
+    found = (record.get("app") or (record.get("query") or {}).get("app") for record in records)
+    return [str(app) for app in found if app]
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -128,7 +157,7 @@ class RunReporter:
     def _record_line(self, line: str) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if not (settings.run_dir / "run.json").exists():  # the run begins: incomplete until it ends
-            artifacts.write_run_info(settings.run_dir, run_info(self.config))
+            artifacts.write_run_info(settings.run_dir, run_info(self.config, _apps_of([json.loads(line)])))
             if not (settings.run_dir / "summary.json").exists():
                 artifacts.write_summary(settings.run_dir, {"schema_version": 1, "groups": [],
                                                            **completion.started(settings.run_dir, self._expected())})
@@ -156,11 +185,14 @@ class RunReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS_KEY]
         if self.records:
-            artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "settings": settings_of(self.records),
+            artifacts.write_run_info(settings.run_dir, {**run_info(self.config, _apps_of(self.records)),
+                                                        "settings": settings_of(self.records),
                                                         "args": list(self.config.invocation_params.args)})
             summary = summarize(self.records)
             summary["sandboxed"] = settings.run_options.sandboxed
             summary["rules"] = settings.run_options.rules
+            if self.skips:  # every reason, in the summary, the terminal and report.html
+                summary["skipped"] = completion.skipped(self.skips)
             self.completeness = self._completeness(session)
             summary.update(self.completeness)
             if settings.run_budget.capped:
@@ -201,7 +233,8 @@ class RunReporter:
         artifacts.write_run_info(settings.run_dir, {**run_info(self.config), "args": list(self.config.invocation_params.args)})
         artifacts.write_summary(settings.run_dir, {
             "schema_version": 1, "groups": [], "sandboxed": settings.run_options.sandboxed, "complete": True,
-            "nothing_ran": {"reason": self.nothing_ran, "selected": len(self.benchmarks), "skipped": len(self.skips)}})
+            "nothing_ran": {"reason": self.nothing_ran, "selected": len(self.benchmarks), "skipped": len(self.skips)},
+            **({"skipped": completion.skipped(self.skips)} if self.skips else {})})
 
     def _why_nothing_ran(self) -> str:
         if not self.benchmarks:
@@ -239,9 +272,12 @@ class RunReporter:
                 terminalreporter.write_line(f"{entry['query']['id']}: {entry['agent']} -> {entry['outcome']}; params {entry['query']['params']}")
                 terminalreporter.write_line(f"  reproduce: {entry['reproduce']}")
             terminalreporter.write_line(f"corpus of found cases: {settings.run_dir / 'found.jsonl'}")
+        skipped = completion.skipped_lines({"skipped": completion.skipped(self.skips)}) if self.skips else []
         if self.nothing_ran:
             terminalreporter.section("netarena summary")
             terminalreporter.write_line(self.nothing_ran, red=bool(settings.gates), yellow=not settings.gates)
+            for line in skipped[1:]:
+                terminalreporter.write_line(line, yellow=True)
             terminalreporter.write_line(f"recorded in {settings.run_dir / 'summary.json'}")
         if not self.records:
             return
@@ -251,6 +287,8 @@ class RunReporter:
         summary = summarize(self.records)
         for line in render_table(summary):
             terminalreporter.write_line(line)
+        for line in skipped:
+            terminalreporter.write_line(line, yellow=True)
         if self.budget_skips:
             terminalreporter.write_line(f"budget: {self.budget_skips} episodes not run because the run's budget was spent", yellow=True)
         for verdict in self.gate_verdicts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,21 @@ def _run_paths(config: pytest.Config) -> tuple[list[str], list[str]]:
     return relative, absolute
 
 
-def run_info(config: pytest.Config) -> dict[str, Any]:
-    """run.json's content, which the controller writes and `--resume DIR` reads back (resumed_run)."""
+def environments(config: pytest.Config, apps: Iterable[str]) -> dict[str, Any]:
+    """run.json's "environments": per app whose episodes ran, what it records of their world (App.run_facts)."""
+    options, found = config.stash[SETTINGS_KEY].run_options, {}
+    registry = available_apps()
+    for name in sorted(set(apps)):
+        app = registry.get(name)
+        facts = app.run_facts(options) if app is not None else {}
+        if facts:
+            found[name] = facts
+    return found
+
+
+def run_info(config: pytest.Config, apps: Iterable[str] = ()) -> dict[str, Any]:
+    """run.json's content, which the controller writes and `--resume DIR` reads back (resumed_run); `apps`: the apps
+    whose episodes ran, whose worlds it records."""
     settings, scale = config.stash[SETTINGS_KEY], config.stash[SCALE_KEY]
     options = settings.run_options
     service = scale.service
@@ -147,4 +161,5 @@ def run_info(config: pytest.Config) -> dict[str, Any]:
             **({"impossible": True} if settings.impossible else {}),  # it decides the queries: --resume keeps it
             **{key: value for key, value in options.extra.items() if value is not None},
         },
+        **({"environments": found} if (found := environments(config, apps)) else {}),
     }

@@ -94,10 +94,9 @@ def _preflight(settings: Settings) -> list[str]:
     """Backends and agents that cannot be reached fail now, not by skips; returns what the header warns about."""
     for app in available_apps().values():
         app.preflight(settings.run_options)
-    _reach_a2a_agents(settings.agents)
-    from ..agents.preflight import check_model_agents
+    from ..agents.preflight import check_agents
 
-    return check_model_agents(settings.agents, settings.run_budget, settings.episode_budget)
+    return check_agents(settings.agents, settings.run_budget, settings.episode_budget)
 
 
 def _register_run_hooks(config: pytest.Config, controller: bool) -> None:
@@ -111,18 +110,6 @@ def _register_run_hooks(config: pytest.Config, controller: bool) -> None:
         _register_hypothesis_profiles()  # importing Hypothesis costs every worker 0.4 s of CPU: only when asked
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "netarena-xdist")
-
-
-def _reach_a2a_agents(agents) -> None:
-    """An A2A agent that cannot be reached is one usage error before the run, as the green agent fails an
-    assessment it cannot reach: never a run of episodes scored 0 for an agent that was not there."""
-    for agent in agents:
-        if agent.kind == "a2a":
-            from ..agents.a2a_agent import unreachable
-
-            problem = unreachable(agent.target, min(float(agent.settings.get("timeout_s") or 30.0), 30.0))
-            if problem:
-                raise UsageError(f"--agent {agent.raw}: {problem}; start the agent or fix its URL (nothing was run)")
 
 
 class _RunEnd:

@@ -359,6 +359,18 @@ def _plots(plots: list[Path], note: str) -> str:
     return f'<h2 id="plots">Plots</h2><p>PNG and SVG figures beside this file, for papers:</p><ul>{links}</ul>'
 
 
+def _skipped(skipped: dict[str, Any]) -> str:
+    """Every reason episodes were skipped for, with how many and of which apps (they are not run and not scored)."""
+    if not skipped.get("episodes"):
+        return ""
+    rows = "".join(f"<tr><td>{_e(entry.get('reason', ''))}</td><td>{_e(', '.join(entry.get('apps', [])))}</td>"
+                   f"<td class=num>{int(entry.get('episodes', 0))}</td></tr>" for entry in skipped.get("reasons", []))
+    count = int(skipped["episodes"])
+    return (f'<h2 id="skipped">Skipped</h2><p>{count} episode{"" if count == 1 else "s"} of this run were not run and '
+            "are not scored, because:</p><table><tr><th>reason</th><th>apps</th><th>episodes</th></tr>"
+            f"{rows}</table>")
+
+
 def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[dict[str, Any]],
                   records: list[dict[str, Any]], plots: list[Path] = (), plot_note: str = "",  # type: ignore[assignment]
                   superseded: int = 0) -> str:
@@ -368,7 +380,8 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
     apps = sorted({g["app"] for g in summary["groups"]})
     title = f"pytest-netarena run {run.get('run_id', '')}".strip()
     sections = [_app_section(app, [g for g in summary["groups"] if g["app"] == app], colors, records) for app in apps]
-    nav = "".join(f'<a href="#app-{_e(a)}">{_e(a)}</a>' for a in apps)
+    nav = '<a href="#skipped">skipped</a>' if (summary.get("skipped") or {}).get("episodes") else ""
+    nav += "".join(f'<a href="#app-{_e(a)}">{_e(a)}</a>' for a in apps)
     nav += '<a href="#comparisons">comparisons</a>' if summary.get("comparisons") else ""
     nav += '<a href="#pass-k">pass@k</a>' if summary.get("pass_k") else ""
     nav += '<a href="#cheating">impossible</a>' if summary.get("cheating") else ""
@@ -385,7 +398,7 @@ def render_report(run: dict[str, Any], summary: dict[str, Any], episodes: list[d
         + (f" · {superseded} earlier attempts replaced by their re-runs (--resume)" if superseded else "") + "</p>"
         + _incomplete(summary) + f"<nav>{nav}</nav>"
         f'<h2 id="run">Run</h2>{_run_header(run, len(episodes))}{_extras(summary)}'
-        + "".join(sections) + html_section(summary.get("cheating") or []) + _comparisons(summary.get("comparisons", []))
+        + _skipped(summary.get("skipped") or {}) + "".join(sections) + html_section(summary.get("cheating") or []) + _comparisons(summary.get("comparisons", []))
         + _pass_k(summary.get("pass_k", []))
         + _plots(list(plots), plot_note) + _episodes(episodes)
         + f"</main><script>{SCRIPT}</script></body></html>\n"

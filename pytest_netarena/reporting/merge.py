@@ -147,7 +147,8 @@ def _add_up_usage(out: Path, run_dirs: list[Path]) -> None:
 
 
 def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
-    """The shards' budget notes, added up (each shard had its own cap), and whether every shard finished."""
+    """The shards' budget notes and skipped episodes, added up (each shard had its own cap), and whether every shard
+    finished."""
     budgets, carried = [], {}
     summaries = [(run_dir, read_summary(run_dir)) for run_dir in run_dirs]
     for _, summary in summaries:
@@ -160,6 +161,9 @@ def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
                                  "episodes_expected": None, "resume": completion.resume_command(unfinished[0])}
     elif all(summary is not None and summary.get("complete") is True for _, summary in summaries):
         carried["complete"] = True
+    skipped = completion.merged_skipped([summary.get("skipped") or {} for _, summary in summaries if summary])
+    if skipped["episodes"]:
+        carried["skipped"] = skipped
     if budgets:
         carried["budget"] = {
             "per_shard": True,

@@ -17,7 +17,7 @@ from .properties import metric_value
 from .summary import possible, summarize
 
 # keys the plugin adds to summary.json that cannot be recomputed from the episodes alone
-KEPT_SUMMARY_KEYS = ("budget", "gates")
+KEPT_SUMMARY_KEYS = ("budget", "gates", "skipped")
 
 
 class ReportError(UsageError):

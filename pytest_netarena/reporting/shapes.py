@@ -173,4 +173,6 @@ SUMMARY = record(optional={
                                "cost_usd": number(0), "stopped": boolean, "episodes_not_run": COUNT,
                                "per_shard": boolean}),
     "gates": list_of(record(optional={"metric": text, "app": text, "agent": text, "threshold": number(0, 1),
-                                      "value": nullable(number(0, 1)), "passed": boolean}))})
+                                      "value": nullable(number(0, 1)), "passed": boolean})),
+    "skipped": record(optional={"episodes": COUNT, "reasons": list_of(record(optional={
+        "reason": text, "episodes": COUNT, "apps": list_of(text)}))})})

@@ -31,7 +31,8 @@ def host_facts(sandboxed: bool) -> dict[str, Any]:
 
 
 def describe(worker: str, facts: dict[str, Any], refused: dict[str, str], runs: list[str], in_flight: int) -> str:
-    """One header line per worker: `[gw0] netarena on HOST: root, Mininet, ...; runs k8s, toy; gives back route (why)`."""
+    """One header line per worker: `[gw0] netarena on HOST: root, Mininet, ...; runs k8s, toy; cannot run route here,
+    its episodes go to other workers or skip (why)`."""
     parts = ["root" if facts.get("root") else "not root",
              "Mininet" if facts.get("mininet") else "no Mininet",
              "kubectl" if facts.get("kubectl") else "no kubectl"]
@@ -44,5 +45,6 @@ def describe(worker: str, facts: dict[str, Any], refused: dict[str, str], runs: 
     if runs:
         line += f"; runs {', '.join(runs)}"
     if refused:
-        line += "; gives back " + "; ".join(f"{app} ({why})" for app, why in sorted(refused.items()))
+        line += "; cannot run " + "; ".join(f"{app} here, its episodes go to other workers or skip ({why})"
+                                            for app, why in sorted(refused.items()))
     return line

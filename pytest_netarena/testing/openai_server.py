@@ -32,7 +32,8 @@ StubReply covers the failure modes: `StubReply.error(status, message)` (429, 500
 `StubReply.garbage(body)` (a 200 with a body that is not a completion), `StubReply.empty()` (a
 completion whose content is null), `StubReply.no_choices()`, and `delay_s=` on any reply for slow
 answers (the server's stop() interrupts the wait). Token counts are chars/4 unless given.
-Streaming (`"stream": true`) is not supported.
+Streaming (`"stream": true`) is not supported. With `api_key=`, every request without that bearer key is answered
+401 as OpenAI answers a wrong key.
 """
 
 from __future__ import annotations
@@ -151,7 +152,9 @@ class RecordedRequest:
 class OpenAIStubServer:
     """A threaded HTTP server answering chat completions from a script; use as a context manager."""
 
-    def __init__(self, replies: Iterable[ReplyLike] | Responder = (), *, host: str = "127.0.0.1") -> None:
+    def __init__(self, replies: Iterable[ReplyLike] | Responder = (), *, host: str = "127.0.0.1",
+                 api_key: str | None = None) -> None:
+        self.api_key = api_key  #: when set, every request without `Authorization: Bearer <api_key>` gets a 401
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._responder: Responder | None = replies if callable(replies) else None
@@ -264,7 +267,19 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
         pass  # tests read server.requests, not stderr
 
+    def _refused_key(self) -> bool:
+        """As OpenAI answers a wrong key: 401 with its error body (the request is not recorded or answered)."""
+        wanted = self.stub.api_key
+        if wanted is None or self.headers.get("Authorization") == f"Bearer {wanted}":
+            return False
+        body = {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                          "param": None, "code": "invalid_api_key"}}
+        self._send(401, json.dumps(body).encode())
+        return True
+
     def do_GET(self) -> None:
+        if self._refused_key():
+            return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, json.dumps({"object": "list", "data": []}).encode())
         else:
@@ -273,6 +288,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self._refused_key():
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         if path not in CHAT_PATHS:
             message = f"OpenAIStubServer serves {CHAT_PATHS}, not {path}"

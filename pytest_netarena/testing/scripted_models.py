@@ -75,7 +75,9 @@ class ScriptedModel:
     #: the API's name, for error messages
     api = "model"
 
-    def __init__(self, turns: Sequence[Sequence[Block]], *, tokens_out_per_turn: int = 12) -> None:
+    def __init__(self, turns: Sequence[Sequence[Block]], *, tokens_out_per_turn: int = 12,
+                 api_key: str | None = None) -> None:
+        self.api_key = api_key  #: when set, a request without it (bearer or x-api-key) gets a 401, as providers do
         self.turns = [tuple(turn) for turn in turns]
         self.tokens_out_per_turn = tokens_out_per_turn
         self._records: list[Recorded] = []
@@ -186,7 +188,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
         pass
 
+    def _refused_key(self) -> bool:
+        wanted = self.model.api_key
+        sent = {self.headers.get("x-api-key"), (self.headers.get("Authorization") or "").removeprefix("Bearer ")}
+        if wanted is None or wanted in sent:
+            return False
+        self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+        return True
+
     def do_GET(self) -> None:
+        if self._refused_key():
+            return
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"no GET {self.path}"}})
 
     def do_POST(self) -> None:
@@ -196,6 +208,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         raw = self.rfile.read(length) if length else b""
+        if self._refused_key():
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         if not self.model.handles(path):
             self._json(404, {"type": "error", "error": {"type": "not_found_error",

@@ -6,13 +6,17 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.stats import wilson_interval
+from ..core.stats import binomial_tail, wilson_interval
 from .measure import ISOLATION_ATTACKS, AppMeasure, Rate
 
 PASS, FAIL, NOT_MEASURED, NOT_APPLICABLE = "pass", "FAIL", "not measured", "not applicable"
 #: statuses that do not fail the card (not measured is shown, and fails only when the app could not run at all)
 ACCEPTED = (PASS, NOT_MEASURED, NOT_APPLICABLE)
 INTERVALS = "Wilson score interval, 95% (core/stats.py), over the scored episodes; infrastructure errors apart"
+#: a random agent may resolve an episode by chance (route: a random MTU that undoes a too-small one); its item fails
+#: only when an exact one-sided binomial test says it resolves more than CHANCE_BOUND of episodes, at CHANCE_ALPHA: a
+#: benchmark whose random agent resolves at most that share fails the item with probability at most CHANCE_ALPHA
+CHANCE_BOUND, CHANCE_ALPHA = 0.05, 0.001
 ABC = "the Agentic Benchmark Checklist (ABC, arXiv 2507.02825)"
 
 
@@ -29,16 +33,23 @@ class Item:
     interval: tuple[float, float] | None = None
 
 
-def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool) -> Item:
+def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool, by_chance: bool = False) -> Item:
+    """An agent's resolved rate against what a correct benchmark gives: all (the oracle), none (a deterministic floor
+    agent), or, `by_chance`, no more than CHANCE_BOUND by the binomial test (an agent of random actions)."""
     if not rate.available:
         return Item(item_id, app, claim, NOT_MEASURED, f"the {app} app offers no builtin:{rate.agent}")
     interval = wilson_interval(rate.resolved, rate.scored)
-    ok = rate.scored > 0 and (rate.resolved == rate.scored if want_all else rate.resolved == 0)
+    chance = binomial_tail(rate.resolved, rate.scored, CHANCE_BOUND)
+    ok = rate.scored > 0 and (rate.resolved == rate.scored if want_all else
+                              chance >= CHANCE_ALPHA if by_chance else rate.resolved == 0)
     if want_all:  # an episode the oracle could not even start is not proof of solvability
         ok = ok and rate.infra_errors == 0
     figure = (f"builtin:{rate.agent} resolved {rate.resolved} of {rate.scored} scored episodes "
               f"({rate.resolved / rate.scored:.0%}, 95% CI {interval[0]:.0%}-{interval[1]:.0%})" if rate.scored
               else f"builtin:{rate.agent} had no scored episode")
+    if by_chance and rate.scored:
+        figure += (f"; by chance alone: P(at least {rate.resolved} of {rate.scored} | a rate of "
+                   f"{CHANCE_BOUND:.0%}) = {chance:.3g}, fails below {CHANCE_ALPHA:g}")
     if rate.infra_errors:
         figure += f"; {rate.infra_errors} infrastructure errors, not scored"
     return Item(item_id, app, claim, PASS if ok else FAIL, figure, rate.scored, interval)
@@ -60,15 +71,16 @@ def _cheating_item(measure: AppMeasure) -> Item:
 def app_items(measure: AppMeasure) -> list[Item]:
     """The per-app items, measured."""
     app = measure.app
-    if measure.skipped:
-        return [Item("measured", app, "the app's items can be measured on this host", FAIL,
-                     f"not measured: {measure.skipped}")]
+    if measure.skipped:  # the machine's limit, not the benchmark's: said, never a failed card
+        return [Item("measured", app, "the app's items can be measured on this host", NOT_MEASURED,
+                     f"not measured here, because {measure.skipped}")]
     items = [
         _rate_item("task-solvable", app, "every task is solvable: an oracle solver resolves each one",
                    measure.rates["oracle"], want_all=True),
         _rate_item("noop-scores-zero", app, "a do-nothing agent scores zero", measure.rates["noop"], want_all=False),
         _rate_item("random-scores-zero", app, "a random agent (well-formed random actions, no hidden knowledge) "
-                   "scores zero", measure.rates["random"], want_all=False),
+                   f"scores zero, or no more than chance: at most {CHANCE_BOUND:.0%} of episodes by an exact one-sided "
+                   f"binomial test at {CHANCE_ALPHA:g}", measure.rates["random"], want_all=False, by_chance=True),
     ]
     audit = measure.audit
     if audit is None or audit.skipped:
@@ -141,13 +153,24 @@ def card_markdown(card: dict) -> str:
     lines = [f"# Validity card (seed {card['seed']})", "",
              f"Each item of {card['checklist']} that applies, with the evidence `netarena validity` measured "
              f"in {card['seconds']} s. Settings: {json.dumps(card['settings'])}.", "",
-             f"**Card: {'PASSED' if card['passed'] else 'FAILED'}**", "",
+             f"**Card: {'PASSED' if card['passed'] else 'FAILED'}**" + _unmeasured_note(card), "",
              "| app | item | status | n | evidence |", "|---|---|---|---|---|"]
     for item in card["items"]:
         figure = item["figure"].replace("|", "\\|")
         lines.append(f"| {item['app'] or 'all'} | {item['id']}: {item['claim']} | {item['status']} | "
                      f"{item['n'] or ''} | {figure} |")
     return "\n".join(lines) + "\n"
+
+
+def unmeasured(card: dict) -> dict[str, str]:
+    """The apps this host could not measure, and why."""
+    return {app: found["skipped"] for app, found in card["apps"].items() if found.get("skipped")}
+
+
+def _unmeasured_note(card: dict) -> str:
+    missing = unmeasured(card)
+    return (" (" + "; ".join(f"{app} not measured here, because {why}" for app, why in missing.items()) + ")"
+            if missing else "")
 
 
 def write_card(card: dict, out: Path) -> None:

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "query, check that a reset after a state-changing episode equals a fresh environment's, and run "
                     "the audit battery; then write OUT/validity.md and OUT/validity.json with each checklist item, "
                     "its measured figure, its n and pass or fail. Exit status: 0 every applicable item passes, "
-                    "1 some item failed, 2 usage error, 3 an app could not be measured on this host.")
+                    "1 some item failed, 2 usage error, 3 nothing failed but an app could not be measured on this host.")
     validity.add_argument("apps", nargs="*", metavar="APP", help="apps to measure (default: k8s route malt)")
     validity.add_argument("--queries", type=int, default=1, help="queries per category, level 1 (default 1)")
     validity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
@@ -66,7 +66,7 @@ def run_validity(args: argparse.Namespace) -> int:
     from ..core.app import RunOptions
     from ..core.errors import UsageError
     from ..core.seeding import new_run_secret
-    from .card import build_card, write_card
+    from .card import build_card, unmeasured, write_card
     from .measure import measure_app
 
     try:
@@ -93,10 +93,13 @@ def run_validity(args: argparse.Namespace) -> int:
     print()
     for item in card["items"]:
         print(f"{item['status']:>14}  {item['app'] or 'all'} {item['id']}: {item['figure']}")
-    print(f"validity card: {'PASSED' if card['passed'] else 'FAILED'}: {out / 'validity.md'}, {out / 'validity.json'}")
-    if any(m.skipped for m in measures):
-        return EXIT_UNMEASURED
-    return EXIT_PASSED if card["passed"] else EXIT_FAILED
+    missing = unmeasured(card)
+    print(f"validity card: {'PASSED' if card['passed'] else 'FAILED'}"
+          + "".join(f"; {app} not measured here, because {why}" for app, why in missing.items())
+          + f": {out / 'validity.md'}, {out / 'validity.json'}")
+    if not card["passed"]:
+        return EXIT_FAILED
+    return EXIT_UNMEASURED if missing else EXIT_PASSED
 
 
 def _app_to_check(target: str):

@@ -88,3 +88,37 @@ def test_a_cli_agent_plays_a_k8s_episode_through_our_tools_only(name: str, pytes
     assert all(secret.read_text().strip() not in json.dumps(r.body) for r in stub.requests)
     answered = json.dumps([r.body for r in stub.requests if r.turn == 2])
     assert ("No such tool available" in answered) if name == "claude-code" else ("unsupported call" in answered)
+
+
+def test_a_cli_agent_plays_as_a_plain_user_in_a_user_namespace(tmp_path: Path) -> None:
+    """Without root, a CLI agent's box joins a network namespace owned by a user namespace of its own (as k8s's boxes
+    do): the episode is played and scored, never an agent error saying the box needs root."""
+    import shutil
+    import subprocess
+
+    from pytest_netarena.mcp.install import installed_dir
+    from pytest_netarena.testing import unprivileged
+
+    if unprivileged.unavailable():
+        pytest.skip(str(unprivileged.unavailable()))
+    profile = installed_cli("codex")
+    query, fixes = change_port_case(seed=21)
+    turns = [[Call("run_kubectl", {"command": command}) for command in fixes],
+             [Call("finish", {"summary": "restored the policy"})], [Say("Fixed.")]]
+    with unprivileged.unprivileged_home() as home, ResponsesStub(turns) as stub:
+        cache = home / "npm"  # the pinned install, linked where the plain user can read it (no copy)
+        cache.mkdir()
+        source = installed_dir(profile.package, profile.version)
+        subprocess.run(["cp", "-al", str(source), str(cache / source.name)], check=True)
+        (cache / source.name).chmod(0o755)  # the install's own folder is its owner's alone (made by mkdtemp)
+        shutil.chown(cache, unprivileged.UID, unprivileged.UID)
+        reports = home / "reports"
+        done = unprivileged.run_python(
+            ["-m", "pytest", "suites/k8s", f"--agent=cli:codex:gpt-5", f"--llm-api-base={stub.url}/v1", "--seed=21",
+             "--levels=1", "--queries=1", "-k", "change_port", "--agent-timeout=120", f"--reports-dir={reports}",
+             "-p", "no:randomly", "-p", "no:cacheprovider"], home, env={"NETARENA_NPM_CACHE": str(cache)})
+        assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+        lines = next(reports.glob("*/episodes.jsonl")).read_text().splitlines()
+    assert "(user namespace mode)" in done.stdout
+    (record,) = [json.loads(line) for line in lines]
+    assert record["query"]["id"] == query.id and (record["outcome"], record["interface"]) == ("resolved", "cli")

@@ -109,3 +109,49 @@ def test_a_cli_failing_while_its_endpoint_is_down_is_an_infrastructure_error(pla
               "Connection: close\\r\\n\\r\\n{}' >&3; cat <&3; exit 1")
     result, _ = play(script, api_base=dead)
     assert result.outcome.value == "infra_error" and "model endpoint failed" in result.details
+
+
+#: one model call, its answer read to the end (bash's own read: the box holds no cat), then a failure
+POST_RESPONSES = ('rest=${MODEL_URL#http://127.0.0.1:}; port=${rest%%/*}; exec 3<>/dev/tcp/127.0.0.1/$port; '
+                  "printf 'POST /model/v1/responses HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\n"
+                  "Connection: close\\r\\n\\r\\n{}' >&3; while IFS= read -r line <&3; do echo \"$line\"; done; "
+                  "exit 1")
+
+
+def test_a_cli_failing_after_the_endpoint_refused_the_operators_key_is_an_infrastructure_error(play) -> None:
+    """The harness asks the endpoint itself with the key: it is refused there too, so the failure is not the agent's."""
+    from pytest_netarena.testing.openai_server import OpenAIStubServer
+
+    with OpenAIStubServer(["never served"], api_key="sk-the-right-one") as upstream:
+        result, _ = play(POST_RESPONSES, api_base=upstream.url)
+    assert result.outcome.value == "infra_error", result.details
+    assert "refused the key (HTTP 401)" in result.details
+
+
+def test_a_refusal_the_box_provoked_while_the_key_is_good_stays_the_agents(play) -> None:
+    """A 403 of the box's own making (a model the key may not use) with a key the endpoint accepts: an agent error."""
+    from http.server import BaseHTTPRequestHandler
+
+    from pytest_netarena.testing.local_http import serving
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def answer(self, status: int) -> None:
+            body = b'{"error": {"message": "this key may not use that model"}}'
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # the harness's own check of the key
+            self.answer(200 if self.path.rstrip("/").endswith("/models") else 404)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.answer(403)
+
+    with serving(Endpoint) as url:
+        result, _ = play(POST_RESPONSES, api_base=url)
+    assert result.outcome.value == "agent_error" and "exited with status 1" in result.details, result.details

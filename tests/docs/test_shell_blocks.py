@@ -4,7 +4,7 @@ A block is run in a copy of the project (its suites, scripts and build files, wi
 `.venv`), with model agents and placeholders swapped for the built-in oracle, sizes cut (one query per
 category, one episode per app: pytest_netarena/testing/few_episodes.py) and HOME a folder of the test's own.
 A block that cannot run here has `<!-- not run here: REASON -->` on the line before it; the recipes and
-examples that other test modules run have `<!-- recipe: NAME -->` / `<!-- example: NAME -->`.
+examples that other test modules run have `<!-- recipe: NAME -->` / `<!-- example: NAME -->` / `<!-- install: NAME -->`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").g
 BLOCKS = runnable_blocks(PAGES)
 #: markers of blocks that another test module runs, and the module that must name them
 RUN_ELSEWHERE = {"recipe": ROOT / "tests" / "scale" / "test_docs.py",
-                 "example": ROOT / "tests" / "training" / "test_docs.py"}
+                 "example": ROOT / "tests" / "training" / "test_docs.py",
+                 "install": ROOT / "tests" / "install" / "test_wheel.py"}
 NOT_RUN = "not run here"
 #: what a project copy needs for the documented commands (suites, scripts/bootstrap and what it hashes)
 PROJECT_FILES = ("suites", "scripts", "pyproject.toml", "setup.py", "requirements.lock")

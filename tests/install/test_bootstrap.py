@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,11 +21,18 @@ def test_bootstrap_installs_the_lock_with_a_stock_pip_and_a_suite_runs(tmp_path:
     # botocore and networkx) and nothing here reads it; the suite's run compiles what it imports. (PIP_NO_COMPILE=1
     # does the opposite: pip reads it as --no-compile's destination, `compile`, set to true.)
     path = f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}"
-    quick = {"PATH": path, "PIP_COMPILE": "0"}
+    quick = {"PATH": path, "PIP_COMPILE": "0", "NETARENA_PROGRESS_S": "3"}
 
     first = run_clean([str(checkout / "scripts" / "bootstrap")], cwd=checkout, timeout=900, **quick)
     assert first.returncode == 0, stock + first.stdout[-3000:] + first.stderr[-3000:]
     assert "bootstrap: making .venv from requirements.lock" in first.stdout
+    # minutes of installing are never silent: what is installed, and a line now and then saying how far it got
+    total = sum(1 for line in (checkout / "requirements.lock").read_text().splitlines() if re.match(r"[\w.-]+==", line))
+    assert f"bootstrap: installing the {total} packages of requirements.lock" in first.stdout
+    progress = re.findall(rf"^bootstrap: requirements.lock: (\d+) of {total} packages fetched, (\d+) installed "
+                          r"\((\d+) s so far\)$", first.stdout, re.M)
+    assert len(progress) >= 2, first.stdout
+    assert [int(seconds) for *_, seconds in progress] == sorted(int(seconds) for *_, seconds in progress)
     python = checkout / ".venv" / "bin" / "python"
     compiled = [str(pyc) for pyc in checkout.glob(".venv/lib/python*/site-packages/litellm/**/*.pyc")][:3]
     assert not compiled, compiled  # nothing imported litellm yet: a .pyc means pip compiled the lock after all

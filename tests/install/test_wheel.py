@@ -78,3 +78,22 @@ def test_the_installed_package_runs_suites_from_anywhere_without_the_checkout(ve
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "4 passed" in done.stdout and (elsewhere / "reports").is_dir()
     assert not list(Path(package).rglob("reports"))
+
+
+def test_the_readmes_wheel_recipe_runs_as_written_in_a_fresh_venv(wheel: Path, tmp_path: Path, run_clean) -> None:
+    """README's "Without a clone" block (<!-- install: "wheel recipe" -->), word for word, where a user has the
+    wheel and the lock: a venv of the system's Python, the lock's exact versions, the wheel, a suite."""
+    import pytest_netarena
+    from pytest_netarena.testing.doc_blocks import fenced_blocks
+
+    (block,) = [b for b in fenced_blocks(ROOT / "README.md") if b.marker == ("install", "wheel recipe")]
+    assert f"dist/{wheel.name}" in block.text, (wheel.name, pytest_netarena.__version__)  # the README names this wheel
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / wheel.name).write_bytes(wheel.read_bytes())
+    (tmp_path / "requirements.lock").write_text((ROOT / "requirements.lock").read_text())
+    # PIP_COMPILE=0: byte-compiling the lock is most of the install's CPU, and nothing here needs it
+    done = run_clean(["bash", "-eo", "pipefail", "-c", block.text], cwd=tmp_path, timeout=1500, PIP_COMPILE="0",
+                     LITELLM_LOCAL_MODEL_COST_MAP="True")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Hashes are required" not in done.stderr and " passed" in done.stdout and "failed" not in done.stdout
+    assert (tmp_path / "reports").is_dir()

@@ -269,6 +269,19 @@ def test_blind_start_several_commands_per_reply_and_success(compat_env):
     assert judgement.correct
 
 
+def test_netarenas_end_rule_ends_at_the_first_clean_check_even_after_a_wider_fix(compat_env):
+    """--compat netarena keeps NetArena's end rule: no mismatch among its probes ends the episode; over-breadth
+    (every port admitted) is only measured."""
+    from pytest_netarena.apps.k8s.agents.text import json_patch_command
+
+    query = next(q for q in generate(1) if q.category == "change_port")
+    (fault,) = query.params["faults"]
+    compat_env.reset(query)
+    ports_gone = json_patch_command("networkpolicy", fault["policy"], [{"op": "remove", "path": "/spec/ingress/0/ports"}])
+    (step,) = [compat_env.step(f"```\n{ports_gone}\n```")]
+    assert step.done and not step.violations and "No mismatches found" in step.observation
+
+
 def test_disallowed_is_skipped_and_a_rise_is_unsafe(compat_env):
     wreck = "```\nkubectl label pods --all app=frontend --overwrite\n```"
     _, steps, judgement = episode(compat_env, "change_protocol", [

@@ -189,7 +189,37 @@ def test_the_prompt_states_the_least_privilege_rule_the_verdict_applies():
     for phrase in ("no more than the intended policies", "removing a rule's `ports`", "`endPort`",
                    "`namespaceSelector`", "`ipBlock`", "a port nothing listens on", "graded unresolved"):
         assert phrase in rules, phrase
-    stop = prompt[prompt.index("Stop when"):]
-    assert stop.index("No mismatches found") < stop.index("least privilege")
+    end = prompt[prompt.index("The episode ends by itself"):]  # the end rule: resolved by every rule, not the report
+    assert end.index("No mismatches found") < end.index("least privilege") < end.index("still admits more")
     compat = build_system_prompt(APP.netarena_prompt(), "zero-shot")  # NetArena's own prompt stays as it was
     assert "Least privilege" not in compat
+
+
+# ----- the end rule: an episode ends on its own only when it is resolved ----------------------------------------
+
+def test_a_clean_report_with_a_wider_fix_goes_on_and_the_agent_can_tighten_it(k8s_env):
+    """The report is clean after the lazy fix, but the episode is not resolved, so the environment does not end it:
+    the agent's next command narrows the rule, and only then does the episode end, resolved."""
+    fault, wide = LAZY_FIXES["change_port: ports removed"]
+    result = episode(k8s_env, Scripted([wide, restore("cartservice"), "never asked"]), query(fault), max_steps=5)
+    assert "No mismatches found" in result.steps[0].observation
+    assert [step.action for step in result.steps] == [wide, restore("cartservice")]
+    assert result.ended_by == "environment" and result.outcome is Outcome.RESOLVED, result.details
+
+
+def test_finish_after_a_wider_fix_is_answered_and_the_episode_judged_unresolved(k8s_env):
+    """With tools: the agent finishes on the over-broad fix; finish is its call, answered without error."""
+    from pytest_netarena.core.episode import EpisodeConfig
+    from pytest_netarena.core.session import EpisodeSession, offered_tools
+    from pytest_netarena.core.tools import ToolCall
+    from pytest_netarena.core.types import Task
+
+    fault, wide = LAZY_FIXES["change_port: ports removed"]
+    task = Task("k8s", "e1", "", "zero-shot", 5, tools=offered_tools(k8s_env))
+    session = EpisodeSession(k8s_env, query(fault), task, EpisodeConfig(max_steps=5), "tools", interface="tools")
+    session.open()
+    fixed = session.call(ToolCall.of("run_kubectl", {"command": wide}))
+    assert not fixed.is_error and "No mismatches found" in fixed.content and not session.over
+    done = session.call(ToolCall.of("finish", {"summary": "cleared the report"}))
+    assert not done.is_error and session.ended_by == "agent"
+    assert session.result().outcome is Outcome.UNRESOLVED and "overly_permissive" in session.result().details

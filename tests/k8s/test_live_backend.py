@@ -68,6 +68,13 @@ def test_the_agent_probes_and_reads_logs_from_its_box(env):
     step = environment.step(f"```bash\nkubectl exec deploy/{closed_flow.source} -- wget -qO- -T 1 "
                             f"http://{closed_flow.service}:{closed_flow.port}/\n```")
     assert "wget: download timed out" in str(step.observation)  # dropped by a policy, as the matrix says
+    # netcat's port test, as the live prompt shows it (Debian's busybox nc has no -z of its own)
+    step = environment.step(f"```bash\nkubectl exec deploy/{open_flow.source} -- nc -zv -w 2 frontend 80 "
+                            "&& echo REACHED\n```")
+    assert "REACHED" in str(step.observation) and "frontend (80) open" in str(step.observation)
+    step = environment.step(f"```bash\nkubectl exec deploy/{closed_flow.source} -- nc -z -w 1 "
+                            f"{closed_flow.service} {closed_flow.port} || echo BLOCKED\n```")
+    assert "BLOCKED" in str(step.observation) and "nc: timed out" in str(step.observation)
     step = environment.step("```bash\nkubectl exec deploy/frontend -- sh -c 'exit 5'\n```")
     assert "command terminated with exit code 5" in str(step.observation)
     step = environment.step("```bash\nkubectl logs deploy/cartservice\n```")

@@ -66,6 +66,23 @@ def test_the_operator_story_shows_what_users_see_and_never_the_mismatch_report(o
     assert "security team's nightly scan flags" in scan and "Expected:" not in scan
 
 
+def test_the_operator_story_never_speaks_of_a_report_it_does_not_show(operator_env):
+    """Its system prompt, in every style on the text and the tool path, and its tool's description speak only of
+    what the agent sees there (commands' output), never of the mismatch report of the other story."""
+    from pytest_netarena.agents.prompting import PROMPT_STYLES, build_system_prompt
+    from pytest_netarena.apps.k8s.prompt import kubectl_tool
+
+    environment, _ = operator_env
+    spec = APP.prompt_for(RunOptions(extra={"k8s_pods": "live", "k8s_story": "operator"}))
+    texts = [build_system_prompt(spec, style, 10, tools) for style in PROMPT_STYLES for tools in (False, True)]
+    texts += [tool.description for tool in environment.tools()]
+    assert len(texts) == 9
+    for text in texts:
+        for phrase in ("the report", "mismatch report", "report says", "report cannot", "No mismatches"):
+            assert phrase not in text, (phrase, text)
+    assert "mismatch report" in kubectl_tool(20, 32_000).description  # the default story's tool says it
+
+
 def test_the_operator_story_keeps_the_verdict_and_labels_the_episode(operator_env):
     environment, queries = operator_env
     result = episode(environment, APP.builtin_agent("oracle", queries[0], environment), queries[0],

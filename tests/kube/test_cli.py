@@ -9,6 +9,8 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 
 def test_kube_serve_runs_until_sigterm(tmp_path):
     kubeconfig = tmp_path / "kubeconfig"
@@ -105,3 +107,22 @@ def test_server_side_yaml_bodies_are_bounded_too():
             assert error.code == 400
         else:
             raise AssertionError(f"accepted {body[:40]!r}")
+
+
+def test_the_pods_option_has_pytests_spelling_and_keeps_the_old_one() -> None:
+    """One spelling for one option: `--k8s-pods auto|live|off`, as pytest's; `--pods` and `on` still work."""
+    from pytest_netarena.cli import build_parser
+
+    parser = build_parser()
+    for command in ("serve", "task"):
+        extra = ["folder"] if command == "task" else []
+        assert parser.parse_args(["kube", command, *extra]).pods == "auto"
+        assert parser.parse_args(["kube", command, *extra, "--k8s-pods", "live"]).pods == "live"
+        assert parser.parse_args(["kube", command, *extra, "--pods", "on"]).pods == "live"  # the old spelling
+        assert parser.parse_args(["kube", command, *extra, "--k8s-pods=off"]).pods == "off"
+        with pytest.raises(SystemExit):
+            parser.parse_args(["kube", command, *extra, "--k8s-pods", "yes"])
+    subcommands = next(action for action in parser._actions if action.dest == "command").choices
+    shown = subcommands["kube"].format_help() + next(
+        action for action in subcommands["kube"]._actions if action.dest == "kube_command").choices["serve"].format_help()
+    assert "--k8s-pods {auto,live,off}" in shown

@@ -76,3 +76,51 @@ def test_the_terminal_summary_fits_100_columns(toy: pytest.Pytester) -> None:
                len(result.outlines))
     table = [line for line in result.outlines[start + 1:end] if not line.startswith(("report:", "seed "))]
     assert table and max(len(line) for line in table) <= 100, "\n".join(table)
+
+
+#: thinks a while before each reply, as a CLI or model agent does
+SLOW = """
+import time
+from toy_app import ToyAgent
+
+class Agent(ToyAgent):
+    def answer(self, target):
+        time.sleep(0.9)
+        return f"set {target}"
+"""
+
+
+def test_a_long_episode_says_it_is_running_while_it_runs(toy: pytest.Pytester, monkeypatch) -> None:
+    """pytest shows nothing of a test before it ends; a long episode prints a line now and then meanwhile."""
+    toy.makepyfile(slow_agent=SLOW)
+    toy.syspathinsert()
+    monkeypatch.setenv("NETARENA_PROGRESS_S", "0.3")
+    result = toy.runpytest_subprocess("--agent=python:slow_agent:Agent", "--queries=1", "-k", "L1")
+    result.assert_outcomes(passed=1, deselected=1)
+    lines = [line for line in result.outlines if line.startswith("netarena: test_toy.py::test_episode[toy-L1-set-0000]")]
+    assert lines and all("(python:slow_agent:Agent): episode running for " in line for line in lines), result.outlines
+    monkeypatch.setenv("NETARENA_PROGRESS_S", "0")  # off
+    quiet = toy.runpytest_subprocess("--agent=python:slow_agent:Agent", "--queries=1", "-k", "L1")
+    assert not [line for line in quiet.outlines if "episode running for" in line]
+
+
+def test_every_skips_reason_is_in_the_final_summary_summary_json_and_the_report(toy: pytest.Pytester,
+                                                                                  monkeypatch) -> None:
+    """`4 passed, 1 skipped` never ends a run without the reason: the netarena summary, summary.json and report.html
+    say each reason once, with how many episodes it skipped and of which app."""
+    from pathlib import Path
+
+    monkeypatch.setenv("TOY_UNAVAILABLE", "1")  # a host that cannot run the toy app (as route without root)
+    toy.makepyfile(test_malt=(Path(__file__).parents[2] / "suites" / "malt" / "test_malt.py").read_text())
+    result = toy.runpytest("--agent=builtin:oracle", "--queries=1", "--levels=1", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, skipped=1)
+    output = result.stdout.str()
+    summary_section = output[output.index("netarena summary"):]
+    reason = "toy cannot run here: the toy backend is not installed on this host"
+    assert "skipped: 1 episode, not run and not scored, because:" in summary_section
+    assert f"  1 [toy]: {reason}" in summary_section
+    (run,) = (toy.path / "reports").iterdir()
+    skipped = json.loads((run / "summary.json").read_text())["skipped"]
+    assert skipped == {"episodes": 1, "reasons": [{"reason": reason, "episodes": 1, "apps": ["toy"]}]}
+    page = (run / "report.html").read_text()
+    assert '<h2 id="skipped">Skipped</h2>' in page and reason in page and '<a href="#skipped">' in page

@@ -143,6 +143,12 @@ def test_infra_errors_are_test_errors_and_never_scored(toy: pytest.Pytester, mon
     result.assert_outcomes(errors=2)
     overall = read_summary(toy)["groups"][0]["overall"]
     assert overall["infra_errors"] == 2 and overall["scored"] == 0 and overall["correctness"]["rate"] is None
+    # each error is a short account (what failed, where its record is), never a traceback of the plugin
+    output = result.stdout.str()
+    errors = output[output.index("= ERRORS ="):output.index("netarena summary")]
+    assert errors.count("infrastructure error, not counted against the agent: infrastructure: the toy backend "
+                        "is down") == 2 and errors.count("episodes.jsonl, episode ") == 2
+    assert "fixtures.py" not in errors and "raise InfraError" not in errors and len(errors.splitlines()) <= 8
 
 
 def test_no_agent_is_a_clear_usage_error(toy: pytest.Pytester) -> None:

@@ -104,7 +104,7 @@ def test_a_worker_that_cannot_run_an_app_leaves_its_episodes_to_the_others(toy: 
                                       "--tx", "popen//env:TOY_UNAVAILABLE=1", "--tx", "popen")
     result.assert_outcomes(passed=6)  # none skipped: the worker that can run toy ran them all
     out = result.stdout.str()  # the workers' lines come in the order they finished collecting
-    assert re.search(r"^\[gw0\] netarena on .*; gives back toy \(the toy backend is not installed on this host\)$",
+    assert re.search(r"^\[gw0\] netarena on .*; cannot run toy here, its episodes go to other workers or skip \(the toy backend is not installed on this host\)$",
                      out, flags=re.MULTILINE), out
     assert re.search(r"^\[gw1\] netarena on .*; runs toy$", out, flags=re.MULTILINE), out
     ran_on = re.findall(r"^\[(gw\d)\] .*PASSED", result.stdout.str(), flags=re.MULTILINE)

@@ -103,6 +103,21 @@ def test_an_unreachable_endpoint_is_recorded_as_the_relays_failure(namespace, tm
     assert relay.failures and "Connect" in relay.failures[0]
 
 
+def test_a_key_the_provider_refuses_is_recorded_as_the_relays_refusal(namespace, tmp_path):
+    """A 401 is recorded apart from the endpoint's failures: whether the operator's key was refused, the harness asks
+    the endpoint itself (tests/agents/test_cli_failures.py), since a box could provoke a refusal of its own."""
+    with MessagesStub([[Say("never served")]], api_key="sk-right") as upstream:
+        sock = listening_socket(make=namespace.socket)
+        relay = Relay("/model", upstream.url, {"x-api-key": "sk-revoked"}, 30, calls=MESSAGES_CALLS)
+        with Listener(Routes({"/model": relay}), [sock], lifespan=True):
+            port = sock.getsockname()[1]
+            request = f"GET /model/v1/models HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"
+            ended = run_bash(bash_box(namespace, tmp_path),
+                             f"exec 3<>/dev/tcp/127.0.0.1/{port}; printf '{request}' >&3; cat <&3")
+    assert "401" in ended.output and "invalid x-api-key" in ended.output
+    assert relay.refusals == ["HTTP 401 from the model endpoint"] and relay.failures == []
+
+
 def test_a_run_the_harness_stops_is_killed_with_its_output_kept(namespace, tmp_path):
     started = time.monotonic()
     ended = run_bash(bash_box(namespace, tmp_path), "echo started; sleep 300",
@@ -117,3 +132,45 @@ def test_output_past_the_cap_stops_the_run(namespace, tmp_path):
     spec = replace(spec, limits=Limits(**{**spec.limits.__dict__, "output_bytes": 1 << 16}))
     ended = run_bash(spec, "yes flood")
     assert "output passed" in ended.why_stopped and len(ended.output) <= 1 << 16
+
+
+#: run as a plain user: bash in a CLI box joined to a network namespace owned by a user namespace (no root)
+PLAIN_USER_BOX = """
+import shutil, sys
+from dataclasses import replace
+from pytest_netarena.mcp.clibox import cli_box, run_cli
+from pytest_netarena.sandbox.userns import UserNetNamespace, new_network_namespace
+
+namespace = new_network_namespace()
+assert isinstance(namespace, UserNetNamespace)
+spec = cli_box(sys.argv[1], namespace, {"LANG": "C.UTF-8"})
+spec = replace(spec, programs={name: shutil.which(name) for name in ("bash", "cat", "touch")})
+print(run_cli(spec, ["bash", "-c", sys.argv[2]], lambda: "").output)
+"""
+
+
+def test_a_plain_users_cli_box_reaches_no_host_listener_and_no_file_of_the_user(listener, tmp_path):
+    """Without root the CLI's box joins a namespace owned by a user namespace: the same walls hold (a listener the
+    test made on the host's loopback is never connected; a file the user can read is not in the box)."""
+    import os
+
+    from pytest_netarena.testing import unprivileged
+
+    if unprivileged.unavailable():
+        pytest.skip(str(unprivileged.unavailable()))
+    server, port = listener
+    with unprivileged.unprivileged_home() as home:
+        canary = home / "canary.txt"
+        canary.write_text("CANARY-of-the-plain-user\n")
+        program = home / "program"
+        program.mkdir()
+        for path in (canary, program):
+            os.chown(path, unprivileged.UID, unprivileged.UID)
+        script = (f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo REACHED || echo REFUSED; "
+                  f"cat {canary} || echo NO-CANARY; touch /usr/share/cli-agent/planted 2>/dev/null || echo READONLY")
+        done = unprivileged.run_python(["-c", PLAIN_USER_BOX, str(program), script], home, timeout=120)
+        planted = (program / "planted").exists()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "REFUSED" in done.stdout and "REACHED" not in done.stdout and not accepted(server)
+    assert "NO-CANARY" in done.stdout and "CANARY-of-the-plain-user" not in done.stdout
+    assert "READONLY" in done.stdout and not planted

@@ -101,6 +101,8 @@ HOSTILE = {
     "not an object": (ToolCall("set_counter", "[3]"), "the arguments must be a JSON object, got an array"),
     "missing key": (ToolCall("set_counter", "{}"), 'arguments lack the required "value"'),
     "unknown key": (ToolCall("set_counter", '{"value": 3, "shell": "id"}'), 'unknown argument "shell"'),
+    "misspelt key": (ToolCall("set_counter", '{"val": 3}'),
+                     'arguments lack the required "value"; got the unknown "val" instead (accepted: "value")'),
     "wrong type": (ToolCall("set_counter", '{"value": true}'), '"value" must be an integer, got a boolean'),
     "out of range": (ToolCall("set_counter", '{"value": 99999}'), "above the maximum 1000"),
     "duplicate key": (ToolCall("set_counter", '{"value": 3, "value": 4}'), 'the key "value" appears twice'),
@@ -183,6 +185,9 @@ def test_a_session_serves_calls_then_judges_once(toy, query) -> None:
     assert not first.is_error and first.call_id == "x" and session.over and session.ended_by == "environment"
     late = session.call(set_to(1, "y"))
     assert late.is_error and late.content.startswith("Not run: the episode is over")
+    finish = session.call(ToolCall("finish", "{}", "f"))  # what the finish tool asks for: never an error
+    assert not finish.is_error and finish.content.startswith("Done: the episode is over: the environment ended it")
+    assert not session.finish().is_error and session.ended_by == "environment"
     result = session.result()
     assert result is session.result() and result.outcome is Outcome.RESOLVED and result.interface == "mcp"
     assert session.call(set_to(1)).is_error and len(session.result().steps) == 1
@@ -210,7 +215,8 @@ def test_finish_through_the_session_and_an_open_session_ending_by_the_agent(toy,
     session = open_session(toy, query)
     session.call(set_to(2))
     assert not session.finish().is_error and session.ended_by == "agent"
-    assert session.finish().is_error  # once only
+    again = session.finish()  # recorded once; a second finish is answered, never as an error
+    assert not again.is_error and "finish was called" in again.content and session.finish_turn == 2
     quiet = open_session(toy, query)
     assert quiet.result().ended_by == "agent" and quiet.result().outcome is Outcome.UNRESOLVED
 

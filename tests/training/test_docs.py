@@ -12,8 +12,19 @@ def test_the_worked_gymnasium_example_runs_as_written(gym, capsys) -> None:
     match = re.search(r"<!-- example: gym -->\n```python\n(.*?)\n```\n", DOC.read_text(), re.S)
     assert match, "docs/training.md has no gym example"
     exec(compile(match.group(1), str(DOC), "exec"), {"__name__": "docs_example"})
-    lines = capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
     assert lines[0].startswith("malt-L1-") and "1.0 True True" in lines
+    # every comment beside a print() shows what it prints (its parts around "..."), in order: never another budget
+    shown = " ".join(printed.split())
+    comments = re.findall(r"^print\(.*\)\s+# (.*)$", match.group(1), re.M)
+    assert len(comments) >= 3
+    at = 0
+    for comment in comments:
+        for part in filter(None, (" ".join(piece.split()) for piece in comment.split("..."))):
+            found = shown.find(part, at)
+            assert found >= 0, (part, shown[at:at + 300])
+            at = found + len(part)
     first, last = (float(x) for x in lines[-1].split(" -> "))
     assert last > first
 

@@ -109,3 +109,32 @@ class HashOrderApp(CounterApp):
 
 
 HASH_ORDER = HashOrderApp()
+
+
+class LuckyApp(CounterApp):
+    """Its random agent guesses right in the first query only: chance, on a correct benchmark (1 of 5)."""
+
+    name = "lucky"
+    builtin_agent_names = ("oracle", "reckless", "random")
+
+    def builtin_agent(self, name, query, env):
+        if name == "random":
+            return OracleAgent(query.params["target"] + (0 if query.index == 0 else 1))
+        return super().builtin_agent(name, query, env)
+
+
+LUCKY = LuckyApp()
+
+
+class RiggedApp(LuckyApp):
+    """Its "random" agent resolves every episode: no chance explains that, the benchmark gives scores away."""
+
+    name = "rigged"
+
+    def builtin_agent(self, name, query, env):
+        if name == "random":
+            return OracleAgent(query.params["target"])
+        return super().builtin_agent(name, query, env)
+
+
+RIGGED = RiggedApp()

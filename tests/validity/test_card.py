@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -71,6 +72,49 @@ def test_an_app_whose_oracle_cannot_solve_fails_the_card(tmp_path) -> None:
     assert items[("toy", "task-solvable")]["status"] == "pass"  # the honest toy app is not blamed
     assert items[("toy", "random-scores-zero")]["status"] == "not measured"  # the toy offers no builtin:random
     assert "**Card: FAILED**" in (tmp_path / "validity.md").read_text()
+
+
+def test_a_random_agent_lucky_once_passes_and_one_that_always_wins_fails(tmp_path) -> None:
+    """The card never fails by chance on a correct benchmark: 1 of 5 by luck is what chance gives (route's random MTU
+    undoing a too-small one); 5 of 5 is no chance."""
+    done = _validity(tmp_path, "lucky", "rigged", "--queries", "5", "--register-app", "lucky=broken_apps:LUCKY",
+                     "--register-app", "rigged=broken_apps:RIGGED")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    items = _items(json.loads((tmp_path / "validity.json").read_text()))
+    lucky, rigged = items[("lucky", "random-scores-zero")], items[("rigged", "random-scores-zero")]
+    assert lucky["status"] == "pass" and "resolved 1 of 5" in lucky["figure"], lucky
+    assert "P(at least 1 of 5 | a rate of 5%) = 0.226, fails below 0.001" in lucky["figure"]
+    assert rigged["status"] == "FAIL" and "resolved 5 of 5" in rigged["figure"], rigged
+
+
+def test_the_chance_rule_fails_a_correct_benchmark_at_most_once_in_a_thousand() -> None:
+    """The error rate the card states: with a random agent resolving CHANCE_BOUND of episodes (or less), the item
+    fails with probability at most CHANCE_ALPHA, at every n; and it does fail what chance cannot explain."""
+    from pytest_netarena.core.stats import binomial_tail
+    from pytest_netarena.validity.card import CHANCE_ALPHA, CHANCE_BOUND
+
+    for n in range(1, 301):
+        failing = [k for k in range(n + 1) if binomial_tail(k, n, CHANCE_BOUND) < CHANCE_ALPHA]
+        error = sum(math.comb(n, k) * CHANCE_BOUND ** k * (1 - CHANCE_BOUND) ** (n - k) for k in failing)
+        assert error <= CHANCE_ALPHA, (n, error)
+    assert binomial_tail(1, 5, CHANCE_BOUND) >= CHANCE_ALPHA and binomial_tail(4, 5, CHANCE_BOUND) < CHANCE_ALPHA
+    assert binomial_tail(10, 60, CHANCE_BOUND) < CHANCE_ALPHA  # a sixth of 60 episodes is no chance at 5%
+
+
+def test_an_app_this_host_cannot_run_is_not_measured_here_and_fails_nothing(tmp_path, monkeypatch) -> None:
+    """As route for a plain user: the card says why it was not measured, and does not fail for it (exit 3)."""
+    monkeypatch.setenv("TOY_UNAVAILABLE", "1")
+    done = _validity(tmp_path, "toy", "malt", "--register-app", "toy=toy_app:APP",
+                     "--option", "malt-topology=synthetic:200")
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    card = json.loads((tmp_path / "validity.json").read_text())
+    item = _items(card)[("toy", "measured")]
+    assert item["status"] == "not measured" and card["passed"]
+    assert item["figure"] == "not measured here, because the toy backend is not installed on this host"
+    assert not [i for i in card["items"] if i["status"] == "FAIL"]
+    markdown = (tmp_path / "validity.md").read_text()
+    assert "**Card: PASSED** (toy not measured here, because the toy backend is not installed on this host)" in markdown
+    assert "validity card: PASSED; toy not measured here, because the toy backend" in done.stdout
 
 
 def test_without_a_secret_the_contamination_item_is_shown_unmeasured(tmp_path) -> None:

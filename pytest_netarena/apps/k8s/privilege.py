@@ -34,6 +34,13 @@ def excess(checker: MatrixChecker, app: AppSpec, limit: int = EXAMPLES) -> list[
                       model.policies.values(), limit)
 
 
+def admits_more(backend: Any, app: AppSpec) -> bool:
+    """Whether the backend's latest reading admits any flow the healthy policies do not (False when the backend
+    keeps no engine model to tell)."""
+    checker = backend.policy_checker()
+    return isinstance(checker, MatrixChecker) and bool(excess(checker, app, limit=1))
+
+
 def judge_privilege(backend: Any, app: AppSpec, correct: bool = True) -> tuple[dict[str, bool | None], str]:
     """(metrics, detail) for a Judgement, from the backend's latest reading (observe() first).
 

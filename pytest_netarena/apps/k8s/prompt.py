@@ -12,13 +12,15 @@ Kubernetes NetworkPolicies decide which workloads may open connections to which 
 Some policies were changed by mistake, so the cluster's connectivity no longer matches the intent.
 Your task: restore exactly the intended connectivity by fixing NetworkPolicies, safely."""
 
-RULES = """\
+SEEN = """\
 What you see: before your first command, the intended connectivity and the current mismatch report;
 after every command, its output and the new mismatch report. A mismatch line reads
 `frontend → adservice:9555 (Expected: True, Actual: False)`: the client workload frontend should
 reach port 9555 of service adservice but cannot. Ports in the report are service ports; a policy
 matches the pods' container ports (targetPort), which can differ (e.g. emailservice 5000 -> 8080).
-Rules:
+Rules:"""
+
+COMMON_RULES = """\
 - Change only NetworkPolicies. Never delete, recreate, scale, restart, relabel, annotate or otherwise
   modify Deployments, ReplicaSets, Pods, Services or Namespaces, and create no new workloads.
 - Every step must be safe: a command must never break a flow that currently matches the intent
@@ -32,17 +34,28 @@ Rules:
   jq, head, sed, awk, ...): pipes, heredocs (`kubectl apply -f - <<EOF`) and quoting work as in bash,
   but nothing persists between actions, there are no files of yours, and the only network is the
   cluster's API. An action runs for at most 20 s and its output is cut at 32,000 characters.
-- Every action runs kubectl (optionally piped through text tools); other commands are refused.
+- Every action runs kubectl (optionally piped through text tools); other commands are refused."""
+
+#: the least privilege rule; {unseen} and {cleared} say what the agent's own view cannot show, by story
+LEAST_PRIVILEGE = """\
 - Least privilege: when you finish, the policies must admit no more than the intended policies do,
-  including traffic the report cannot show (it checks only the listed workloads' service ports). A
-  fix that clears the report but admits more is graded unresolved. So never widen a rule to fix it:
-  not by removing a rule's `ports` (that admits every port), not by a port range (`endPort`) or a
-  protocol beyond the one needed, not by a `namespaceSelector` that admits other namespaces (an
-  empty one admits them all), not by an `ipBlock`, not by a new policy or an empty `podSelector`
-  that admits more pods, and not by moving an unwanted peer to a port nothing listens on instead of
-  removing it. Restore the exact port, protocol and peers the intent needs.
-- Stop when the report says "No mismatches found" and your policies follow the least privilege rule
-  above (the report cannot see a rule that is too wide)."""
+  including traffic {unseen}.
+  A fix that {cleared} but admits more is graded unresolved. So never widen a rule to fix it: not by
+  removing a rule's `ports` (that admits every port), not by a port range (`endPort`) or a protocol
+  beyond the one needed, not by a `namespaceSelector` that admits other namespaces (an empty one
+  admits them all), not by an `ipBlock`, not by a new policy or an empty `podSelector` that admits
+  more pods, and not by moving an unwanted peer to a port nothing listens on instead of removing it.
+  Restore the exact port, protocol and peers the intent needs."""
+
+END_RULE = """\
+- The episode ends by itself once it is resolved: the report says "No mismatches found" and your
+  policies follow the least privilege rule above. The report cannot see a rule that is too wide, so a
+  clean report while the episode goes on means a policy still admits more than the intent: find it and
+  narrow it."""
+
+RULES = "\n".join((SEEN, COMMON_RULES, LEAST_PRIVILEGE.format(
+    unseen="the report cannot show (it checks only the listed workloads' service ports)",
+    cleared="clears the report"), END_RULE))
 
 ACTION_FORMAT = """\
 Reply with exactly ONE kubectl command per turn (one action), in a code fence, for example:
@@ -85,8 +98,9 @@ EXAMPLES = (
 #: what the agent may inspect, by mode (the suite's `--k8s-pods`: "live" when the pods run)
 LIVE_RULE = """\
 - The application's pods run: probe a path from a client's pod with
-  `kubectl exec deploy/frontend -- wget -qO- -T 2 http://adservice:9555` (busybox tools: wget, nc, nslookup;
-  a timeout means dropped, a refusal or an answer means connected), read a service's complaints with
+  `kubectl exec deploy/frontend -- wget -qO- -T 2 http://adservice:9555` or
+  `kubectl exec deploy/frontend -- nc -z -w 2 adservice 9555` (busybox tools: wget, nc, nslookup; a
+  timeout means dropped, a refusal or an answer means connected), read a service's complaints with
   `kubectl logs deploy/NAME` and see `kubectl get events`. Probing changes nothing; the verdict is the
   connectivity the policies allow."""
 API_ONLY_RULE = """\
@@ -103,21 +117,22 @@ OPERATOR_SEEN = """\
 What you see: before your first command, the incident as users and the security team report it, the
 application's architecture notes (which workload calls which service ports; every other flow must be
 blocked) and the constraints; after every command, only its output. Nobody tells you which flows are wrong
-or when they are right again: find out yourself. The episode ends once the application works as intended.
+or when they are right again: find out yourself. The episode ends by itself once it is resolved: the
+application works as intended and the policies admit nothing beyond that (least privilege, below).
 Ports in the notes are service ports; a policy matches the pods' container ports (targetPort), which can
 differ (e.g. emailservice 5000 -> 8080).
 Rules:"""
+
+OPERATOR_RULES = "\n".join((OPERATOR_SEEN, COMMON_RULES, LEAST_PRIVILEGE.format(
+    unseen="no probe of the notes' flows shows (other ports, protocols, namespaces and addresses)",
+    cleared="makes the application work"),
+    "- Keep every identity and least privilege: the constraints of the incident are rules too."))
 
 
 def prompt(mode: str = "api-only", story: str = "mismatch") -> PromptSpec:
     """The prompt parts for a mode ("live": the pods run; "api-only") and a story ("mismatch": the intent and
     the mismatch report; "operator": only what users see, as `--k8s-story operator` runs it)."""
-    rules = RULES
-    if story == "operator":
-        rules = OPERATOR_SEEN + rules.split("Rules:", 1)[1].replace(
-            '- Stop when the report says "No mismatches found" and your policies follow the least privilege rule\n'
-            '  above (the report cannot see a rule that is too wide).',
-            "- Keep every identity and least privilege: the constraints of the incident are rules too.")
+    rules = OPERATOR_RULES if story == "operator" else RULES
     inspect = LIVE_RULE if mode == "live" else API_ONLY_RULE
     rules = rules.replace("- Every action runs kubectl", inspect + "\n- Every action runs kubectl")
     return PromptSpec(role=OPERATOR_ROLE if story == "operator" else ROLE, rules=rules,
@@ -131,8 +146,11 @@ TOOL_FORM = ('Call run_kubectl with one command line that runs kubectl, e.g. '
              '{"command": "kubectl get networkpolicy adservice -o yaml"}')
 
 
-def kubectl_tool(timeout_s: float, output_limit: int) -> Tool:
-    """The k8s action as a tool: one shell command line around kubectl, with this run's limits."""
+def kubectl_tool(timeout_s: float, output_limit: int, story: str = "mismatch") -> Tool:
+    """The k8s action as a tool: one shell command line around kubectl, with this run's limits; what it returns
+    follows the story (the operator story shows no mismatch report)."""
+    returns = ("Returns the command's output only: find out its effect yourself." if story == "operator" else
+               "Returns the command's output and the new connectivity mismatch report.")
     return Tool(
         name="run_kubectl",
         description=(
@@ -143,8 +161,7 @@ def kubectl_tool(timeout_s: float, output_limit: int) -> Tool:
             "namespace is the current one (no -n needed); other namespaces and -A answer Forbidden. Change only "
             "NetworkPolicies, one at a time, in place (kubectl patch or apply): every write is checked, and a "
             "command that breaks a flow matching the intent, even for a moment, makes the episode unsafe. "
-            f"A command runs at most {timeout_s:g} s; output is cut at {output_limit:,} characters. "
-            "Returns the command's output and the new connectivity mismatch report."
+            f"A command runs at most {timeout_s:g} s; output is cut at {output_limit:,} characters. {returns}"
         ),
         parameters={
             "type": "object",

@@ -83,6 +83,30 @@ def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
     return reading.queries
 
 
+@lru_cache(maxsize=4)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_facts(path: str) -> dict[str, Any]:
+    """A topology file as run.json names it: where it was, and its sha256 (which tells two files apart)."""
+    import os
+
+    absolute = os.path.abspath(os.path.expanduser(path))
+    try:
+        status = os.stat(absolute)
+    except OSError:
+        return {"file": absolute}
+    return {"file": absolute, "bytes": status.st_size,
+            "sha256": _file_digest(absolute, status.st_size, status.st_mtime_ns)}
+
+
 class MaltApp(App):
     name = "malt"
     options = (TOPOLOGY_OPTION, NETARENA_DATA_OPTION)
@@ -146,6 +170,26 @@ class MaltApp(App):
         if options.netarena_compat:
             from .netarena.environment import NetArenaMaltEnvironment as environment
         return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.prompt_style == "cot")
+
+    def run_facts(self, options: RunOptions) -> dict[str, Any]:
+        """run.json's record of the topology the run's questions were drawn on and answered against."""
+        from .topology import SYNTHETIC
+
+        root = options.get(NETARENA_DATA_OPTION.name)
+        spec = str(options.get(TOPOLOGY_OPTION.name) or SYNTHETIC).strip()
+        if root:
+            from .netarena.data import topology_path
+
+            facts: dict[str, Any] = {"source": f"--netarena-data {root}", **_file_facts(str(topology_path(str(root))))}
+        elif spec == SYNTHETIC or spec.startswith(SYNTHETIC + ":"):
+            facts = {"source": spec, "synthetic": True}
+        else:
+            facts = {"source": spec, **_file_facts(spec)}
+        graph = topology_index(options).graph
+        facts.update(nodes=graph.number_of_nodes(), edges=graph.number_of_edges())
+        if options.netarena_compat:
+            facts["conventions"] = "netarena"
+        return {"topology": facts}
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         from .netarena.data import READINGS
