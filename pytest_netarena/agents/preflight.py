@@ -27,7 +27,7 @@ def check_model_agents(specs: Iterable[Any], run_budget: Any, episode_budget: An
     """Raise UsageError for the first model agent that cannot run; return warnings for the run's header."""
     warnings: list[str] = []
     for spec in specs:
-        if spec.kind != "litellm" or spec.settings.get("replay_dir"):
+        if spec.kind != "model" or spec.settings.get("replay_dir"):
             continue
         _check_credentials(spec)
         _check_endpoint(spec)

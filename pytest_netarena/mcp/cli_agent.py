@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BackendUnavailable, InfraError
+from ..core.errors import BackendUnavailable, InfraError, UsageError
 from ..core.types import Task
 from .clis import PROFILES, CliProfile
 
@@ -131,6 +131,20 @@ def _overall_s(session: EpisodeSession, timeout_s: float) -> float:
     if isinstance(limit, (int, float)) and limit > 30:
         return limit - 15
     return timeout_s * (session.config.max_steps + 1)
+
+
+def read_target(value: str, raw: str) -> str:
+    """The NAME[:MODEL] of `cli:NAME[:MODEL]` (agents/kinds.py): UsageError unless NAME is a known CLI agent."""
+    name, sep, model = value.partition(":")
+    if name not in PROFILES or (sep and not model.strip()):
+        raise UsageError(f"unknown CLI agent {raw!r}; CLI agents: "
+                         f"{', '.join(f'cli:{known}' for known in PROFILES)} (optionally :MODEL)")
+    return value
+
+
+def build(spec: Any, app: Any, query: Any, env: Any) -> CliAgent:
+    """The agent of a cli:NAME[:MODEL] spec (agents/kinds.py), with the run's CLI settings."""
+    return make_cli_agent(spec.target, spec.settings)
 
 
 def make_cli_agent(target: str, settings: dict) -> CliAgent:

@@ -96,3 +96,17 @@ def prompt_style(value: Any) -> str:
     if value not in PROMPT_STYLES:
         raise UsageError(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}; got {value!r}")
     return value
+
+
+#: --tool-calls: offer tools to the agents that take them (auto), to every agent that can (always), or to none
+TOOL_CALLS = ("auto", "always", "never")
+
+
+def tool_calls(value: Any) -> str:
+    """--tool-calls: auto when none is given; the one place its value is read, checked and defaulted (run/plan.py
+    decides from it, per episode, whether tools are offered)."""
+    if value in (None, ""):
+        return TOOL_CALLS[0]
+    if value not in TOOL_CALLS:
+        raise UsageError(f"--tool-calls takes {', '.join(TOOL_CALLS)}; got {value!r}")
+    return str(value)

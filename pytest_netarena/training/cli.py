@@ -157,8 +157,8 @@ def _check_offline_agent(raw: str) -> None:
 
     builtins = tuple(sorted({n for app in available_apps().values() for n in app.builtin_agent_names}))
     spec = parse_agent_spec(raw, builtins)
-    if spec.kind == "python":
-        check_python_agent(spec.target)
-    elif spec.kind != "builtin":
+    if not spec.agent_kind.offline:
         raise UsageError(f"generate plays offline agents (builtin:NAME, python:MODULE:ATTR), not {raw}: run it with "
                          f"pytest instead, e.g. pytest suites --agent={raw} (docs/training.md)")
+    if spec.kind == "python":
+        check_python_agent(spec.target)
