@@ -11,7 +11,7 @@ from .rules import NETARENA, RULES, Ruleset, parse_rules, require_rules, rules_o
 from .seeding import PUBLIC, hidden_seed
 from .catalogue import Category, Chooser, RandomChooser
 from .splits import ATTEMPTS_PER_QUERY, problem_split, split_of
-from .tools import Tool
+from .tools import Tool, ToolCall
 from .types import Judgement, Query, StepOutcome
 
 if TYPE_CHECKING:
@@ -123,6 +123,12 @@ class Environment(ABC):
         the same action read from a reply, so the verdicts are the same whichever way it arrives."""
         offered = ", ".join(tool.name for tool in self.tools()) or "none: reply in text"
         return self.refuse(f"unknown tool {name!r}; the tools are: {offered}")
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The tool call carrying the one action a text reply holds, as run_action takes it (None: the reply holds
+        none, or no tool is offered). How a text agent's actions are replayed through tools, so that the validity
+        card can hold the interfaces to the same verdicts (validity/interfaces.py); the default knows none."""
+        return None
 
     @abstractmethod
     def judge(self) -> Judgement:

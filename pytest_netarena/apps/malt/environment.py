@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import Environment, require_rules
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolCall
 from ...core.types import Judgement, Query, StepOutcome
 from ...sandbox.forkserver import ChildLimits, ForkServer
 from . import canon, ops, runtime, safety
@@ -140,6 +140,12 @@ class MaltEnvironment(Environment):
         code = str(arguments.get("code", ""))
         fenced = "```" in code or "~~~" in code  # a program sent inside a fence, as in a reply
         return self._execute(self._program(code if fenced else f"```python\n{code}\n```"))
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The run_process_graph call carrying the program a reply holds, as read for a step."""
+        program = read_program(reply, last_wins=self.last_wins)
+        return None if program.code is None or not self.tools() else \
+            ToolCall.of("run_process_graph", {"code": program.code})
 
     def _execute(self, program: Program) -> StepOutcome:
         """Run a read program in the box and judge its answer (no program: the step is refused)."""
