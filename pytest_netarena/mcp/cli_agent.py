@@ -76,7 +76,7 @@ class CliAgent:
             host = base.removeprefix("http://")
             routes = http_routes(build_server(session, activity), token, [host], idle_s=self.timeout_s * 4,
                                  limit=2 << 20, extra={"/model": relay})
-            launch = self.profile.launch(self.model, session.task.system_prompt, _prompt(session), f"{base}/model",
+            launch = self.profile.launch(self.model, session.task.system_prompt, cli_prompt(session), f"{base}/model",
                                          f"{base}{MCP_PATH}", token, self.timeout_s)
             deadline = time.monotonic() + _overall_s(session, self.timeout_s)
             over_since: list[float] = []
@@ -120,7 +120,9 @@ class CliAgent:
                                 + (f" ({report.errors[-1]})" if report.errors else "") + f"; its output ended: {tail}")
 
 
-def _prompt(session: EpisodeSession) -> str:
+def cli_prompt(session: EpisodeSession) -> str:
+    """What a CLI agent is given as its prompt (the system prompt goes as its instructions): how to act, and the
+    first observation."""
     return ("Act only through the tools of the `netarena` MCP server: each call is one step. Call its finish tool "
             f"when you are done.\n\nThe environment now shows:\n\n{session.first_observation}")
 
