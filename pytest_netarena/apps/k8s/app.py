@@ -11,14 +11,13 @@ from ...core.seeding import hidden_seed
 from ...core.catalogue import Category, Chooser
 from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
+from .settings import DEFAULT_APP, DEFAULT_BACKEND, DEFAULT_PODS, DEFAULT_STORY, PODS_CHOICES, K8sSettings
 
 if TYPE_CHECKING:
     from ...core.agent import Agent
 
-DEFAULT_APP = "online-boutique"
-DEFAULT_BACKEND = "embedded"
-DEFAULT_PODS, PODS_CHOICES = "auto", ("auto", "live", "off")
-DEFAULT_STORY = "mismatch"
+__all__ = ["DEFAULT_APP", "DEFAULT_BACKEND", "DEFAULT_PODS", "DEFAULT_STORY", "PODS_CHOICES", "K8sApp", "K8sSettings",
+           "k8s_mode", "k8s_setting", "make_backend"]
 
 
 def check_k8s_app(spec: str) -> None:
@@ -44,28 +43,13 @@ def check_story(value: str) -> None:
 
 
 def k8s_mode(options: RunOptions) -> str:
-    """What the agent may inspect in this run: "live" (the pods run: exec, logs, events; a real cluster's
-    always do) or "api-only" (the embedded API server alone). NetArena's rules forbid exec: api-only.
-    `--k8s-pods auto` runs them where this machine can (root, boxes, iptables, busybox)."""
-    spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
-    if spec.startswith("kubeconfig"):
-        return "live"
-    pods = options.get("k8s-pods", DEFAULT_PODS)
-    if options.netarena_compat or pods == "off":
-        return "api-only"
-    if pods == "live":
-        return "live"
-    from ...cluster import live_support
-
-    return "live" if live_support().ok else "api-only"
+    """What the agent may inspect in this run: "live" or "api-only" (K8sSettings.mode)."""
+    return K8sSettings.of(options).mode
 
 
 def k8s_setting(options: RunOptions) -> str:
-    """The label reports give this run's k8s rows (NetArena's rules: none, as NetArena has no modes)."""
-    if options.netarena_compat:
-        return ""
-    story = options.get("k8s-story", DEFAULT_STORY)
-    return k8s_mode(options) + ("+operator" if story == "operator" else "")
+    """The label reports give this run's k8s rows (K8sSettings.setting)."""
+    return K8sSettings.of(options).setting
 
 
 def check_backend(spec: str) -> None:
@@ -142,7 +126,7 @@ class K8sApp(App):
                 return compat.params(compat.fixed_faults(
                     category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1)))
             return compat.params(compat.draw_faults(category, chooser))
-        spec = options.get("k8s-app", DEFAULT_APP)
+        spec = K8sSettings.of(options).app
         app = load_app(spec)
         if category.level == 0:
             from .impossible import draw
@@ -163,22 +147,20 @@ class K8sApp(App):
                 support().require("the k8s app (each kubectl action runs in a box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
-        spec = options.get("k8s-app", DEFAULT_APP)
-        app = load_app(spec)
-        story = options.get("k8s-story", DEFAULT_STORY)
-        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed,
-                               "live" if k8s_mode(options) == "live" else "off", story)
+        settings = K8sSettings.of(options)
+        app = load_app(settings.app)
+        backend = make_backend(app, settings, options.sandboxed)
         backend.prepare()
         environment = K8sEnvironment
-        extra = {"story": story, "setting": k8s_setting(options)}
+        extra = {"story": settings.story, "setting": settings.setting}
         if options.netarena_compat:
             from .netarena.environment import NetArenaK8sEnvironment as environment
 
             _compat_app(options)
             extra = {}
         try:
-            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.prompt_style == "cot",
-                               **extra)
+            return environment(app, settings.app, backend, sandboxed=options.sandboxed,
+                               cot=options.prompt_style == "cot", **extra)
         except BaseException:
             backend.close()
             raise
@@ -186,16 +168,16 @@ class K8sApp(App):
     def preflight(self, options: RunOptions) -> None:
         from ...core.errors import UsageError
 
-        if options.netarena_compat and options.get("k8s-story", DEFAULT_STORY) != DEFAULT_STORY:
+        settings = K8sSettings.of(options)
+        if settings.netarena and settings.story != DEFAULT_STORY:
             raise UsageError("--compat netarena shows NetArena's observations: --k8s-story operator is ours")
-        spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
-        if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
+        if settings.real_cluster:
             from .backends.real import unreachable
 
-            problem = unreachable(spec.partition(":")[2] or None)
+            problem = unreachable(settings.backend.partition(":")[2] or None)
             if problem:
-                raise UsageError(f"--k8s-backend {spec}: {problem}")
-        elif options.get("k8s-pods", DEFAULT_PODS) == "live" and not options.netarena_compat:
+                raise UsageError(f"--k8s-backend {settings.backend}: {problem}")
+        elif settings.pods == "live" and not settings.netarena:
             from ...cluster import live_support
 
             if not live_support().ok:
@@ -212,18 +194,18 @@ class K8sApp(App):
             return self.netarena_prompt()
         from .prompt import prompt
 
-        return prompt(k8s_mode(options), options.get("k8s-story", DEFAULT_STORY))
+        settings = K8sSettings.of(options)
+        return prompt(settings.mode, settings.story)
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         if options is None:
             return []
         if options.netarena_compat:
             return ["mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
-        mode = k8s_mode(options)
-        story = options.get("k8s-story", DEFAULT_STORY)
-        what = ("the pods run: the agent may kubectl exec, logs and events" if mode == "live" else
-                "the API server alone: no exec or logs" + _why_api_only(options))
-        return [f"mode {mode} ({what}); story {story}; reports label its rows [{k8s_setting(options)}]"]
+        settings = K8sSettings.of(options)
+        what = ("the pods run: the agent may kubectl exec, logs and events" if settings.mode == "live" else
+                "the API server alone: no exec or logs" + settings.why_api_only())
+        return [f"mode {settings.mode} ({what}); story {settings.story}; reports label its rows [{settings.setting}]"]
 
     def netarena_prompt(self) -> PromptSpec:
         from .netarena.prompt import netarena_prompt
@@ -248,7 +230,7 @@ def _compat_app(options: RunOptions) -> None:
     from ...core.errors import UsageError
     from .netarena.rules import APP
 
-    if options.get("k8s-app", DEFAULT_APP) != APP:
+    if K8sSettings.of(options).app != APP:
         raise UsageError(f"--compat netarena runs NetArena's k8s app: --k8s-app {APP} (the default)")
 
 
@@ -265,26 +247,22 @@ def _offline(app):
     return entry
 
 
-def _why_api_only(options: RunOptions) -> str:
-    if options.get("k8s-pods", DEFAULT_PODS) == "off":
-        return ", as --k8s-pods off asks"
-    from ...cluster import live_support
-
-    return f": pods cannot run here ({live_support().reason})"
-
-
-def make_backend(app, spec: str, sandboxed: bool = True, pods: str = "off", story: str = DEFAULT_STORY):
-    """pods (embedded only): "off", "auto" or "live" (pytest_netarena.cluster runs the pods); story "operator"
-    adds the story's unrelated workloads and events to the embedded cluster."""
+def make_backend(app, settings: K8sSettings | str, sandboxed: bool = True):
+    """The backend the run's settings name (a bare --k8s-backend value: its defaults otherwise): the embedded API
+    server, with its pods running in mode live (pytest_netarena.cluster) and the operator story's unrelated
+    workloads and events, or a real cluster."""
     from ...core.errors import UsageError
 
-    if spec in ("", "embedded"):
+    if isinstance(settings, str):
+        settings = K8sSettings(DEFAULT_APP, settings, "off", DEFAULT_STORY, False)
+    if settings.backend in ("", "embedded"):
         from .backends.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(app, sandboxed=sandboxed, pods=pods, distractors=story == "operator")
-    if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
+        return EmbeddedBackend(app, sandboxed=sandboxed, pods="live" if settings.mode == "live" else "off",
+                               distractors=settings.story == "operator")
+    if settings.real_cluster:
         from .backends.real import RealClusterBackend
 
-        context = spec.partition(":")[2]
+        context = settings.backend.partition(":")[2]
         return RealClusterBackend(app, context=context or None)  # the kubeconfig of $KUBECONFIG or ~/.kube/config
-    raise UsageError(f"unknown --k8s-backend {spec!r}: use embedded or kubeconfig[:CONTEXT]")
+    raise UsageError(f"unknown --k8s-backend {settings.backend!r}: use embedded or kubeconfig[:CONTEXT]")
