@@ -105,7 +105,7 @@ class GreenExecutor:
         if not scored:
             await updater.failed(say(f"Every episode hit an infrastructure error; first: {results[0].details}"))
             return
-        compat = assessment.options.netarena_compat
+        compat = assessment.options.ruleset.netarena
         summary = {**summary_record(app.name, results, compat), "seed": str(assessment.options.seed),
                    "rules": assessment.options.rules,
                    "warnings": list(assessment.warnings)}
@@ -123,7 +123,7 @@ class GreenExecutor:
             for index in range(len(assessment.queries)):
                 result = await asyncio.to_thread(play_a2a, app, env, assessment, index)
                 results.append(result)
-                record = result_record(result, assessment.role, assessment.url, assessment.options.netarena_compat)
+                record = result_record(result, assessment.role, assessment.url, assessment.options.ruleset.netarena)
                 record = json.loads(json.dumps(record))  # plain JSON types for the Value
                 await updater.add_artifact([new_data_part(record)], artifact_id=artifact_id, name="Result",
                                            append=index > 0)

@@ -80,8 +80,9 @@ class RunOptions:
 
     @property
     def netarena_compat(self) -> bool:
-        """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference)."""
-        return self.rules == NETARENA
+        """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference): the ruleset's
+        `netarena`. What the rules change is read from the ruleset, or is an app's own (App.for_rules)."""
+        return self.ruleset.netarena
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))
@@ -180,7 +181,12 @@ class App(ABC):
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
         """The prompt parts of a run, by its rules."""
-        return self.netarena_prompt() if options.netarena_compat else self.prompt()
+        return self.netarena_prompt() if options.ruleset.netarena else self.prompt()
+
+    def for_rules(self, rules: str) -> App:
+        """The app under `rules` ("default" or "netarena"): itself, unless its NetArena rules make it another app
+        (an app's netarena/app.py, registered with core.ruled.RuledApp, which sends each call to the right one)."""
+        return self
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         """A built-in agent that needs app knowledge (oracle, expert, reckless), or None."""

@@ -31,6 +31,16 @@ class EpisodeConfig:
     drive_timeout_s: float | None = None
 
     @property
+    def netarena_rules(self) -> bool:
+        """NetArena's rules: resolved means correct and safe, as NetArena scores it (the ruleset's, read-only)."""
+        return self.ruleset.netarena
+
+    @property
+    def announce_steps(self) -> bool:
+        """Every observation says which step of how many comes next (the ruleset's, read-only)."""
+        return self.ruleset.states_budget
+
+    @property
     def drive_limit_s(self) -> float:
         return self.drive_timeout_s if self.drive_timeout_s is not None else self.agent_timeout_s * self.max_steps
 

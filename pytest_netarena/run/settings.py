@@ -371,7 +371,7 @@ def _corpus(path: str | None, worker: WorkerInput | None, options: RunOptions) -
     kind, file = _foreign_corpus(path)
     try:
         if kind == "netarena-malt":
-            from ..apps.malt.app import netarena_corpus
+            from ..apps.malt.netarena.app import netarena_corpus
 
             return netarena_corpus(file, options)
         return load_corpus(Path(path))

@@ -108,5 +108,5 @@ def tool_calls(value: Any) -> str:
     if value in (None, ""):
         return TOOL_CALLS[0]
     if value not in TOOL_CALLS:
-        raise UsageError(f"--tool-calls takes {', '.join(TOOL_CALLS)}; got {value!r}")
+        raise UsageError(f"--tool-calls takes auto, always or never; got {value!r}")
     return str(value)

@@ -25,8 +25,8 @@ MAX_ROOT_MODULES = 5
 MAX_LINES = 500
 #: every app's common rooms (docs/design.md, "Every app has the same rooms")
 APP_LAYOUT = ("__init__.py", "app.py", "environment.py", "prompt.py", "replies.py", "agents/__init__.py",
-              "netarena/__init__.py", "netarena/rules.py", "netarena/grade.py", "netarena/environment.py",
-              "netarena/prompt.py")
+              "netarena/__init__.py", "netarena/app.py", "netarena/rules.py", "netarena/grade.py",
+              "netarena/environment.py", "netarena/prompt.py")
 #: a line of the map: `├── run/   what it does   → core agents reporting.summary` (or `→ nothing`)
 MAP_LINE = re.compile(r"^[├└]── (?P<name>\w+)(?:/|\.py)\s.*→ (?P<imports>[\w. ]+?)\s*$")
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import App, Environment, PromptSpec, RunOptions
-from ...core.seeding import hidden_seed
 from ...core.catalogue import Category, Chooser
 from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
@@ -65,67 +63,19 @@ class K8sApp(App):
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            from .netarena.rules import categories as netarena_categories
-
-            return netarena_categories()
         from .faults import categories
 
         return categories()
 
     def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            return ()
         from .impossible import CATEGORIES
 
         return CATEGORIES
-
-    def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
-        """The levels a run has when it names none: NetArena's 15 categories (1: single faults, 2: pairs)."""
-        if options.netarena_compat:
-            from .netarena.rules import DEFAULT_LEVELS
-
-            return DEFAULT_LEVELS
-        return None
-
-    def generate(self, options: RunOptions) -> list[Query]:
-        if not options.netarena_compat:
-            return super().generate(options)
-        _compat_app(options)
-        default = self.default_levels(options)
-        if default is not None and not options.levels_given:
-            options = replace(options, levels=default)
-        if options.split is not None:
-            from ...core.errors import UsageError
-
-            raise UsageError("--compat netarena runs NetArena's query list: it has no train/test split for k8s")
-        from .netarena import rules as compat
-
-        queries = []
-        for category in sorted(self.categories(options)):
-            if category.level not in options.levels:
-                continue
-            for index in range(compat.queries_in(category, options.queries)):
-                if compat.is_fixed(category):  # NetArena's fixed lists: the index-th entry, whatever the seed
-                    seed = hidden_seed(options.seed, options.secret, self.name, category.name, index)
-                    queries.append(Query(self.name, category.level, category.name, index, seed,
-                                         compat.params(compat.fixed_faults(category, index))))
-                else:
-                    queries.append(self.query(category, index, options))
-        return queries
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         from .faults import draw_faults
         from .workloads.load import load_app
 
-        if options.netarena_compat:
-            from .netarena import rules as compat
-
-            _compat_app(options)
-            if compat.is_fixed(category):  # search mode: any entry of the fixed list
-                return compat.params(compat.fixed_faults(
-                    category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1)))
-            return compat.params(compat.draw_faults(category, chooser))
         spec = K8sSettings.of(options).app
         app = load_app(spec)
         if category.level == 0:
@@ -136,7 +86,6 @@ class K8sApp(App):
         return {"app": spec, "faults": faults}
 
     def make_environment(self, options: RunOptions) -> Environment:
-        from .environment import K8sEnvironment
         from .workloads.load import load_app
 
         if options.sandboxed:
@@ -151,33 +100,26 @@ class K8sApp(App):
         app = load_app(settings.app)
         backend = make_backend(app, settings, options.sandboxed)
         backend.prepare()
-        environment = K8sEnvironment
-        extra = {"story": settings.story, "setting": settings.setting}
-        if options.netarena_compat:
-            from .netarena.environment import NetArenaK8sEnvironment as environment
-
-            _compat_app(options)
-            extra = {}
         try:
-            return environment(app, settings.app, backend, sandboxed=options.sandboxed,
-                               cot=options.prompt_style == "cot", **extra)
+            return self._environment(app, settings, backend, options)
         except BaseException:
             backend.close()
             raise
+
+    def _environment(self, app, settings: K8sSettings, backend, options: RunOptions) -> Environment:
+        """The environment of these rules on a prepared backend (NetArena's: netarena/app.py)."""
+        from .environment import K8sEnvironment
+
+        return K8sEnvironment(app, settings.app, backend, sandboxed=options.sandboxed,
+                              cot=options.prompt_style == "cot", story=settings.story, setting=settings.setting)
 
     def preflight(self, options: RunOptions) -> None:
         from ...core.errors import UsageError
 
         settings = K8sSettings.of(options)
-        if settings.netarena and settings.story != DEFAULT_STORY:
-            raise UsageError("--compat netarena shows NetArena's observations: --k8s-story operator is ours")
         if settings.real_cluster:
-            from .backends.real import unreachable
-
-            problem = unreachable(settings.backend.partition(":")[2] or None)
-            if problem:
-                raise UsageError(f"--k8s-backend {settings.backend}: {problem}")
-        elif settings.pods == "live" and not settings.netarena:
+            check_real_cluster(settings)
+        elif settings.pods == "live":
             from ...cluster import live_support
 
             if not live_support().ok:
@@ -189,9 +131,7 @@ class K8sApp(App):
         return PROMPT
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
-        """NetArena's prompt under --compat netarena; else ours for the run's mode and story."""
-        if options.netarena_compat:
-            return self.netarena_prompt()
+        """Our prompt for the run's mode and story."""
         from .prompt import prompt
 
         settings = K8sSettings.of(options)
@@ -200,17 +140,10 @@ class K8sApp(App):
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         if options is None:
             return []
-        if options.netarena_compat:
-            return ["mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
         settings = K8sSettings.of(options)
         what = ("the pods run: the agent may kubectl exec, logs and events" if settings.mode == "live" else
                 "the API server alone: no exec or logs" + settings.why_api_only())
         return [f"mode {settings.mode} ({what}); story {settings.story}; reports label its rows [{settings.setting}]"]
-
-    def netarena_prompt(self) -> PromptSpec:
-        from .netarena.prompt import netarena_prompt
-
-        return netarena_prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from .agents import builtin as agents
@@ -226,12 +159,14 @@ class K8sApp(App):
         return factory(query, env)
 
 
-def _compat_app(options: RunOptions) -> None:
+def check_real_cluster(settings: K8sSettings) -> None:
+    """UsageError when the real cluster --k8s-backend names cannot be reached."""
     from ...core.errors import UsageError
-    from .netarena.rules import APP
+    from .backends.real import unreachable
 
-    if K8sSettings.of(options).app != APP:
-        raise UsageError(f"--compat netarena runs NetArena's k8s app: --k8s-app {APP} (the default)")
+    problem = unreachable(settings.backend.partition(":")[2] or None)
+    if problem:
+        raise UsageError(f"--k8s-backend {settings.backend}: {problem}")
 
 
 _OFFLINE: dict[int, Any] = {}
