@@ -37,6 +37,9 @@ class AgentKind:
     #: "module:function(value, raw) -> target": reads the VALUE of KIND:VALUE where its kind lives (UsageError when
     #: malformed); "" for the kinds spec.py reads itself
     reader: str = ""
+    #: "module:function(spec)": checked once before a run, on the controller (UsageError: e.g. a python: agent
+    #: whose module does not import); "" when there is nothing to check before building one
+    checker: str = ""
 
     def build(self, spec: Any, app: App | None, query: Query | None, env: Environment | None) -> Agent:
         """The agent of `spec` (an agents.spec.AgentSpec of this kind) for one episode."""
@@ -44,6 +47,10 @@ class AgentKind:
 
     def read(self, value: str, raw: str) -> str:
         return _named(self.reader)(value, raw)
+
+    def check(self, spec: Any) -> None:
+        if self.checker:
+            _named(self.checker)(spec)
 
 
 def _named(target: str) -> Callable[..., Any]:
@@ -57,7 +64,8 @@ KINDS: dict[str, AgentKind] = {kind.name: kind for kind in (
     AgentKind("model", "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
               "ollama:qwen2.5)", "pytest_netarena.agents.model_agent:build", model_bound=True),
     AgentKind("python", "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
-              "pytest_netarena.agents.spec:build_python", tools_on_request=True, offline=True),
+              "pytest_netarena.agents.spec:build_python", tools_on_request=True, offline=True,
+              checker="pytest_netarena.agents.spec:check_python_spec"),
     AgentKind("a2a", "a2a:URL (an agent speaking A2A, e.g. an AgentBeats purple agent: a2a:http://127.0.0.1:9019)",
               "pytest_netarena.agents.a2a_agent:build", model_bound=True),
     AgentKind("cli", "cli:NAME[:MODEL] (a CLI agent in a box through the episode's MCP server: cli:codex, "

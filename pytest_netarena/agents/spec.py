@@ -172,3 +172,7 @@ def build_builtin(spec: AgentSpec, app: App, query: Query, env: Environment) -> 
 
 def build_python(spec: AgentSpec, app: App, query: Query, env: Environment) -> Agent:
     return load_python_agent(spec.target)
+
+
+def check_python_spec(spec: AgentSpec) -> None:
+    check_python_agent(spec.target)

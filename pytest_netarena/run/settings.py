@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..agents.spec import AgentSpec, check_python_agent, parse_agent_spec
+from ..agents.spec import AgentSpec, parse_agent_spec
 from ..core import resources
 from ..apps import available_apps
 from ..apps.options import check_value
@@ -126,8 +126,7 @@ def _check_on_controller(option: Callable[[str], Any], specs: list[AgentSpec]) -
     _check_paths(option)
     _check_choices(option)
     for spec in specs:
-        if spec.kind == "python":
-            check_python_agent(spec.target)
+        spec.agent_kind.check(spec)
 
 
 def _check_paths(option: Callable[[str], Any]) -> None:

@@ -103,10 +103,12 @@ TOOL_CALLS = ("auto", "always", "never")
 
 
 def tool_calls(value: Any) -> str:
-    """--tool-calls: auto when none is given; the one place its value is read, checked and defaulted (run/plan.py
-    decides from it, per episode, whether tools are offered)."""
+    """--tool-calls: the one place its value is read and checked; when none is given, the default RunOptions
+    declares (auto). run/plan.py decides from it, per episode, whether tools are offered."""
+    from ..core.app import RunOptions
+
     if value in (None, ""):
-        return TOOL_CALLS[0]
+        return RunOptions.tool_calls
     if value not in TOOL_CALLS:
         raise UsageError(f"--tool-calls takes auto, always or never; got {value!r}")
     return str(value)

@@ -151,7 +151,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def _check_offline_agent(raw: str) -> None:
     """generate plays built-in and python: agents; model and A2A agents need what only a pytest run gives them."""
-    from ..agents.spec import check_python_agent, parse_agent_spec
+    from ..agents.spec import parse_agent_spec
     from ..apps import available_apps
     from ..core.errors import UsageError
 
@@ -160,5 +160,4 @@ def _check_offline_agent(raw: str) -> None:
     if not spec.agent_kind.offline:
         raise UsageError(f"generate plays offline agents (builtin:NAME, python:MODULE:ATTR), not {raw}: run it with "
                          f"pytest instead, e.g. pytest suites --agent={raw} (docs/training.md)")
-    if spec.kind == "python":
-        check_python_agent(spec.target)
+    spec.agent_kind.check(spec)
