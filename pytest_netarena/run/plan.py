@@ -4,7 +4,7 @@ pytest (run/runner.py), MCP (mcp/episode.py), AgentBeats (agentbeats/agent.py), 
 Gymnasium (training/env.py) and the CLI agents all ask `plan_episode` what an episode tells its agent and how it
 is played: the system prompt in the interface's words, the tools offered, the step budget, the limits, and the
 rules (`Ruleset`) it is played and scored by. It is the only place that builds a `Task` or an `EpisodeConfig`
-for a real episode (tests/house/test_layout.py), so the same episode is the same on every interface.
+for a real episode (tests/house/test_layout.py), so an episode is the same on every interface.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..core.app import App, Environment, RunOptions
     from ..core.rules import Ruleset
     from .budget import Budget
+
 
 @dataclass(frozen=True)
 class Traits:
@@ -50,8 +51,10 @@ MCP_CLIENT = Traits(interface="mcp", needs_tools=True)
 def traits_of(agent: object, spec: AgentSpec | None = None) -> Traits:
     """The traits of a built agent: a driver (drive(session): MCP and CLI agents) needs tools; one whose
     `uses_tools` holds (a model whose provider takes tool calls, a python: agent asking) wants them; a python:
-    agent takes them on request. `interface` names how it acts through them (default "tools")."""
+    agent takes them on request. `interface` names how it acts through them (default "tools"; "text": never)."""
     interface = getattr(agent, "interface", None) or "tools"
+    if interface == "text":
+        return TEXT
     if callable(getattr(agent, "drive", None)):
         return Traits(interface=interface, needs_tools=True)
     return Traits(interface=interface, wants_tools=bool(getattr(agent, "uses_tools", False)),
