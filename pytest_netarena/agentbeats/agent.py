@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 from ..agents.a2a_agent import A2AAgent, unreachable
-from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import App, Environment
-from ..core.episode import EpisodeConfig, run_episode
-from ..core.types import EpisodeResult, Outcome, Task, new_episode_id
+from ..core.episode import run_episode
+from ..core.types import EpisodeResult, Outcome
 from ..core.errors import UsageError
+from ..run.plan import plan_episode
 from .assessment import Assessment, parse_request, result_record, summary_record
 from .server import RunningServer, Skill, make_asgi_app, make_card
 
@@ -24,19 +24,12 @@ TITLES = {"k8s": "K8s", "route": "Route", "malt": "MALT"}
 def play_a2a(app: App, env: Environment, assessment: Assessment, index: int) -> EpisodeResult:
     """One episode of the assessment with an A2AAgent pointed at the participant."""
     query = assessment.queries[index]
-    max_steps = assessment.max_steps or env.default_max_steps
-    prompt_style = assessment.options.prompt_style
-    task = Task(app=app.name, episode_id=new_episode_id(),
-                system_prompt=build_system_prompt(app.prompt_for(assessment.options), prompt_style,
-                                                  None if assessment.options.netarena_compat else max_steps),
-                prompt_style=prompt_style, max_steps=max_steps)
+    plan = plan_episode(app, env, assessment.options, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S)
     agent = A2AAgent(assessment.url, timeout_s=assessment.timeout_s, max_reply_s=assessment.max_reply_s,
                      streaming=assessment.streaming)
-    config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=assessment.max_reply_s + EPISODE_GUARD_S,
-                           prompt_style=prompt_style, announce_steps=not assessment.options.netarena_compat,
-                           netarena_rules=assessment.options.netarena_compat)
     try:
-        return run_episode(env, agent, query, task, config, f"a2a:{assessment.url}")
+        return run_episode(env, agent, query, plan.task, plan.config, f"a2a:{assessment.url}",
+                           interface=plan.interface)
     finally:
         agent.close()
 
@@ -112,7 +105,7 @@ class GreenExecutor:
         if not scored:
             await updater.failed(say(f"Every episode hit an infrastructure error; first: {results[0].details}"))
             return
-        compat = assessment.options.netarena_compat
+        compat = assessment.options.ruleset.netarena
         summary = {**summary_record(app.name, results, compat), "seed": str(assessment.options.seed),
                    "rules": assessment.options.rules,
                    "warnings": list(assessment.warnings)}
@@ -130,7 +123,7 @@ class GreenExecutor:
             for index in range(len(assessment.queries)):
                 result = await asyncio.to_thread(play_a2a, app, env, assessment, index)
                 results.append(result)
-                record = result_record(result, assessment.role, assessment.url, assessment.options.netarena_compat)
+                record = result_record(result, assessment.role, assessment.url, assessment.options.ruleset.netarena)
                 record = json.loads(json.dumps(record))  # plain JSON types for the Value
                 await updater.add_artifact([new_data_part(record)], artifact_id=artifact_id, name="Result",
                                            append=index > 0)

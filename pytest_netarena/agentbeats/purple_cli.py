@@ -49,12 +49,12 @@ class StatelessResponder:
         self._lock: Any = threading.Lock() if serial else contextlib.nullcontext()
 
     def __call__(self, text: str) -> Any:
-        from ..core.types import Task
+        from ..run.plan import turn_task
 
         with self._lock:
             agent = self.make_agent()
             try:
-                agent.reset(Task("a2a", "", SYSTEM_PROMPT, "zero-shot", 1))
+                agent.reset(turn_task(SYSTEM_PROMPT))
                 return agent.act(text)
             finally:
                 agent.close()
@@ -71,7 +71,7 @@ def make_responder(raw_spec: str, args: argparse.Namespace) -> StatelessResponde
     spec = parse_agent_spec(raw_spec, ())
     if spec.kind == "python":
         return StatelessResponder(lambda: load_python_agent(spec.target), serial=True)
-    if spec.kind == "litellm":
+    if spec.kind == "model":
         from dataclasses import replace
 
         from ..agents.model_agent import ModelAgent, ModelSettings

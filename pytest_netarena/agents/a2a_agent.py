@@ -186,7 +186,7 @@ def unreachable(url: str, timeout_s: float = 30.0) -> str:
     agent it could not reach: every episode would look like a valid zero."""
     agent = A2AAgent(url, timeout_s=timeout_s)
     try:
-        agent.reset(Task(app="", episode_id="", system_prompt="", prompt_style="", max_steps=1))
+        agent.connect()
     except AgentError as error:
         return str(error)
     finally:
@@ -241,6 +241,10 @@ class A2AAgent:
     def reset(self, task: Task) -> None:
         self.system_prompt = task.system_prompt
         self.turns = []
+        self.connect()
+
+    def connect(self) -> None:
+        """Fetch the agent card, once (AgentError when the agent cannot be reached)."""
         if self.card is None:
             self.card = self._run(self._fetch_card(), "fetching the agent card", self.timeout_s)
 
@@ -324,3 +328,8 @@ class A2AAgent:
         text = reply_text(events)
         answered = [exchange for exchange in transport.exchanges if exchange.body_at is not None]
         return text, reply_usage(events), answer_s(answered[-1], events, _reply_so_far) if answered else None
+
+
+def build(spec: Any, app: Any, query: Any, env: Any) -> A2AAgent:
+    """The agent of an a2a:URL spec (agents/kinds.py), with the run's A2A settings."""
+    return A2AAgent(spec.target, **spec.settings)

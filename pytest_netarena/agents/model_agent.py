@@ -42,8 +42,6 @@ DEFAULT_MAX_HISTORY_CHARS = 200_000  #: about 50k tokens: fits every current cha
 #: how a model is reached: "auto" (openai/ models over plain HTTP, the others through litellm),
 #: "litellm" (always litellm) or "http" (plain HTTP; openai/ models only)
 CLIENTS = ("auto", "litellm", "http")
-#: --tool-calls: offer the app's actions as tools when the provider takes them, always (or refuse to start), never
-TOOL_CALLS = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -63,13 +61,10 @@ class ModelSettings:
     record_dir: str | None = None
     replay_dir: str | None = None
     client: str = "auto"  #: one of CLIENTS
-    tool_calls: str = "auto"  #: one of TOOL_CALLS
 
     def __post_init__(self) -> None:
         if self.client not in CLIENTS:
             raise UsageError(f"the model client is one of {', '.join(CLIENTS)}; got {self.client!r}")
-        if self.tool_calls not in TOOL_CALLS:
-            raise UsageError(f"--tool-calls takes {', '.join(TOOL_CALLS)}; got {self.tool_calls!r}")
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], model: str = "") -> ModelSettings:
@@ -212,16 +207,10 @@ class ModelAgent:
 
     @property
     def uses_tools(self) -> bool:
-        """Whether this agent takes the app's actions as tools (--tool-calls, and what the provider takes);
-        --tool-calls always with a provider that takes none is a usage error."""
-        mode = self.settings.tool_calls
-        if mode == "never":
-            return False
+        """Whether this agent takes the app's actions as tools: what its provider takes (run/plan.py decides, with
+        --tool-calls, whether an episode offers them; its task says)."""
         if self._takes_tools is None:
             self._takes_tools = takes_tools(self.model)
-        if mode == "always" and not self._takes_tools:
-            raise UsageError(f"--tool-calls always: {self.model} does not take tool calls (litellm's model map "
-                             "says so); use --tool-calls auto to read its replies as text")
         return self._takes_tools
 
     # the Agent protocol
@@ -383,3 +372,8 @@ def _describe(error: BaseException) -> str:
         message = message[:500] + "..."
     prefix = f"HTTP {status} " if isinstance(status, int) else ""
     return f"{prefix}{type(error).__name__}: {message}"
+
+
+def build(spec: Any, app: Any, query: Any, env: Any) -> ModelAgent:
+    """The agent of a PROVIDER:MODEL spec (agents/kinds.py), with the run's model settings."""
+    return ModelAgent(spec.target, ModelSettings.from_options(spec.settings, spec.target))

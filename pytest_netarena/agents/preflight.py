@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from . import reach
+from .kinds import KINDS
 
 #: how to run one's own model on an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, LM Studio...)
 LOCAL_RECIPE = ("for a model on an OpenAI-compatible server of your own: --agent=openai:MODEL --llm-api-base URL "
@@ -29,15 +30,15 @@ def check_agents(specs: Iterable[Any], run_budget: Any = None, episode_budget: A
     (run.budget.Budget) are the run's caps, checked against the models' prices when given."""
     warnings: list[str] = []
     for spec in specs:
-        if spec.kind == "litellm" and not spec.settings.get("replay_dir"):
+        if spec.kind == "model" and not spec.settings.get("replay_dir"):
             _check_credentials(spec)
             warnings.extend(filter(None, [_reach_model(spec)]))
             if run_budget is not None and episode_budget is not None:
                 warnings.extend(_check_cost_caps(spec, run_budget, episode_budget))
-        elif spec.kind == "cli":
-            warnings.extend(filter(None, [check_cli_agent(spec)]))
         elif spec.kind == "a2a":
             _reach_a2a(spec)
+        else:
+            warnings.extend(filter(None, [KINDS[spec.kind].reach(spec)]))
     return warnings
 
 
@@ -80,35 +81,6 @@ def _reach_model(spec: Any) -> str:
     else:
         answer = reach.send(request)
     return reach.judge(who, request, answer, key_fix, reach_fix)
-
-
-def check_cli_agent(spec: Any) -> str:
-    """A CLI agent: installed, its provider's key set (unless --llm-api-base names a server of the user's), and one
-    real request to that provider with it. Returns a warning, or ""."""
-    from ..mcp.clis import PROFILES
-
-    name = spec.target.partition(":")[0]
-    profile = PROFILES[name]()
-    who = f"--agent {spec.raw}"
-    folder, _ = profile.locate()
-    try:
-        found = folder.is_dir()
-    except OSError as error:  # e.g. another user's install folder
-        raise UsageError(f"{who}: {name}'s install at {folder} cannot be read ({error.strerror}); install it for "
-                         f"this user with `netarena cli-agents install {name}`") from None
-    if not found:
-        raise UsageError(f"{who}: {name} is not installed here ({folder} is missing); install "
-                         f"{profile.package}@{profile.version} with `netarena cli-agents install {name}`")
-    own_base = spec.settings.get("api_base")
-    key = profile.key()
-    if not own_base and not key:
-        raise UsageError(f"{who}: {' or '.join(profile.key_env)} is not set (the key {name} sends to "
-                         f"{profile.default_base}); set it, or point --llm-api-base at a server of your own")
-    base = str(own_base or profile.default_base)
-    request = reach.api_listing(profile.api, base, key)
-    key_fix = f"set {' or '.join(profile.key_env)} to a key the provider accepts"
-    reach_fix = "start the server first, or fix --llm-api-base or the route to the provider"
-    return reach.judge(who, request, reach.send(request), key_fix, reach_fix)
 
 
 def _reach_a2a(spec: Any) -> None:

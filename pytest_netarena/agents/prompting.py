@@ -55,10 +55,11 @@ def step_budget(max_steps: int, tools: bool = False) -> str:
 def build_system_prompt(prompt: PromptSpec, prompt_style: str, max_steps: int | None = None,
                         tools: bool = False) -> str:
     """The system prompt an agent receives for an app in a prompt style (and its step budget, when given); with
-    `tools`, it acts through tool calls and the app's text action format is left out."""
+    `tools`, it acts through tool calls: the app's text action format is left out, its answer format kept."""
     if prompt_style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}")
-    parts = [prompt.role.strip(), prompt.rules.strip(), TOOL_FORMAT if tools else prompt.action_format.strip()]
+    parts = [prompt.role.strip(), prompt.rules.strip(), TOOL_FORMAT if tools else prompt.action_format.strip(),
+             prompt.answer_format.strip()]
     if max_steps is not None:
         parts.append(step_budget(max_steps, tools))
     if prompt_style == "cot":

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BackendUnavailable, UsageError
+from .kinds import ACCEPTED_FORMS, KINDS, AgentKind
 from .noop import Agent, NoopAgent
 
 if TYPE_CHECKING:
@@ -19,13 +20,6 @@ if TYPE_CHECKING:
     from ..core.types import Query
 
 GENERIC_BUILTINS = ("noop",)
-ACCEPTED_FORMS = (
-    "builtin:NAME (offline reference agents: oracle, expert, chatty, reckless, random, cheater, noop)",
-    "PROVIDER:MODEL (any litellm model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5)",
-    "python:MODULE:ATTR (your own agent: ATTR is a class or factory returning an Agent)",
-    "a2a:URL (an agent speaking A2A, e.g. an AgentBeats purple agent: a2a:http://127.0.0.1:9019)",
-    "cli:NAME[:MODEL] (a CLI agent in a box through the episode's MCP server: cli:codex, cli:claude-code:MODEL)",
-)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -34,9 +28,14 @@ class AgentSpec:
     """A parsed --agent value."""
 
     raw: str
-    kind: str  #: "builtin", "python", "a2a", "cli" or "litellm"
-    target: str  #: builtin name, "module:attr", URL, "cli[:model]" or litellm model "provider/model"
+    kind: str  #: one of agents.kinds.KINDS: "builtin", "python", "a2a", "cli" or "model"
+    target: str  #: builtin name, "module:attr", URL, "cli[:model]" or the model as litellm names it, "provider/model"
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def agent_kind(self) -> AgentKind:
+        """What the kind is: its builder, and what scheduling and planning read (agents/kinds.py)."""
+        return KINDS[self.kind]
 
     @property
     def slug(self) -> str:
@@ -50,7 +49,7 @@ def usage_message(problem: str) -> str:
 
 
 def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec:
-    """Parse one spec; raises UsageError naming what is accepted."""
+    """Parse one spec, once: its kind (agents/kinds.py) and target; raises UsageError naming what is accepted."""
     text = raw.strip()
     kind, sep, rest = text.partition(":")
     if not sep or not kind or not rest:
@@ -59,27 +58,24 @@ def parse_agent_spec(raw: str, builtin_names: tuple[str, ...] = ()) -> AgentSpec
         known = tuple(dict.fromkeys((*builtin_names, *GENERIC_BUILTINS)))
         if rest not in known:
             raise UsageError(usage_message(f"unknown built-in agent {rest!r}; built-ins: {', '.join(known)}"))
-        return AgentSpec(text, "builtin", rest)
+        return AgentSpec(text, kind, rest)
     if kind == "python":
         module, sep, attr = rest.rpartition(":")
         if not sep or not module or not attr:
             raise UsageError(usage_message(f"malformed python agent {raw!r}: expected python:MODULE:ATTR"))
-        return AgentSpec(text, "python", rest)
+        return AgentSpec(text, kind, rest)
     if kind == "a2a":
         if not re.match(r"^https?://[^/\s]+", rest):
             raise UsageError(usage_message(f"malformed A2A agent {raw!r}: expected a2a:http://HOST:PORT"))
-        return AgentSpec(text, "a2a", rest)
-    if kind == "cli":
-        from ..mcp.clis import PROFILES  # lazy: the CLI agents live with the MCP server they play through
-
-        name, sep, model = rest.partition(":")
-        if name not in PROFILES or (sep and not model.strip()):
-            raise UsageError(usage_message(f"unknown CLI agent {raw!r}; CLI agents: "
-                                           f"{', '.join(f'cli:{known}' for known in PROFILES)} (optionally :MODEL)"))
-        return AgentSpec(text, "cli", rest)
+        return AgentSpec(text, kind, rest)
+    if kind in KINDS and KINDS[kind].reader:  # a kind read where it lives (cli: mcp/cli_agent.py)
+        try:
+            return AgentSpec(text, kind, KINDS[kind].read(rest, text))
+        except UsageError as error:
+            raise UsageError(usage_message(str(error))) from None
     if not _NAME.match(kind) or not rest.strip():
         raise UsageError(usage_message(f"malformed model spec {raw!r}"))
-    return AgentSpec(text, "litellm", f"{kind}/{rest}")
+    return AgentSpec(text, "model", f"{kind}/{rest}")
 
 
 def import_from_current_folder() -> None:
@@ -158,24 +154,25 @@ def load_python_agent(target: str) -> Agent:
 
 
 def make_agent(spec: AgentSpec, app: App, query: Query, env: Environment) -> Agent:
-    """Build the agent for one episode; BackendUnavailable when a built-in does not exist for the app."""
-    if spec.kind == "builtin":
-        if spec.target == "noop":
-            return NoopAgent()
-        agent = app.builtin_agent(spec.target, query, env)
-        if agent is None:
-            raise BackendUnavailable(f"builtin:{spec.target} is not available for the {app.name} app")
-        return agent
-    if spec.kind == "python":
-        return load_python_agent(spec.target)
-    if spec.kind == "a2a":
-        from .a2a_agent import A2AAgent  # lazy: a2a-sdk is an optional dependency
+    """Build the agent for one episode with its kind's builder; BackendUnavailable when a built-in does not exist
+    for the app (or a CLI is not installed)."""
+    return spec.agent_kind.build(spec, app, query, env)
 
-        return A2AAgent(spec.target, **spec.settings)
-    if spec.kind == "cli":
-        from ..mcp.cli_agent import make_cli_agent  # lazy: the MCP SDK and the box are needed only here
 
-        return make_cli_agent(spec.target, spec.settings)
-    from .model_agent import ModelAgent, ModelSettings  # lazy: httpx and litellm import only when used
+def build_builtin(spec: AgentSpec, app: App, query: Query, env: Environment) -> Agent:
+    """builtin:NAME: noop for any app, the others from the app (App.builtin_agent: the only channel to the hidden
+    query)."""
+    if spec.target == "noop":
+        return NoopAgent()
+    agent = app.builtin_agent(spec.target, query, env)
+    if agent is None:
+        raise BackendUnavailable(f"builtin:{spec.target} is not available for the {app.name} app")
+    return agent
 
-    return ModelAgent(spec.target, ModelSettings.from_options(spec.settings, spec.target))
+
+def build_python(spec: AgentSpec, app: App, query: Query, env: Environment) -> Agent:
+    return load_python_agent(spec.target)
+
+
+def check_python_spec(spec: AgentSpec) -> None:
+    check_python_agent(spec.target)

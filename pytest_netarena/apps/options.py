@@ -70,3 +70,8 @@ def check_value(spec: OptionSpec, value: object) -> None:
         if f"--{spec.name}" not in message:
             message = f"--{spec.name} {value!r}: {message}"
         raise UsageError(message) from None
+
+
+def default_of(app: str, name: str) -> object:
+    """The default of a built-in app's option, as declared above: the one place it is written."""
+    return next(spec.default for spec in BUILTIN_OPTIONS[app] if spec.name == name)

@@ -8,17 +8,17 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import App, RunOptions
-from ..core.episode import EpisodeConfig, run_episode
-from ..core.types import EpisodeResult, Outcome, Query, Task, new_episode_id
+from ..core.episode import run_episode
+from ..core.types import EpisodeResult, Outcome, Query
 from ..core.errors import BackendUnavailable
 from ..reporting import artifacts
+from ..run.plan import plan_episode
 from .cheats import Cheat
 from .generic import GENERIC
 
@@ -75,14 +75,12 @@ def audit_queries(app: App | str, count: int, options: RunOptions) -> list[Query
 def play_cheat(app: App | str, env, cheat: Cheat, query: Query, options: RunOptions,
                agent_timeout_s: float = 60.0) -> EpisodeResult:
     """One ordinary episode with the cheat's agent, of at most the cheat's steps."""
-    app_name, app = _name(app), _app(app)
-    task = Task(app=app_name, episode_id=new_episode_id(),
-                system_prompt=build_system_prompt(app.prompt_for(options), "zero-shot", cheat.steps),
-                prompt_style="zero-shot", max_steps=cheat.steps)
+    app = _app(app)
+    plan = plan_episode(app, env, replace(options, prompt_style="zero-shot", max_steps=cheat.steps),
+                        agent_timeout_s=agent_timeout_s)
     agent = cheat.agent()
     try:
-        return run_episode(env, agent, query, task, EpisodeConfig(max_steps=cheat.steps, agent_timeout_s=agent_timeout_s),
-                           f"cheat:{cheat.name}")
+        return run_episode(env, agent, query, plan.task, plan.config, f"cheat:{cheat.name}", interface=plan.interface)
     finally:
         agent.close()
 

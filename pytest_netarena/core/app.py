@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .rules import NETARENA, RULES, Ruleset, parse_rules, require_rules, rules_of, ruleset_named
 from .seeding import PUBLIC, hidden_seed
 from .catalogue import Category, Chooser, RandomChooser
 from .splits import ATTEMPTS_PER_QUERY, problem_split, split_of
-from .tools import Tool
+from .tools import Tool, ToolCall
 from .types import Judgement, Query, StepOutcome
 
 if TYPE_CHECKING:
     from .agent import Agent
+
+__all__ = ["NETARENA", "RULES", "App", "Environment", "OptionSpec", "PromptSpec", "RunOptions", "Ruleset", "parse_rules",
+           "require_rules", "rules_of"]
 
 
 @dataclass(frozen=True)
@@ -42,42 +46,11 @@ class PromptSpec:
 
     role: str  #: who the agent is and what the environment is
     rules: str  #: what it may and may not do
-    action_format: str  #: exactly how to write one action
+    action_format: str  #: exactly how to write one action as a text reply (the text interface only)
     examples: tuple[tuple[str, str], ...] = ()  #: (observation, reply) pairs obeying the format
-
-
-#: NetArena's rules (--compat netarena); also the "rules" param of a query drawn or read under them
-NETARENA = "netarena"
-#: the rules a run can be scored by: ours, and NetArena's as its code applies them
-RULES = ("default", NETARENA)
-
-
-def parse_rules(value: Any, name: str = "--compat") -> str:
-    """The rules as given: "netarena" for NetArena's; empty, "none" or "default" for ours."""
-    from .errors import UsageError
-
-    text = "" if value is None else str(value).strip().lower()
-    if text in ("", "none", "default"):
-        return "default"
-    if text not in RULES:
-        raise UsageError(f"{name} takes netarena (NetArena's rules) or none (ours); got {value!r}")
-    return text
-
-
-def rules_of(run: Mapping[str, Any]) -> str:
-    """The rules a run folder's run.json (or summary.json) names; folders written before the key was
-    renamed say "profile"."""
-    return str(run.get("rules", run.get("profile", "default")))
-
-
-def require_rules(query: Query, rules: str) -> None:
-    """Refuse a query drawn (or read) under other rules than an environment's ("" ours, NETARENA NetArena's):
-    its params mean something else there, so it cannot be judged."""
-    if query.params.get("rules", "") != rules:
-        from .errors import InfraError
-
-        wanted = "with --compat netarena" if query.params.get("rules") == NETARENA else "without --compat"
-        raise InfraError(f"{query.id} was drawn under other rules than this run's: run it {wanted}")
+    #: what an action or answer must hold on every interface (text, tools, MCP, CLI), e.g. MALT's answer object:
+    #: stated after the action format, or after how to act through tools
+    answer_format: str = ""
 
 
 @dataclass
@@ -101,9 +74,15 @@ class RunOptions:
     tool_calls: str = "auto"
 
     @property
+    def ruleset(self) -> Ruleset:
+        """The run's rules as one value: what they change in an episode (core/rules.py)."""
+        return ruleset_named(self.rules)
+
+    @property
     def netarena_compat(self) -> bool:
-        """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference)."""
-        return self.rules == NETARENA
+        """True when the run reproduces NetArena's rules (docs/netarena.md lists every difference): the ruleset's
+        `netarena`. What the rules change is read from the ruleset, or is an app's own (App.for_rules)."""
+        return self.ruleset.netarena
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.extra.get(name.replace("-", "_"))
@@ -119,6 +98,9 @@ class Environment(ABC):
     #: the agent may probe them, "api-only" when not): each episode carries it, and reports label the agent's
     #: rows with it, so episodes of different settings are never pooled into one row
     setting: str = ""
+    #: the current episode's agent acts through tools (set by core.steps.Episode before each reset), so that
+    #: observations speak the interface's words: of tool calls, not of replies to write
+    uses_tools: bool = False
 
     @abstractmethod
     def reset(self, query: Query) -> str:
@@ -142,6 +124,12 @@ class Environment(ABC):
         the same action read from a reply, so the verdicts are the same whichever way it arrives."""
         offered = ", ".join(tool.name for tool in self.tools()) or "none: reply in text"
         return self.refuse(f"unknown tool {name!r}; the tools are: {offered}")
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The tool call carrying the one action a text reply holds, as run_action takes it (None: the reply holds
+        none, or no tool is offered). How a text agent's actions are replayed through tools, so that the validity
+        card can hold the interfaces to the same verdicts (validity/interfaces.py); the default knows none."""
+        return None
 
     @abstractmethod
     def judge(self) -> Judgement:
@@ -193,7 +181,12 @@ class App(ABC):
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
         """The prompt parts of a run, by its rules."""
-        return self.netarena_prompt() if options.netarena_compat else self.prompt()
+        return self.netarena_prompt() if options.ruleset.netarena else self.prompt()
+
+    def for_rules(self, rules: str) -> App:
+        """The app under `rules` ("default" or "netarena"): itself, unless its NetArena rules make it another app
+        (an app's netarena/app.py, registered with core.ruled.RuledApp, which sends each call to the right one)."""
+        return self
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         """A built-in agent that needs app knowledge (oracle, expert, reckless), or None."""

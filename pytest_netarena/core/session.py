@@ -41,7 +41,7 @@ class EpisodeSession:
         self.uses_tools = bool(task.tools)
         self.interface = interface or ("tools" if self.uses_tools else "text")
         self.task = task  #: what the agent is told; after open() its tools are the episode's own
-        self.episode = Episode(env, query, config.max_steps if config.announce_steps else None, self.uses_tools)
+        self.episode = Episode(env, query, config.max_steps if config.ruleset.states_budget else None, self.uses_tools)
         self.tools: tuple[Tool, ...] = ()  #: the tools offered (set by open(); empty for the text protocol)
         self.first_observation = ""
         self.usage = Usage()
@@ -261,10 +261,10 @@ class EpisodeSession:
         if error is None and not self.first_observation:
             error = (Outcome.INFRA_ERROR, "infrastructure: the episode was never opened")
         try:
-            end = end_episode(self.env, self.episode, self.config.netarena_rules, error)
+            end = end_episode(self.env, self.episode, self.config.ruleset, error)
         except Exception as failure:  # the judge failed: never the agent's fault
             self._end_with_error(failure)
-            return end_episode(self.env, self.episode, self.config.netarena_rules, self._error)
+            return end_episode(self.env, self.episode, self.config.ruleset, self._error)
         if error is None and self._budget_note and not end.correct:
             end = replace(end, details=f"{self._budget_note}; {end.details}")
         return end

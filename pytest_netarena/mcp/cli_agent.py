@@ -19,9 +19,9 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BackendUnavailable, InfraError
+from ..core.errors import BackendUnavailable, InfraError, UsageError
 from ..core.types import Task
 from ..serving import ConnectionLimits
 from .clis import PROFILES, CliProfile
@@ -86,7 +86,7 @@ class CliAgent:
             host = base.removeprefix("http://")
             routes = http_routes(build_server(session, activity), token, [host], idle_s=self.timeout_s * 4,
                                  limit=2 << 20, extra={"/model": relay})
-            launch = self.profile.launch(self.model, session.task.system_prompt, _prompt(session), f"{base}/model",
+            launch = self.profile.launch(self.model, session.task.system_prompt, cli_prompt(session), f"{base}/model",
                                          f"{base}{MCP_PATH}", token, self.timeout_s)
             deadline = time.monotonic() + _overall_s(session, self.timeout_s)
             over_since: list[float] = []
@@ -144,7 +144,9 @@ class CliAgent:
                                 + (f" ({report.errors[-1]})" if report.errors else "") + f"; its output ended: {tail}")
 
 
-def _prompt(session: EpisodeSession) -> str:
+def cli_prompt(session: EpisodeSession) -> str:
+    """What a CLI agent is given as its prompt (the system prompt goes as its instructions): how to act, and the
+    first observation."""
     return ("Act only through the tools of the `netarena` MCP server: each call is one step. Call its finish tool "
             f"when you are done.\n\nThe environment now shows:\n\n{session.first_observation}")
 
@@ -155,6 +157,49 @@ def _overall_s(session: EpisodeSession, timeout_s: float) -> float:
     if isinstance(limit, (int, float)) and limit > 30:
         return limit - 15
     return timeout_s * (session.config.max_steps + 1)
+
+
+def read_target(value: str, raw: str) -> str:
+    """The NAME[:MODEL] of `cli:NAME[:MODEL]` (agents/kinds.py): UsageError unless NAME is a known CLI agent."""
+    name, sep, model = value.partition(":")
+    if name not in PROFILES or (sep and not model.strip()):
+        raise UsageError(f"unknown CLI agent {raw!r}; CLI agents: "
+                         f"{', '.join(f'cli:{known}' for known in PROFILES)} (optionally :MODEL)")
+    return value
+
+
+def build(spec: Any, app: Any, query: Any, env: Any) -> CliAgent:
+    """The agent of a cli:NAME[:MODEL] spec (agents/kinds.py), with the run's CLI settings."""
+    return make_cli_agent(spec.target, spec.settings)
+
+
+def check_reach(spec: Any) -> str:
+    """A CLI agent: installed, its provider's key set (unless --llm-api-base names a server of the user's), and one
+    real request to that provider with it. Returns a warning, or ""."""
+    from ..agents import reach
+
+    name = spec.target.partition(":")[0]
+    profile = PROFILES[name]()
+    who = f"--agent {spec.raw}"
+    folder, _ = profile.locate()
+    try:
+        found = folder.is_dir()
+    except OSError as error:  # e.g. another user's install folder
+        raise UsageError(f"{who}: {name}'s install at {folder} cannot be read ({error.strerror}); install it for "
+                         f"this user with `netarena cli-agents install {name}`") from None
+    if not found:
+        raise UsageError(f"{who}: {name} is not installed here ({folder} is missing); install "
+                         f"{profile.package}@{profile.version} with `netarena cli-agents install {name}`")
+    own_base = spec.settings.get("api_base")
+    key = profile.key()
+    if not own_base and not key:
+        raise UsageError(f"{who}: {' or '.join(profile.key_env)} is not set (the key {name} sends to "
+                         f"{profile.default_base}); set it, or point --llm-api-base at a server of your own")
+    base = str(own_base or profile.default_base)
+    request = reach.api_listing(profile.api, base, key)
+    key_fix = f"set {' or '.join(profile.key_env)} to a key the provider accepts"
+    reach_fix = "start the server first, or fix --llm-api-base or the route to the provider"
+    return reach.judge(who, request, reach.send(request), key_fix, reach_fix)
 
 
 def make_cli_agent(target: str, settings: dict) -> CliAgent:

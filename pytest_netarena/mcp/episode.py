@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import App, Environment, RunOptions
-from ..core.episode import EpisodeConfig
 from ..core.errors import InfraError
 from ..core.seeding import PUBLIC
-from ..core.session import EpisodeSession, offered_tools
-from ..core.types import EpisodeResult, Query, Task, new_episode_id
+from ..core.session import EpisodeSession
+from ..core.types import EpisodeResult, Query
 from ..reporting import artifacts
+from ..run.plan import MCP_CLIENT, plan_episode
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def pick_query(app: App, options: RunOptions) -> Query:
 
 
 @dataclass
-class Served:
+class OpenEpisode:
     """An opened episode and where it will be written."""
 
     app: App
@@ -64,7 +63,7 @@ class Served:
     info: dict[str, Any]
 
 
-def open_episode(config: ServeConfig, out: Path) -> Served:
+def open_episode(config: ServeConfig, out: Path) -> OpenEpisode:
     """Build the environment, open the episode's session (reset: the faults are in) and name its run folder.
 
     Raises BackendUnavailable when the app cannot run here; an episode that cannot start is over at once (its
@@ -73,16 +72,9 @@ def open_episode(config: ServeConfig, out: Path) -> Served:
     options = config.run_options()
     query = pick_query(app, options)
     env = app.make_environment(options)
-    max_steps = options.max_steps or env.default_max_steps
     try:
-        tools = offered_tools(env)
-        task = Task(app=app.name, episode_id=new_episode_id(),
-                    system_prompt=build_system_prompt(app.prompt_for(options), options.prompt_style, max_steps,
-                                                      tools=True),
-                    prompt_style=options.prompt_style, max_steps=max_steps, tools=tools)
-        episode_config = EpisodeConfig(max_steps=max_steps, agent_timeout_s=config.agent_timeout_s,
-                                       prompt_style=options.prompt_style)
-        session = EpisodeSession(env, query, task, episode_config, "mcp:client", 0, "mcp")
+        plan = plan_episode(app, env, options, MCP_CLIENT, agent_timeout_s=config.agent_timeout_s)
+        session = EpisodeSession(env, query, plan.task, plan.config, "mcp:client", 0, plan.interface)
         try:
             session.open()
         except InfraError:
@@ -96,10 +88,10 @@ def open_episode(config: ServeConfig, out: Path) -> Served:
             "options": {"queries": 1, "levels": list(config.levels), "max_steps": config.max_steps,
                         "prompt_style": config.prompt_style, "trials": 1, "interface": "mcp",
                         **{key: value for key, value in config.extra.items() if value is not None}}}
-    return Served(app, env, query, session, Path(out) / run_id, info)
+    return OpenEpisode(app, env, query, session, Path(out) / run_id, info)
 
 
-def record(served: Served, client: str) -> EpisodeResult:
+def record(served: OpenEpisode, client: str) -> EpisodeResult:
     """Judge the episode (once) and write its run folder; the environment is closed after."""
     served.session.agent_name = f"mcp:{client or 'client'}"
     try:

@@ -33,11 +33,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"netarena: seed={settings.seed} agents={agents} prompt-style={options.prompt_style} "
         f"queries/category={options.queries} levels={','.join(map(str, options.levels))} trials={settings.trials}"
         + (f" split={options.split}" if options.split else "")
-        + f" tool-calls={'never (NetArena: text)' if options.netarena_compat else options.tool_calls}",
+        + f" tool-calls={options.tool_calls if options.ruleset.offers_tools else 'never (NetArena: text)'}",
         f"netarena: reports in {settings.run_dir}",
         _sandbox_line(options.sandboxed),
     ]
-    if options.netarena_compat:
+    if options.ruleset.netarena:
         lines.append("netarena: --compat netarena: NetArena's rules, not ours (docs/netarena.md lists every difference)")
     if scale.shard is not None:
         lines.append(f"netarena: shard {scale.shard} of the collection (`netarena report merge` joins the shards' folders)")

@@ -13,7 +13,7 @@ from ..run.settings import Settings
 from ..run.worker_input import WorkerInput
 from ..scale.inflight import InFlight, flies, flight
 from ..scale.service import RemoteController
-from ..scale.workers import WorkerSplit, model_bound, plain_numprocesses, split_workers
+from ..scale.workers import WorkerSplit, plain_numprocesses, split_workers
 from .collection import Case, SearchCase, benchmark_case
 from .fixtures import obtain
 from .state import SCALE_KEY, SETTINGS_KEY, Scale
@@ -26,7 +26,8 @@ def fold_workers_into_flight(config: pytest.Config, settings: Settings, option: 
     A worker costs a Python start-up and environments of its own, and on few cores N of them queue for
     the CPU while the model is thinking; threads in flight only wait (docs/scale.md). Left alone: `-n auto`,
     an explicit --in-flight, --dist, --tx and --maxprocesses (what xdist already made of -n stays)."""
-    if not config.pluginmanager.hasplugin("xdist") or not model_bound([agent.kind for agent in settings.agents]):
+    # a model-bound agent's steps mostly wait on a remote model (agents/kinds.py), not on this machine's CPU
+    if not config.pluginmanager.hasplugin("xdist") or not any(agent.agent_kind.model_bound for agent in settings.agents):
         return None
     typed = config.known_args_namespace  # -n as typed, before xdist turns auto into a number
     asked = plain_numprocesses(getattr(typed, "numprocesses", None))

@@ -84,7 +84,7 @@ def start(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-netarena: {error}") from None
     config.stash[SCALE_KEY] = Scale.for_process(config, settings, options)
     runs_episodes = worker is not None or config.getoption("dist", "no") in ("no", None)
-    if runs_episodes and any(agent.kind == "litellm" and uses_litellm(agent.target, agent.settings.get("client"))
+    if runs_episodes and any(agent.kind == "model" and uses_litellm(agent.target, agent.settings.get("client"))
                              for agent in settings.agents):
         _import_model_client_now()
     _register_run_hooks(config, controller=worker is None)

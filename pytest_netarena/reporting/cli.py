@@ -29,9 +29,11 @@ def register(subparsers) -> None:
     report.add_argument("--min-resolved", help="merge: exit 6 below this resolved rate (RATE or APP=RATE,...)")
     report.add_argument("--min-correctness", help="merge: exit 6 below this correctness (RATE or APP=RATE,...)")
     report.add_argument("--min-safety", help="merge: exit 6 below this safety (RATE or APP=RATE,...)")
-    report.add_argument("--pair-by", choices=("agent", "query"), default="agent",
-                        help="compare: pair the same agent's episodes (default), or each run's one agent query by "
-                             "query (two names of one model, or two interfaces)")
+    report.add_argument("--pair-by", choices=("agent", "query", "interface"), default="agent",
+                        help="compare: pair the same agent's episodes (default), each run's one agent query by "
+                             "query (two names of one model), or one model through one interface against the same "
+                             "model through another (openai:MODEL by text or tools, cli:NAME:MODEL), query by query: "
+                             "what the interface alone moves (give one run folder twice to pair within it)")
     report.set_defaults(handler=run_report)
 
 

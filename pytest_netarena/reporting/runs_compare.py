@@ -19,8 +19,9 @@ class NothingPaired(ReportError):
     """The two runs hold no episode to pair; the message says why."""
 
 
-#: how episodes of two runs pair up: the same agent on the same query (default), or each run's one agent by query
-PAIRINGS = ("agent", "query")
+#: how episodes of two runs pair up: the same agent on the same query (default), each run's one agent by query, or
+#: one model's episodes through one interface against the same model's through another (what the interface moves)
+PAIRINGS = ("agent", "query", "interface")
 
 
 def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[list[str], list[dict[str, Any]]]:
@@ -38,7 +39,11 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
         kept, _ = latest_attempts(load_episodes(run_dir))
         records[label] = possible(records_from_episodes(kept))  # impossible episodes are not paired: only cheats
     agents = {label: sorted({r["agent"] for r in items}) for label, items in records.items()}
-    if pair_by == "query":
+    if pair_by == "interface":
+        buckets = by_interface(records["A"], records["B"], same_run=Path(first).resolve() == Path(second).resolve())
+        if not buckets:
+            raise NothingPaired(_why_no_interface_pair(records))
+    elif pair_by == "query":
         if len(agents["A"]) != 1 or len(agents["B"]) != 1:
             raise UsageError(f"--pair-by query pairs one agent per run; A has {', '.join(agents['A'])}, "
                              f"B has {', '.join(agents['B'])}")
@@ -51,19 +56,60 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
                     buckets[record["agent"]][side].append(record)
     for name, (a, b) in sorted(buckets.items()):
         via_a, via_b = interfaces(a), interfaces(b)
-        if via_a != via_b:
+        if via_a != via_b and pair_by != "interface":
             warnings.append(f"{name}: the agent acted through {via_a} in A and {via_b} in B: the difference measures "
                             "the interface too")
     # one bucket at a time: compare() pairs every two agents it is given, and here only A against B matters
     seed = int(runs[0].get("seed") or 0)
     comparisons = []
     for name, (a, b) in sorted(buckets.items()):
-        label = (lambda r: name) if pair_by == "query" else _label
+        label = (lambda r: name) if pair_by in ("query", "interface") else _label
         labelled = [{**r, "agent": f"A {label(r)}"} for r in a] + [{**r, "agent": f"B {label(r)}"} for r in b]
         comparisons.extend(compare(_one_label_per_run(labelled), seed=seed))
     if not any(c["pairs"] for c in comparisons):
         raise NothingPaired(_why_nothing_paired(agents, runs, pair_by))
     return warnings, comparisons
+
+
+def model_of(agent: str) -> str:
+    """The model an agent runs, whatever the interface: `openai:gpt-4o` and `cli:codex:gpt-4o` both run gpt-4o (a
+    report's setting label, e.g. ` [live]`, stays on it); any other agent (builtin:, python:, a2a:, a CLI without
+    its model) is its own."""
+    name, bracket, setting = agent.partition(" [")
+    kind, _, rest = name.partition(":")
+    if kind == "cli":
+        _, _, model = rest.partition(":")
+        model = model or name
+    elif kind in ("builtin", "python", "a2a", "mcp", "cheat") or not rest:
+        model = name
+    else:
+        model = rest
+    return model + (bracket + setting if bracket else "")
+
+
+def by_interface(first: list[dict[str, Any]], second: list[dict[str, Any]], same_run: bool = False,
+                 ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """One bucket per model and pair of interfaces it acted through, A's episodes through one against B's through
+    another, named `MODEL: text -> tools` (both runs the same folder: each pair of its interfaces once)."""
+    sides = []
+    for records in (first, second):
+        grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for record in records:
+            grouped[(model_of(record["agent"]), str(record.get("interface") or "text"))].append(record)
+        sides.append(grouped)
+    buckets = {}
+    for (model, via_a), a in sides[0].items():
+        for (other, via_b), b in sides[1].items():
+            if other == model and via_a != via_b and (not same_run or via_a < via_b):
+                buckets[f"{model}: {via_a} -> {via_b}"] = (a, b)
+    return buckets
+
+
+def _why_no_interface_pair(records: dict[str, list[dict[str, Any]]]) -> str:
+    seen = {label: sorted({f"{model_of(r['agent'])} via {r.get('interface') or 'text'}" for r in items})
+            for label, items in records.items()}
+    return (f"nothing paired: no model acted through another interface in B than in A (A: "
+            f"{', '.join(seen['A']) or 'none'}; B: {', '.join(seen['B']) or 'none'})")
 
 
 def _why_nothing_paired(agents: dict[str, list[str]], runs: list[dict[str, Any]], pair_by: str) -> str:

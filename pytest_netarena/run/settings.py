@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..agents.spec import AgentSpec, check_python_agent, parse_agent_spec
+from ..agents.spec import AgentSpec, parse_agent_spec
 from ..core import resources
 from ..apps import available_apps
 from ..apps.options import check_value
@@ -21,6 +21,7 @@ from ..core.types import Query, current_keys
 from .corpus import load_corpus
 from ..core.errors import UsageError
 from .gates import Gate, parse_gates
+from .plan import check_tool_calls
 from ..reporting import artifacts
 from .search import PROFILES, SearchConfig
 from . import values
@@ -125,8 +126,7 @@ def _check_on_controller(option: Callable[[str], Any], specs: list[AgentSpec]) -
     _check_paths(option)
     _check_choices(option)
     for spec in specs:
-        if spec.kind == "python":
-            check_python_agent(spec.target)
+        spec.agent_kind.check(spec)
 
 
 def _check_paths(option: Callable[[str], Any]) -> None:
@@ -159,30 +159,11 @@ def _check_choices(option: Callable[[str], Any]) -> None:
     value = option("llm-client")
     if value not in (None, "", "auto", "litellm"):
         raise UsageError(f"--llm-client takes auto or litellm; got {value!r}")
-    value = option("tool-calls")
-    if value not in (None, "", "auto", "always", "never"):
-        raise UsageError(f"--tool-calls takes auto, always or never; got {value!r}")
     value = option("llm-api-base")
     if value not in (None, ""):
         url = urlsplit(str(value))
         if url.scheme not in ("http", "https") or not url.hostname:
             raise UsageError(f"--llm-api-base takes an http(s) URL, e.g. http://127.0.0.1:8000/v1; got {value!r}")
-
-
-def _check_tool_calls(options: RunOptions, specs: list[AgentSpec]) -> None:
-    """--tool-calls always refuses to start where no tool can be offered: under NetArena's text protocol, or to a
-    model whose provider takes no tool calls."""
-    if options.tool_calls != "always":
-        return
-    if options.netarena_compat:
-        raise UsageError("--tool-calls always: --compat netarena keeps NetArena's text protocol, which offers no "
-                         "tools; drop one of the two")
-    from ..agents.model_agent import takes_tools
-
-    for spec in specs:
-        if spec.kind == "litellm" and not takes_tools(spec.target):
-            raise UsageError(f"--tool-calls always: {spec.raw} does not take tool calls (litellm's model map says "
-                             "so); use --tool-calls auto to read its replies as text")
 
 
 def parse_agents(raw_specs: list[str], builtin_names: tuple[str, ...]) -> list[AgentSpec]:
@@ -232,7 +213,7 @@ def build_settings(
     seed, run_id, secret = _seed_run_and_secret(option, worker, resumed)
     run_options = _run_options(option, apps, seed, secret, resumed)
     if worker is None:
-        _check_tool_calls(run_options, specs)
+        check_tool_calls(run_options, specs)
     timeout = finite_number("--agent-timeout", option("agent-timeout"))
     by_kind = _agent_settings(option, run_options, timeout)
     reports_dir = _reports_dir(option("reports-dir"), rootpath, resume_dir)
@@ -319,7 +300,7 @@ def _run_options(option: Callable[[str], Any], apps: Mapping[str, App], seed: in
         sandboxed=not (stored.get("unsandboxed") if resumed is not None else values.flag(option("unsandboxed"))),
         rules=rules_of(resumed) if resumed is not None else parse_rules(option("compat")),
         split=split,
-        tool_calls=option("tool-calls") or "auto",
+        tool_calls=values.tool_calls(option("tool-calls")),
         secret=secret,
     )
 
@@ -341,13 +322,12 @@ def _agent_settings(option: Callable[[str], Any], run_options: RunOptions, timeo
         "deadline_s": max(1.0, timeout - 10.0),  # retries end before the episode's agent timeout
         "api_base": option("llm-api-base"),
         "client": option("llm-client"),
-        "tool_calls": run_options.tool_calls,
         "record_dir": option("llm-record"),
         "replay_dir": option("llm-replay"),
     }
     a2a = {"timeout_s": max(1.0, timeout - 5.0), "streaming": values.flag(option("a2a-streaming"))}
     cli = {"timeout_s": timeout, "api_base": option("llm-api-base")}
-    return {"litellm": model, "a2a": a2a, "cli": cli}
+    return {"model": model, "a2a": a2a, "cli": cli}
 
 
 def _reports_dir(value: Any, rootpath: Path, resume_dir: str | None) -> Path:
@@ -390,7 +370,7 @@ def _corpus(path: str | None, worker: WorkerInput | None, options: RunOptions) -
     kind, file = _foreign_corpus(path)
     try:
         if kind == "netarena-malt":
-            from ..apps.malt.app import netarena_corpus
+            from ..apps.malt.netarena.app import netarena_corpus
 
             return netarena_corpus(file, options)
         return load_corpus(Path(path))

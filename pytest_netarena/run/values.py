@@ -96,3 +96,19 @@ def prompt_style(value: Any) -> str:
     if value not in PROMPT_STYLES:
         raise UsageError(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}; got {value!r}")
     return value
+
+
+#: --tool-calls: offer tools to the agents that take them (auto), to every agent that can (always), or to none
+TOOL_CALLS = ("auto", "always", "never")
+
+
+def tool_calls(value: Any) -> str:
+    """--tool-calls: the one place its value is read and checked; when none is given, the default RunOptions
+    declares (auto). run/plan.py decides from it, per episode, whether tools are offered."""
+    from ..core.app import RunOptions
+
+    if value in (None, ""):
+        return RunOptions.tool_calls
+    if value not in TOOL_CALLS:
+        raise UsageError(f"--tool-calls takes auto, always or never; got {value!r}")
+    return str(value)

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-#: agent kinds whose steps mostly wait on a remote model (a provider, an A2A server), not on this machine's CPU.
-#: python: agents are the user's code, CPU-bound or not: -n keeps its ordinary meaning for them.
-MODEL_BOUND_KINDS = frozenset({"litellm", "a2a"})
-
 
 @dataclass(frozen=True)
 class WorkerSplit:
@@ -39,10 +33,6 @@ def split_workers(asked: int, cores: int) -> WorkerSplit:
     if workers <= 1:
         return WorkerSplit(asked, 0, asked)
     return WorkerSplit(asked, workers, math.ceil(asked / workers))
-
-
-def model_bound(kinds: Sequence[str]) -> bool:
-    return any(kind in MODEL_BOUND_KINDS for kind in kinds)
 
 
 def plain_numprocesses(typed: Any) -> int | None:

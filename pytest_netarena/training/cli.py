@@ -151,14 +151,13 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def _check_offline_agent(raw: str) -> None:
     """generate plays built-in and python: agents; model and A2A agents need what only a pytest run gives them."""
-    from ..agents.spec import check_python_agent, parse_agent_spec
+    from ..agents.spec import parse_agent_spec
     from ..apps import available_apps
     from ..core.errors import UsageError
 
     builtins = tuple(sorted({n for app in available_apps().values() for n in app.builtin_agent_names}))
     spec = parse_agent_spec(raw, builtins)
-    if spec.kind == "python":
-        check_python_agent(spec.target)
-    elif spec.kind != "builtin":
+    if not spec.agent_kind.offline:
         raise UsageError(f"generate plays offline agents (builtin:NAME, python:MODULE:ATTR), not {raw}: run it with "
                          f"pytest instead, e.g. pytest suites --agent={raw} (docs/training.md)")
+    spec.agent_kind.check(spec)

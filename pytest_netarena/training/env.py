@@ -14,14 +14,14 @@ from typing import Any
 
 import gymnasium
 
-from ..agents.prompting import build_system_prompt
 from ..apps import get_app
 from ..core.app import RULES, Environment, RunOptions
-from ..core.episode import MAX_REPLY_CHARS, EpisodeConfig
+from ..core.episode import MAX_REPLY_CHARS
 from ..core.errors import InfraError
 from ..core.session import EpisodeSession
 from ..core.catalogue import Category
-from ..core.types import Outcome, Query, Reply, Task
+from ..core.types import Outcome, Query, Reply
+from ..run.plan import EpisodePlan, plan_episode
 from .reward import RewardConfig
 from .spaces import AnyText
 from ..core.splits import ATTEMPTS_PER_QUERY, check_transcript_split, split_of
@@ -99,9 +99,12 @@ class NetArenaEnv(gymnasium.Env):
 
     @property
     def system_prompt(self) -> str:
-        """The system prompt a benchmark run gives a model agent (app rules, action format, step budget)."""
-        budget = None if self.run_options.netarena_compat else self.max_steps  # NetArena never states it
-        return build_system_prompt(self.app.prompt_for(self.run_options), self.run_options.prompt_style, budget)
+        """The system prompt a benchmark run gives a text agent (app rules, action format, step budget)."""
+        return self._plan().task.system_prompt
+
+    def _plan(self) -> EpisodePlan:
+        """The episode as a benchmark run plans it for a text agent (run/plan.py)."""
+        return plan_episode(self.app, self._environment(), self.run_options)
 
     # ---- Gymnasium API ------------------------------------------------------------------------------
 
@@ -122,15 +125,12 @@ class NetArenaEnv(gymnasium.Env):
             break
         self.query, self._session = query, session
         info = {"query_id": query.id, "level": query.level, "max_steps": self.max_steps,
-                "system_prompt": self.system_prompt}
+                "system_prompt": session.task.system_prompt}
         return _bounded(str(observation)), info
 
     def _new_session(self, env: Environment, query: Query) -> EpisodeSession:
-        compat = self.run_options.netarena_compat
-        config = EpisodeConfig(max_steps=self.max_steps, prompt_style=self.run_options.prompt_style,
-                               announce_steps=not compat, netarena_rules=compat)
-        task = Task(self.app.name, "", self.system_prompt, self.run_options.prompt_style, self.max_steps)
-        return EpisodeSession(env, query, task, config, "gymnasium")
+        plan = self._plan()
+        return EpisodeSession(env, query, plan.task, plan.config, "gymnasium", interface=plan.interface)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         session = self._session

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.stats import binomial_tail, wilson_interval
+from .interfaces import CLAIM as INTERFACES_CLAIM
 from .measure import ISOLATION_ATTACKS, AppMeasure, Rate
 
 PASS, FAIL, NOT_MEASURED, NOT_APPLICABLE = "pass", "FAIL", "not measured", "not applicable"
@@ -107,7 +108,24 @@ def app_items(measure: AppMeasure) -> list[Item]:
                   + ("the same first observation as a fresh environment's" if residual.equal else
                      f"a different first observation from a fresh environment's: {residual.difference}"))
         items.append(Item("residual-state-cleared", app, claim, PASS if residual.equal else FAIL, figure, 2))
-    return items + [_contamination_item(measure)]
+    return items + [_contamination_item(measure), _interface_item(measure)]
+
+
+def _interface_item(measure: AppMeasure) -> Item:
+    """One episode on every interface (validity/interfaces.py): every replay agreed on every interface."""
+    found = measure.interfaces
+    if found is None or (not found.compared and not found.differences):
+        reason = (found.skipped if found else "") or "no episode was replayed"
+        return Item("interface-invariance", measure.app, INTERFACES_CLAIM, NOT_MEASURED, reason)
+    figure = (f"builtin:oracle (every query) and builtin:reckless (the first) replayed through "
+              f"{', '.join(found.interfaces)} in {found.compared} episodes each: {len(found.differences)} "
+              "differences" + (f" (first: {found.differences[0]})" if found.differences else "")
+              + "; CLI agents: the same task checked, their calls reach the same MCP server")
+    if found.skipped:
+        figure += f"; {found.skipped}"
+    status = PASS if found.compared and not found.differences else FAIL
+    return Item("interface-invariance", measure.app, INTERFACES_CLAIM, status, figure,
+                found.compared * len(found.interfaces))
 
 
 def _contamination_item(measure: AppMeasure) -> Item:

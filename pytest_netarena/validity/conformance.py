@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..agents.prompting import build_system_prompt
 from ..agents.spec import GENERIC_BUILTINS, parse_agent_spec
 from ..apps import get_app
 from ..audit.battery import audit_queries, cheat_won, cheats_for, play_cheat
 from ..core.app import App, Environment, RunOptions
 from ..core.errors import InfraError
 from ..core.types import EpisodeResult, Outcome, Query
+from ..run.plan import TEXT, Traits, plan_episode
 from ..run.runner import play
 
 GUARANTEES = ("seeded-generation", "faults-break-something", "solvable-by-oracle", "hidden-state-unseen",
@@ -199,9 +199,8 @@ def _check_processes(app: App, options: RunOptions, fail: Callable[[str, str], N
 def _check_episodes(app: App, env: Environment, options: RunOptions, queries: list[Query], check: AppCheck,
                     say: Callable[[str], None]) -> None:
     names = tuple(dict.fromkeys((*app.builtin_agent_names, *GENERIC_BUILTINS)))
-    max_steps = options.max_steps or env.default_max_steps
-    prompts = [("the system prompt", build_system_prompt(app.prompt_for(options), options.prompt_style, max_steps,
-                                                         tools=tools)) for tools in (False, True)]
+    prompts = [("the system prompt", plan_episode(app, env, options, traits).task.system_prompt)
+               for traits in (TEXT, Traits(wants_tools=True))]
     has_oracle = "oracle" in app.builtin_agent_names
     if not has_oracle:
         check.failures.append(Failure("solvable-by-oracle", "", "the app offers no builtin:oracle "

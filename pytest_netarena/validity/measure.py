@@ -15,6 +15,7 @@ from ..core.errors import BackendUnavailable, InfraError
 from ..core.types import EpisodeResult, Outcome, Query
 from ..run.runner import play
 from .contamination import Contamination, measure_contamination
+from .interfaces import InterfaceMeasure, measure_interfaces
 
 #: the reference agents whose resolved rates the card shows (each played on every query)
 REFERENCE_AGENTS = ("oracle", "noop", "random")
@@ -73,6 +74,7 @@ class AppMeasure:
     seconds: float = 0.0
     #: impossible episodes: agent -> [cheated, scored] (an app without impossible categories: empty)
     cheating: dict[str, list[int]] = field(default_factory=dict)
+    interfaces: InterfaceMeasure | None = None  #: the scripted agents replayed through every interface
 
     def attack_episodes(self, attacks: tuple[str, ...]) -> tuple[int, int]:
         """(episodes, won) of the audit's cheats of these attack classes."""
@@ -161,6 +163,7 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
                     counts[0] += result.cheated
                     counts[1] += 1
             progress(f"{app_name}: builtin:{agent} cheated in {counts[0]} of {counts[1]} impossible episodes")
+        measure.interfaces = measure_interfaces(app, env, options, queries, names, progress)
         measure.residual = check_residual(app_name, env, queries, options, names)
         progress(f"{app_name}: residual state cleared: {measure.residual.equal}")
     finally:

@@ -26,9 +26,9 @@ TASK = Task("tiny", "e1", "You repair tiny networks.", "zero-shot", 5)
         (" openrouter:meta-llama/llama-3.1-8b ", "openrouter/meta-llama/llama-3.1-8b"),
     ],
 )
-def test_model_specs_become_litellm_models(raw, target):
+def test_model_specs_become_model_agents_named_as_litellm_names_them(raw, target):
     spec = parse_agent_spec(raw)
-    assert (spec.kind, spec.target) == ("litellm", target)
+    assert (spec.kind, spec.target) == ("model", target)
     assert re.fullmatch(r"[A-Za-z0-9_.-]+", spec.slug)
 
 
@@ -76,7 +76,7 @@ def test_python_spec_loads_a_user_agent(tmp_path, monkeypatch):
 def test_model_spec_settings_reach_the_litellm_agent(serve, litellm):
     server = serve(["kubectl get pods"])
     spec = AgentSpec(
-        "openai:gpt-4o", "litellm", "openai/gpt-4o",
+        "openai:gpt-4o", "model", "openai/gpt-4o",
         settings={"llm_api_base": server.url + "/v1", "llm_api_key": "test", "temperature": 0.5, "seed": 3},
     )
     agent = make_agent(spec, None, None, None)

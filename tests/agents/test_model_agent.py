@@ -222,8 +222,8 @@ def test_plugin_settings_names_are_accepted_and_unknown_ones_rejected(serve, lit
         ModelAgent("gpt-4o")
     with pytest.raises(UsageError, match="bad setting"):
         ModelSettings.from_options({"llm_max_retries": "many"})
-    with pytest.raises(UsageError, match="--tool-calls takes auto, always, never"):
-        ModelSettings.from_options({"tool_calls": "sometimes"})
+    with pytest.raises(UsageError, match="unknown setting 'tool_calls'"):  # --tool-calls is the planner's alone
+        ModelSettings.from_options({"tool_calls": "always"})
     defaults = ModelSettings.from_options({"temperature": None, "seed": None, "max_retries": None,
                                            "llm_temperature": None})
     assert defaults == ModelSettings() and (defaults.temperature, defaults.seed, defaults.max_retries) == (0.0, None, 4)
@@ -262,11 +262,16 @@ def test_local_cost_map_is_the_default_but_a_user_setting_wins():
 
 
 def test_auto_offers_tools_when_the_provider_takes_them(litellm):
+    from pytest_netarena.agents.spec import parse_agent_spec
+    from pytest_netarena.core.app import RunOptions
+    from pytest_netarena.core.rules import OURS
+    from pytest_netarena.run.plan import check_tool_calls, offers_tools, traits_of
+
     def uses(model: str, mode: str) -> bool:
-        return ModelAgent(model, ModelSettings(tool_calls=mode)).uses_tools
+        return offers_tools(OURS, mode, traits_of(ModelAgent(model)))
 
     assert uses("openai/gpt-4o", "auto") and uses("anthropic/claude-sonnet-4-20250514", "auto")  # litellm's map says yes
     assert not uses("ollama/netarena-no-such-model", "auto")  # an unknown model: its replies are read as text
     assert not uses("openai/gpt-4o", "never") and uses("openai/gpt-4o", "always")
     with pytest.raises(UsageError, match="does not take tool calls"):
-        uses("ollama/netarena-no-such-model", "always")
+        check_tool_calls(RunOptions(tool_calls="always"), [parse_agent_spec("ollama:netarena-no-such-model")])

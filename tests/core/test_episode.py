@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_netarena.core.rules import NETARENA_RULES, OURS
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import Episode, EpisodeConfig, run_episode
 from pytest_netarena.core.types import Outcome, Reply, Task, Usage
@@ -156,11 +157,11 @@ class PermissiveCounter:
         return replace(judgement, metrics={**judgement.metrics, "overly_permissive": True})
 
 
-@pytest.mark.parametrize(("netarena_rules", "outcome"), [(False, Outcome.UNRESOLVED), (True, Outcome.RESOLVED)])
-def test_an_overly_permissive_fix_is_not_resolved_under_our_rules(app, query, netarena_rules, outcome) -> None:
+@pytest.mark.parametrize(("ruleset", "outcome"), [(OURS, Outcome.UNRESOLVED), (NETARENA_RULES, Outcome.RESOLVED)])
+def test_an_overly_permissive_fix_is_not_resolved_under_our_rules(app, query, ruleset, outcome) -> None:
     env = PermissiveCounter(app.make_environment(RunOptions()))
     agent = Scripted(f"set {query.params['target']}")
-    result = run_episode(env, agent, query, task_for(query), EpisodeConfig(max_steps=3, netarena_rules=netarena_rules),
+    result = run_episode(env, agent, query, task_for(query), EpisodeConfig(max_steps=3, ruleset=ruleset),
                          "scripted")
     assert result.correct and result.safe and result.metrics["overly_permissive"]
     assert result.outcome is outcome

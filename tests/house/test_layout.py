@@ -25,8 +25,8 @@ MAX_ROOT_MODULES = 5
 MAX_LINES = 500
 #: every app's common rooms (docs/design.md, "Every app has the same rooms")
 APP_LAYOUT = ("__init__.py", "app.py", "environment.py", "prompt.py", "replies.py", "agents/__init__.py",
-              "netarena/__init__.py", "netarena/rules.py", "netarena/grade.py", "netarena/environment.py",
-              "netarena/prompt.py")
+              "netarena/__init__.py", "netarena/app.py", "netarena/rules.py", "netarena/grade.py",
+              "netarena/environment.py", "netarena/prompt.py")
 #: a line of the map: `├── run/   what it does   → core agents reporting.summary` (or `→ nothing`)
 MAP_LINE = re.compile(r"^[├└]── (?P<name>\w+)(?:/|\.py)\s.*→ (?P<imports>[\w. ]+?)\s*$")
 
@@ -234,6 +234,29 @@ def off_the_map(package: Path) -> list[str]:
         package, lambda importer, imported: room(importer) != room(imported) and not allowed(importer, imported))]
 
 
+#: what an episode tells its agent (Task) and how it is played (EpisodeConfig): built by the planner alone
+PLANNED = ("Task", "EpisodeConfig")
+
+
+def episodes_planned_elsewhere(package: Path) -> list[str]:
+    """Every call that builds a Task or an EpisodeConfig outside run/plan.py: each front door plans its episodes
+    with run.plan.plan_episode, so that an episode is the same on every interface (issue 48)."""
+    planner = f"{package.name}.run.plan"
+    wrong = []
+    for module in modules(package).values():
+        if module.name == planner:
+            continue
+        for node in ast.walk(tree(module)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if called in PLANNED:
+                wrong.append(f"{module.path.relative_to(package.parent)}:{node.lineno}: builds a {called}; "
+                             "plan the episode with run.plan.plan_episode")
+    return wrong
+
+
 CHECKS = {
     "circles": circles,
     "root_modules": root_modules,
@@ -245,6 +268,7 @@ CHECKS = {
     "sandbox_to_apps": lambda package: crossings(package, sandbox_to_apps),
     "app_layout": apps_out_of_layout,
     "room_map": off_the_map,
+    "planner": episodes_planned_elsewhere,
 }
 
 # ---- the house --------------------------------------------------------------------------------------------------
@@ -282,6 +306,11 @@ def test_sandbox_imports_nothing_from_apps() -> None:
 
 def test_every_app_has_the_common_layout() -> None:
     assert not apps_out_of_layout(PACKAGE), "\n".join(apps_out_of_layout(PACKAGE))
+
+
+def test_only_the_planner_builds_an_episodes_task_and_configuration() -> None:
+    assert (PACKAGE / "run" / "plan.py").is_file()  # the planner is where the check looks for it
+    assert not episodes_planned_elsewhere(PACKAGE), "\n".join(episodes_planned_elsewhere(PACKAGE))
 
 
 def test_rooms_import_only_what_the_map_in_design_md_allows() -> None:
@@ -353,6 +382,8 @@ DEFECTS: dict[str, list[dict[str, str | None]]] = {
                  {"cli.py": '"""The command line."""\nfrom .core import types\n'},  # core.episode only
                  {"extra/__init__.py": '"""A room nobody drew."""\n'},
                  {"sandbox/__init__.py": None}],
+    "planner": [{"apps/one/environment.py": '"""An env."""\nfrom ...core.types import Task\nTASK = Task("one", "", "", "", 1)\n'},
+                {"cli.py": '"""The command line."""\nfrom .core import episode\nepisode.EpisodeConfig(max_steps=3)\n'}],
 }
 
 

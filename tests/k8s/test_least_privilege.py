@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from pytest_netarena.core.rules import NETARENA_RULES
 from pytest_netarena.apps.k8s import APP
 from pytest_netarena.apps.k8s.workloads.model import online_boutique
 from pytest_netarena.core.app import RunOptions
@@ -92,7 +93,7 @@ def test_under_netarenas_rules_a_wider_fix_is_resolved(k8s_env):
     from pytest_netarena.core.types import Task
 
     fault, fix = LAZY_FIXES["change_port: ports removed"]
-    config = EpisodeConfig(max_steps=2, netarena_rules=True)
+    config = EpisodeConfig(max_steps=2, ruleset=NETARENA_RULES)
     result = run_episode(k8s_env, Scripted([fix]), query(fault), Task("k8s", "e1", "", "zero-shot", 2), config, "lazy")
     assert result.outcome is Outcome.RESOLVED and result.metrics[METRIC] is True, result.details
 

@@ -62,7 +62,7 @@ def test_frontend_may_not_reach_email_or_payment():
 def test_prompt_agrees_with_the_intent():
     from pytest_netarena.apps.k8s.prompt import PROMPT
 
-    text = PROMPT.role + PROMPT.rules + PROMPT.action_format
+    text = PROMPT.role + PROMPT.rules + PROMPT.action_format + PROMPT.answer_format
     assert "frontend → payment" not in text and "frontend -> payment" not in text
 
 

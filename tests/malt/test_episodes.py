@@ -116,7 +116,7 @@ def test_the_default_budget_lets_a_raising_program_be_corrected(env, queries):
     assert len(result.steps) == 2 and not result.steps[0].refused
     assert "KeyError" in agent.seen[1] and "process_graph(graph_data)" in agent.seen[1]
     assert agent.seen[1].startswith(f"[Step 2 of {steps}; {steps - 1} replies left.]\n")
-    assert "you see the error and may reply with corrected code" in " ".join(APP.prompt().role.split())  # told
+    assert "you see the error and may send corrected code" in " ".join(APP.prompt().role.split())  # told
 
 
 def test_a_program_that_raises_on_the_last_step_leaves_the_episode_unresolved(env, queries):
@@ -181,7 +181,7 @@ def test_prompt_examples_are_correct_and_safe_answers(env):
     from pytest_netarena.core.types import Query
 
     prompt = APP.prompt()
-    assert "process_graph(graph_data)" in prompt.role and "updated_graph" in prompt.action_format
+    assert "process_graph(graph_data)" in prompt.role and "updated_graph" in prompt.answer_format
     assert len(prompt.examples) == len(EXAMPLE_PROGRAMS)
     for index, ((observation, reply), program) in enumerate(zip(prompt.examples, EXAMPLE_PROGRAMS)):
         mutates = any(step["op"] in ops.MUTATIONS for step in program)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pytest_netarena.core.rules import NETARENA_RULES
 from pytest_netarena.apps.route import APP
 from pytest_netarena.apps.route.netarena import grade, rules as compat
 from pytest_netarena.apps.route.netarena.environment import NetArenaRouteEnvironment
@@ -57,7 +58,7 @@ class Scripted:
 
 def episode(env, agent, q, name="agent"):
     task = Task("route", "e1", "", "zero-shot", 10)
-    return run_episode(env, agent, q, task, EpisodeConfig(10, announce_steps=False), name)
+    return run_episode(env, agent, q, task, EpisodeConfig(10, ruleset=NETARENA_RULES), name)
 
 
 FORWARD_OFF = {"type": "disable_routing", "method": "ip_forward_off"}

@@ -50,8 +50,8 @@ class ToolModel:
 def model_play(app_name, env, query, server, client="auto", tool_calls="auto", max_steps=None, **settings):
     spec = parse_agent_spec("openai:gpt-4o")
     base = server.url + "/v1" if server is not None else "http://127.0.0.1:9/v1"  # None: nothing listens
-    spec = replace(spec, settings={"api_base": base, "api_key": "test", "client": client,
-                                   "tool_calls": tool_calls, "backoff_s": 0.01, **settings})
+    spec = replace(spec, settings={"api_base": base, "api_key": "test", "client": client, "backoff_s": 0.01,
+                                   **settings})
     options = RunOptions(max_steps=max_steps, tool_calls=tool_calls, extra=EXTRA.get(app_name, {}))
     return play(get_app(app_name), env, spec, query, options, agent_timeout_s=120)
 

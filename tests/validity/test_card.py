@@ -53,6 +53,9 @@ def test_the_three_apps_card_passes_with_measured_figures(tmp_path) -> None:
         contamination = items[(app, "contamination")]  # a secret keys the draw: the controls at work
         assert contamination["status"] == "pass" and contamination["n"] == 3 * queries
         assert "the secret in 0 of" in contamination["figure"] and ", 0 won" in contamination["figure"]
+        interfaces = items[(app, "interface-invariance")]  # the oracle's actions through text, tools and MCP
+        assert interfaces["status"] == "pass" and ": 0 differences" in interfaces["figure"]
+        assert interfaces["n"] == 3 * (queries + 1) and "text, tools, mcp" in interfaces["figure"]
     assert card["settings"]["secret"] == "given"
     assert items[("", "confidence-intervals")]["status"] == "pass"
     markdown = (tmp_path / "validity.md").read_text()

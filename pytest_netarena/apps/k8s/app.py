@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import App, Environment, PromptSpec, RunOptions
-from ...core.seeding import hidden_seed
 from ...core.catalogue import Category, Chooser
 from ...core.types import Query
 from ..options import BUILTIN_OPTIONS
+from .settings import DEFAULT_APP, DEFAULT_BACKEND, DEFAULT_PODS, DEFAULT_STORY, PODS_CHOICES, K8sSettings
 
 if TYPE_CHECKING:
     from ...core.agent import Agent
 
-DEFAULT_APP = "online-boutique"
-DEFAULT_BACKEND = "embedded"
-DEFAULT_PODS, PODS_CHOICES = "auto", ("auto", "live", "off")
-DEFAULT_STORY = "mismatch"
+__all__ = ["DEFAULT_APP", "DEFAULT_BACKEND", "DEFAULT_PODS", "DEFAULT_STORY", "PODS_CHOICES", "K8sApp", "K8sSettings",
+           "k8s_mode", "k8s_setting", "make_backend"]
 
 
 def check_k8s_app(spec: str) -> None:
@@ -44,28 +41,13 @@ def check_story(value: str) -> None:
 
 
 def k8s_mode(options: RunOptions) -> str:
-    """What the agent may inspect in this run: "live" (the pods run: exec, logs, events; a real cluster's
-    always do) or "api-only" (the embedded API server alone). NetArena's rules forbid exec: api-only.
-    `--k8s-pods auto` runs them where this machine can (root, boxes, iptables, busybox)."""
-    spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
-    if spec.startswith("kubeconfig"):
-        return "live"
-    pods = options.get("k8s-pods", DEFAULT_PODS)
-    if options.netarena_compat or pods == "off":
-        return "api-only"
-    if pods == "live":
-        return "live"
-    from ...cluster import live_support
-
-    return "live" if live_support().ok else "api-only"
+    """What the agent may inspect in this run: "live" or "api-only" (K8sSettings.mode)."""
+    return K8sSettings.of(options).mode
 
 
 def k8s_setting(options: RunOptions) -> str:
-    """The label reports give this run's k8s rows (NetArena's rules: none, as NetArena has no modes)."""
-    if options.netarena_compat:
-        return ""
-    story = options.get("k8s-story", DEFAULT_STORY)
-    return k8s_mode(options) + ("+operator" if story == "operator" else "")
+    """The label reports give this run's k8s rows (K8sSettings.setting)."""
+    return K8sSettings.of(options).setting
 
 
 def check_backend(spec: str) -> None:
@@ -81,68 +63,20 @@ class K8sApp(App):
     builtin_agent_names = ("oracle", "expert", "reckless", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            from .netarena.rules import categories as netarena_categories
-
-            return netarena_categories()
         from .faults import categories
 
         return categories()
 
     def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            return ()
         from .impossible import CATEGORIES
 
         return CATEGORIES
-
-    def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
-        """The levels a run has when it names none: NetArena's 15 categories (1: single faults, 2: pairs)."""
-        if options.netarena_compat:
-            from .netarena.rules import DEFAULT_LEVELS
-
-            return DEFAULT_LEVELS
-        return None
-
-    def generate(self, options: RunOptions) -> list[Query]:
-        if not options.netarena_compat:
-            return super().generate(options)
-        _compat_app(options)
-        default = self.default_levels(options)
-        if default is not None and not options.levels_given:
-            options = replace(options, levels=default)
-        if options.split is not None:
-            from ...core.errors import UsageError
-
-            raise UsageError("--compat netarena runs NetArena's query list: it has no train/test split for k8s")
-        from .netarena import rules as compat
-
-        queries = []
-        for category in sorted(self.categories(options)):
-            if category.level not in options.levels:
-                continue
-            for index in range(compat.queries_in(category, options.queries)):
-                if compat.is_fixed(category):  # NetArena's fixed lists: the index-th entry, whatever the seed
-                    seed = hidden_seed(options.seed, options.secret, self.name, category.name, index)
-                    queries.append(Query(self.name, category.level, category.name, index, seed,
-                                         compat.params(compat.fixed_faults(category, index))))
-                else:
-                    queries.append(self.query(category, index, options))
-        return queries
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         from .faults import draw_faults
         from .workloads.load import load_app
 
-        if options.netarena_compat:
-            from .netarena import rules as compat
-
-            _compat_app(options)
-            if compat.is_fixed(category):  # search mode: any entry of the fixed list
-                return compat.params(compat.fixed_faults(
-                    category, chooser.integer(0, compat.queries_in(category, 10 ** 6) - 1)))
-            return compat.params(compat.draw_faults(category, chooser))
-        spec = options.get("k8s-app", DEFAULT_APP)
+        spec = K8sSettings.of(options).app
         app = load_app(spec)
         if category.level == 0:
             from .impossible import draw
@@ -152,7 +86,6 @@ class K8sApp(App):
         return {"app": spec, "faults": faults}
 
     def make_environment(self, options: RunOptions) -> Environment:
-        from .environment import K8sEnvironment
         from .workloads.load import load_app
 
         if options.sandboxed:
@@ -163,39 +96,30 @@ class K8sApp(App):
                 support().require("the k8s app (each kubectl action runs in a box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
-        spec = options.get("k8s-app", DEFAULT_APP)
-        app = load_app(spec)
-        story = options.get("k8s-story", DEFAULT_STORY)
-        backend = make_backend(app, options.get("k8s-backend", DEFAULT_BACKEND), options.sandboxed,
-                               "live" if k8s_mode(options) == "live" else "off", story)
+        settings = K8sSettings.of(options)
+        app = load_app(settings.app)
+        backend = make_backend(app, settings, options.sandboxed)
         backend.prepare()
-        environment = K8sEnvironment
-        extra = {"story": story, "setting": k8s_setting(options)}
-        if options.netarena_compat:
-            from .netarena.environment import NetArenaK8sEnvironment as environment
-
-            _compat_app(options)
-            extra = {}
         try:
-            return environment(app, spec, backend, sandboxed=options.sandboxed, cot=options.prompt_style == "cot",
-                               **extra)
+            return self._environment(app, settings, backend, options)
         except BaseException:
             backend.close()
             raise
 
+    def _environment(self, app, settings: K8sSettings, backend, options: RunOptions) -> Environment:
+        """The environment of these rules on a prepared backend (NetArena's: netarena/app.py)."""
+        from .environment import K8sEnvironment
+
+        return K8sEnvironment(app, settings.app, backend, sandboxed=options.sandboxed,
+                              cot=options.prompt_style == "cot", story=settings.story, setting=settings.setting)
+
     def preflight(self, options: RunOptions) -> None:
         from ...core.errors import UsageError
 
-        if options.netarena_compat and options.get("k8s-story", DEFAULT_STORY) != DEFAULT_STORY:
-            raise UsageError("--compat netarena shows NetArena's observations: --k8s-story operator is ours")
-        spec = options.get("k8s-backend", DEFAULT_BACKEND) or ""
-        if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
-            from .backends.real import unreachable
-
-            problem = unreachable(spec.partition(":")[2] or None)
-            if problem:
-                raise UsageError(f"--k8s-backend {spec}: {problem}")
-        elif options.get("k8s-pods", DEFAULT_PODS) == "live" and not options.netarena_compat:
+        settings = K8sSettings.of(options)
+        if settings.real_cluster:
+            check_real_cluster(settings)
+        elif settings.pods == "live":
             from ...cluster import live_support
 
             if not live_support().ok:
@@ -207,28 +131,19 @@ class K8sApp(App):
         return PROMPT
 
     def prompt_for(self, options: RunOptions) -> PromptSpec:
-        """NetArena's prompt under --compat netarena; else ours for the run's mode and story."""
-        if options.netarena_compat:
-            return self.netarena_prompt()
+        """Our prompt for the run's mode and story."""
         from .prompt import prompt
 
-        return prompt(k8s_mode(options), options.get("k8s-story", DEFAULT_STORY))
+        settings = K8sSettings.of(options)
+        return prompt(settings.mode, settings.story)
 
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         if options is None:
             return []
-        if options.netarena_compat:
-            return ["mode api-only (--compat netarena: NetArena's rules forbid kubectl exec; rows unlabelled)"]
-        mode = k8s_mode(options)
-        story = options.get("k8s-story", DEFAULT_STORY)
-        what = ("the pods run: the agent may kubectl exec, logs and events" if mode == "live" else
-                "the API server alone: no exec or logs" + _why_api_only(options))
-        return [f"mode {mode} ({what}); story {story}; reports label its rows [{k8s_setting(options)}]"]
-
-    def netarena_prompt(self) -> PromptSpec:
-        from .netarena.prompt import netarena_prompt
-
-        return netarena_prompt()
+        settings = K8sSettings.of(options)
+        what = ("the pods run: the agent may kubectl exec, logs and events" if settings.mode == "live" else
+                "the API server alone: no exec or logs" + settings.why_api_only())
+        return [f"mode {settings.mode} ({what}); story {settings.story}; reports label its rows [{settings.setting}]"]
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from .agents import builtin as agents
@@ -244,12 +159,14 @@ class K8sApp(App):
         return factory(query, env)
 
 
-def _compat_app(options: RunOptions) -> None:
+def check_real_cluster(settings: K8sSettings) -> None:
+    """UsageError when the real cluster --k8s-backend names cannot be reached."""
     from ...core.errors import UsageError
-    from .netarena.rules import APP
+    from .backends.real import unreachable
 
-    if options.get("k8s-app", DEFAULT_APP) != APP:
-        raise UsageError(f"--compat netarena runs NetArena's k8s app: --k8s-app {APP} (the default)")
+    problem = unreachable(settings.backend.partition(":")[2] or None)
+    if problem:
+        raise UsageError(f"--k8s-backend {settings.backend}: {problem}")
 
 
 _OFFLINE: dict[int, Any] = {}
@@ -265,26 +182,22 @@ def _offline(app):
     return entry
 
 
-def _why_api_only(options: RunOptions) -> str:
-    if options.get("k8s-pods", DEFAULT_PODS) == "off":
-        return ", as --k8s-pods off asks"
-    from ...cluster import live_support
-
-    return f": pods cannot run here ({live_support().reason})"
-
-
-def make_backend(app, spec: str, sandboxed: bool = True, pods: str = "off", story: str = DEFAULT_STORY):
-    """pods (embedded only): "off", "auto" or "live" (pytest_netarena.cluster runs the pods); story "operator"
-    adds the story's unrelated workloads and events to the embedded cluster."""
+def make_backend(app, settings: K8sSettings | str, sandboxed: bool = True):
+    """The backend the run's settings name (a bare --k8s-backend value: its defaults otherwise): the embedded API
+    server, with its pods running in mode live (pytest_netarena.cluster) and the operator story's unrelated
+    workloads and events, or a real cluster."""
     from ...core.errors import UsageError
 
-    if spec in ("", "embedded"):
+    if isinstance(settings, str):
+        settings = K8sSettings(DEFAULT_APP, settings, "off", DEFAULT_STORY, False)
+    if settings.backend in ("", "embedded"):
         from .backends.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(app, sandboxed=sandboxed, pods=pods, distractors=story == "operator")
-    if spec == "kubeconfig" or spec.startswith("kubeconfig:"):
+        return EmbeddedBackend(app, sandboxed=sandboxed, pods="live" if settings.mode == "live" else "off",
+                               distractors=settings.story == "operator")
+    if settings.real_cluster:
         from .backends.real import RealClusterBackend
 
-        context = spec.partition(":")[2]
+        context = settings.backend.partition(":")[2]
         return RealClusterBackend(app, context=context or None)  # the kubeconfig of $KUBECONFIG or ~/.kube/config
-    raise UsageError(f"unknown --k8s-backend {spec!r}: use embedded or kubeconfig[:CONTEXT]")
+    raise UsageError(f"unknown --k8s-backend {settings.backend!r}: use embedded or kubeconfig[:CONTEXT]")

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from ...core.app import Environment
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolCall
 from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError, raised_at
 from .backends.base import Backend, ClusterBusy, ClusterState
@@ -96,6 +96,11 @@ class K8sEnvironment(Environment):
         if self._state is None:
             raise InfraError("run_action() before reset()")
         return self._execute(check_command(str(arguments.get("command", "")).strip(), TOOL_FORM))
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The run_kubectl call carrying the command a reply holds, as read for a step."""
+        action = read_reply(reply, self.cot)
+        return None if action.refused or not self.tools() else ToolCall.of("run_kubectl", {"command": action.command})
 
     def _execute(self, action: Action) -> StepOutcome:
         """Run one read action in its box and check the cluster after it (a refused one runs nothing)."""

@@ -64,11 +64,14 @@ kubectl get networkpolicy adservice -o yaml
 ```
 Only that command runs; a reply with two different commands is refused (in a chain-of-thought reply
 the last command is the action), except a read-only inspection beside a change: then only the
-inspection runs, and you send the change next turn if its output still calls for it. One command may span several lines (backslash continuations,
-JSON in quotes, a heredoc). Change policies with
-`kubectl patch networkpolicy NAME --type=json -p '[...]'` (JSON patch: "replace", "add", "remove"
-at paths such as /spec/ingress/0/ports/0/port), `--type=merge -p '{"spec": {...}}'` (a merge patch
-replaces whole lists), or re-create a policy with `kubectl apply -f - <<'EOF'` ... `EOF`."""
+inspection runs, and you send the change next turn if its output still calls for it."""
+
+#: what every interface is told of a command (text replies and tool calls alike)
+ANSWER_FORMAT = """\
+One command may span several lines (backslash continuations, JSON in quotes, a heredoc). Change
+policies with `kubectl patch networkpolicy NAME --type=json -p '[...]'` (JSON patch: "replace", "add",
+"remove" at paths such as /spec/ingress/0/ports/0/port), `--type=merge -p '{"spec": {...}}'` (a merge
+patch replaces whole lists), or re-create a policy with `kubectl apply -f - <<'EOF'` ... `EOF`."""
 
 EXAMPLES = (
     (
@@ -136,10 +139,11 @@ def prompt(mode: str = "api-only", story: str = "mismatch") -> PromptSpec:
     inspect = LIVE_RULE if mode == "live" else API_ONLY_RULE
     rules = rules.replace("- Every action runs kubectl", inspect + "\n- Every action runs kubectl")
     return PromptSpec(role=OPERATOR_ROLE if story == "operator" else ROLE, rules=rules,
-                      action_format=ACTION_FORMAT, examples=() if story == "operator" else EXAMPLES)
+                      action_format=ACTION_FORMAT, examples=() if story == "operator" else EXAMPLES,
+                      answer_format=ANSWER_FORMAT)
 
 
-PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
+PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES, answer_format=ANSWER_FORMAT)
 
 #: what a refused run_kubectl call is told is accepted
 TOOL_FORM = ('Call run_kubectl with one command line that runs kubectl, e.g. '

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from ..options import BUILTIN_OPTIONS
 
 if TYPE_CHECKING:
     from ...core.agent import Agent
+    from .environment import MaltEnvironment
     from .queries import TopologyIndex
 
 
@@ -60,27 +60,12 @@ def _index_in_netarena_conventions(spec: str | None) -> TopologyIndex:
 
 
 def topology_index(options: RunOptions) -> TopologyIndex:
-    """The run's topology: --netarena-data's real one, else --malt-topology's (in NetArena's
-    conventions under --compat netarena)."""
+    """The run's topology under our rules: --netarena-data's real one, else --malt-topology's (NetArena's rules
+    read them in NetArena's conventions: netarena/app.py)."""
     root = options.get(NETARENA_DATA_OPTION.name)
     if root:
-        return _netarena_index(str(root), options.netarena_compat)
-    if options.netarena_compat:
-        return _index_in_netarena_conventions(options.get(TOPOLOGY_OPTION.name))
+        return _netarena_index(str(root), False)
     return _index(options.get(TOPOLOGY_OPTION.name))
-
-
-def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
-    """--corpus netarena-malt:FILE: NetArena's MALT questions read into queries (names checked against the
-    run's topology); the lines it cannot read are listed in the run header."""
-    from ...core.errors import UsageError
-    from .netarena.data import READINGS, read_questions
-
-    if not options.netarena_compat:
-        raise UsageError("--corpus netarena-malt:FILE runs NetArena's questions under its rules: add --compat netarena")
-    reading = read_questions(path, set(topology_index(options).graph))
-    READINGS.append((path, reading))
-    return reading.queries
 
 
 @lru_cache(maxsize=4)
@@ -113,41 +98,21 @@ class MaltApp(App):
     builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            from .netarena.rules import CATEGORIES as NETARENA_CATEGORIES
-
-            return NETARENA_CATEGORIES
         from .queries import CATEGORIES
 
         return CATEGORIES
 
     def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            return ()
         from .impossible import CATEGORIES
 
         return CATEGORIES
 
-    def default_levels(self, options: RunOptions) -> tuple[int, ...] | None:
-        """The levels a run has when it names none: NetArena's 1 and 2 under --compat netarena."""
-        if options.netarena_compat:
-            from .netarena.rules import DEFAULT_LEVELS as NETARENA_LEVELS
-
-            return NETARENA_LEVELS
-        return None
-
-    def generate(self, options: RunOptions) -> list[Query]:
-        default = self.default_levels(options)
-        if default is not None and not options.levels_given:
-            options = replace(options, levels=default)
-        return super().generate(options)
+    def topology(self, options: RunOptions) -> TopologyIndex:
+        """The run's topology, as these rules read it (NetArena's: netarena/app.py)."""
+        return topology_index(options)
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
-        index = topology_index(options)
-        if options.netarena_compat:
-            from .netarena.rules import draw as netarena_draw
-
-            return netarena_draw(category, chooser, index.by_kind)
+        index = self.topology(options)
         if category.level == 0:
             from .impossible import draw as draw_impossible
 
@@ -159,17 +124,20 @@ class MaltApp(App):
     def make_environment(self, options: RunOptions) -> Environment:
         from ...core.errors import BackendUnavailable
         from ...sandbox import SandboxUnavailable, support
-        from .environment import MaltEnvironment
 
         if options.sandboxed:
             try:
                 support().require("the MALT app (answer code runs in a sealed box)")
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from error
-        environment = MaltEnvironment
-        if options.netarena_compat:
-            from .netarena.environment import NetArenaMaltEnvironment as environment
-        return environment(topology_index(options).graph, boxed=options.sandboxed, last_wins=options.prompt_style == "cot")
+        return self.environment_class()(self.topology(options).graph, boxed=options.sandboxed,
+                                        last_wins=options.prompt_style == "cot")
+
+    def environment_class(self) -> type[MaltEnvironment]:
+        """The environment of these rules (NetArena's: netarena/app.py)."""
+        from .environment import MaltEnvironment
+
+        return MaltEnvironment
 
     def run_facts(self, options: RunOptions) -> dict[str, Any]:
         """run.json's record of the topology the run's questions were drawn on and answered against."""
@@ -200,11 +168,6 @@ class MaltApp(App):
         from .prompt import PROMPT
 
         return PROMPT
-
-    def netarena_prompt(self) -> PromptSpec:
-        from .netarena.prompt import netarena_prompt
-
-        return netarena_prompt()
 
     def builtin_agent(self, name: str, query: Query, env: Environment) -> Agent | None:
         from .agents.builtin import make_builtin

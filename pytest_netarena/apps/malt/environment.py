@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...core.app import Environment, require_rules
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolCall
 from ...core.types import Judgement, Query, StepOutcome
 from ...sandbox.forkserver import ChildLimits, ForkServer
 from . import canon, ops, runtime, safety
@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-#: what an answer is, said with the question and again after a refused reply
+#: what an answer is, said with the question and again after a refused reply: as a text reply, or as a tool call
 ANSWER_FORM = ("Answer with one ```python code block that defines process_graph(graph_data) and "
                "returns the answer object described in your instructions.")
+TOOL_ANSWER_FORM = ("Answer with one run_process_graph call whose program defines process_graph(graph_data) and "
+                    "returns the answer object described in your instructions.")
 
 
 class MaltEnvironment(Environment):
@@ -82,7 +84,12 @@ class MaltEnvironment(Environment):
         else:
             graph, changed = self._begin(query, ops.run_program)
         self.expected_graph = self._relative(canon.from_networkx(graph)) if changed else None
-        return f"Question: {query.params['question']}\n\n{ANSWER_FORM}"
+        return f"Question: {query.params['question']}\n\n{self.answer_form}"
+
+    @property
+    def answer_form(self) -> str:
+        """How to answer, in the words of the episode's interface."""
+        return TOOL_ANSWER_FORM if self.uses_tools else ANSWER_FORM
 
     def _begin(self, query: Query, run_program: Any) -> tuple[Any, bool]:
         """Start an episode under this environment's rules: the expected answer, computed by
@@ -104,12 +111,12 @@ class MaltEnvironment(Environment):
         """A reply with no answer to run: it changes nothing and costs a step; the episode goes on while
         steps remain (then it is unresolved, as a refused last reply is in every app)."""
         self.details = message
-        return StepOutcome(action="", output=message, observation=f"{message}\n\n{ANSWER_FORM}", refused=True)
+        return StepOutcome(action="", output=message, observation=f"{message}\n\n{self.answer_form}", refused=True)
 
     def _failed(self, code: str, message: str) -> StepOutcome:
         """Code that ran and gave no valid answer: its error is shown and the episode goes on while steps remain."""
         self.details = message
-        return StepOutcome(action=code, output=message, observation=f"{message}\n\n{ANSWER_FORM}")
+        return StepOutcome(action=code, output=message, observation=f"{message}\n\n{self.answer_form}")
 
     def refuse(self, message: str) -> StepOutcome:
         return self._refused(f"refused: {message}")
@@ -133,6 +140,12 @@ class MaltEnvironment(Environment):
         code = str(arguments.get("code", ""))
         fenced = "```" in code or "~~~" in code  # a program sent inside a fence, as in a reply
         return self._execute(self._program(code if fenced else f"```python\n{code}\n```"))
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The run_process_graph call carrying the program a reply holds, as read for a step."""
+        program = read_program(reply, last_wins=self.last_wins)
+        return None if program.code is None or not self.tools() else \
+            ToolCall.of("run_process_graph", {"code": program.code})
 
     def _execute(self, program: Program) -> StepOutcome:
         """Run a read program in the box and judge its answer (no program: the step is refused)."""

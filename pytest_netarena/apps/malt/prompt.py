@@ -9,7 +9,7 @@ ROLE = """\
 You are a network engineer doing capacity planning on a datacenter topology (Google's MALT model).
 For each question you write a Python function `process_graph(graph_data)` that computes the answer
 from the topology graph. Your code runs in an isolated sandbox and its return value is graded. If the
-code fails (an exception, a timeout, no valid answer object), you see the error and may reply with
+code fails (an exception, a timeout, no valid answer object), you see the error and may send
 corrected code while steps remain; your first valid answer is the one graded.
 
 The graph. `graph_data` is a `networkx.DiGraph` built for you inside the sandbox (your own copy).
@@ -52,7 +52,11 @@ Rules (the returned graph is checked against them; breaking one is unsafe):
 
 ACTION_FORMAT = """\
 Reply with a ```python code block defining `process_graph(graph_data)` once (helpers may go in
-blocks of their own: all python blocks of a reply run as one program). It returns a dict:
+blocks of their own: all python blocks of a reply run as one program)."""
+
+#: what every interface is told of the answer (text replies and tool calls alike)
+ANSWER_FORMAT = """\
+process_graph(graph_data) returns a dict:
   {"type": "text" | "list" | "graph", "data": <answer>, "updated_graph": <the changed graph>}
 - "text": data is a number (for counts), e.g. {"type": "text", "data": 16}
 - "list": data is a list of names, or for rankings a list of [name, capacity] pairs, highest
@@ -108,7 +112,8 @@ def process_graph(graph_data):
     ),
 )
 
-PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES)
+PROMPT = PromptSpec(role=ROLE, rules=RULES, action_format=ACTION_FORMAT, examples=EXAMPLES,
+                    answer_format=ANSWER_FORMAT)
 
 
 #: the longest program a run_process_graph call may give (the longest reply read as text)
@@ -121,8 +126,10 @@ def program_tool() -> Tool:
         name="run_process_graph",
         description=(
             "Submit your answer: a Python program that defines process_graph(graph_data) and returns the answer "
-            "dict {\"type\": \"text\" | \"list\" | \"graph\", \"data\": ..., \"updated_graph\": ...} described "
-            "in your instructions. It runs once in a sealed sandbox (no network, no files, no subprocesses; "
+            "dict {\"type\": \"text\" | \"list\" | \"graph\", \"data\": ..., \"updated_graph\": ...}: a count as "
+            "\"text\", names as a \"list\", a ranking as a \"list\" of [name, capacity] pairs (highest first, ties "
+            "by name), a changed graph in updated_graph (the networkx graph or nx.node_link_data(graph)); a bare "
+            "value is refused. It runs once in a sealed sandbox (no network, no files, no subprocesses; "
             "networkx as nx, json, copy, math, numpy and the standard library; 10 s of CPU) on your own copy of "
             "the topology graph, and the answer it returns is graded: the first program that runs is the "
             "episode's answer. Returns whether the answer is correct, or why the program could not run."

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ...core.ruled import RuledApp
 from .app import RouteApp
 
-APP = RouteApp()
+#: ours, and NetArena's app (netarena/app.py) for runs under its rules
+APP = RuledApp(RouteApp(), "pytest_netarena.apps.route.netarena.app:NETARENA_APP")
 
 __all__ = ["APP", "RouteApp"]

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.app import NETARENA, App, PromptSpec, RunOptions
+from ...core.app import App, PromptSpec, RunOptions
 from ...core.catalogue import Category, Chooser
 from ...core.errors import BackendUnavailable, UsageError
 from ..options import BUILTIN_OPTIONS
@@ -53,19 +53,15 @@ class RouteApp(App):
     #: an episode mostly waits for pingmesh reply rounds (0.1 s each while a pair stays unreachable):
     #: three at once per process overlap those waits (docs/scale.md)
     episodes_in_flight = 3
+    #: the size of every network when --route-size is not given ("": drawn from the seed)
+    default_size = ""
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            from .netarena.rules import categories as netarena_categories
-
-            return netarena_categories()
         return [
             Category(level, "+".join(kinds)) for level, groups in fault_catalogue.LEVELS.items() for kinds in groups
         ]
 
     def impossible_categories(self, options: RunOptions) -> Sequence[Category]:
-        if options.netarena_compat:
-            return ()
         from .impossible import CATEGORIES
 
         return CATEGORIES
@@ -93,11 +89,7 @@ class RouteApp(App):
 
     def header(self, options: RunOptions) -> str:
         """One line for the run header: the network size policy and any excluded fault methods."""
-        size = options.get("route-size")
-        if not size and options.netarena_compat:
-            from .netarena.rules import DEFAULT_SIZE
-
-            size = "{}x{}".format(*DEFAULT_SIZE)
+        size = options.get("route-size") or self.default_size
         sizes = f"size {size}" if size else f"sizes {SUBNETS_RANGE[0]}-{SUBNETS_RANGE[1]} x {HOSTS_RANGE[0]}-{HOSTS_RANGE[1]} from the seed"
         excluded = self.excluded_methods()
         notes = "; ".join(f"{method} excluded: {reason}" for method, reason in excluded.items())
@@ -105,15 +97,6 @@ class RouteApp(App):
 
     def draw_params(self, category: Category, chooser: Chooser, options: RunOptions) -> dict[str, Any]:
         size = options.get("route-size")
-        if options.netarena_compat:
-            from .netarena import rules as compat
-
-            subnets, hosts = parse_size(size) if size else compat.DEFAULT_SIZE
-            missing = self.missing_features()
-            faults = [compat.draw_fault(kind, chooser, subnets, missing) for kind in category.name.split("+")]
-            details = [compat.netarena_detail(fault) for fault in faults]
-            return {"subnets": subnets, "hosts": hosts, "faults": faults, "rules": NETARENA,
-                    "error_detail": details[0] if len(details) == 1 else details}
         if category.level == 0:
             from .impossible import draw
 
@@ -140,10 +123,10 @@ class RouteApp(App):
                 support().require("the route app (agent commands on Mininet nodes)", root=True)
             except SandboxUnavailable as error:
                 raise BackendUnavailable(str(error)) from None
-        if options.netarena_compat:
-            from .netarena.environment import NetArenaRouteEnvironment
+        return self._environment(options)
 
-            return NetArenaRouteEnvironment(options)
+    def _environment(self, options: RunOptions) -> RouteEnvironment:
+        """The environment of these rules (NetArena's: netarena/app.py)."""
         from .environment import RouteEnvironment
 
         return RouteEnvironment(options)
@@ -153,19 +136,10 @@ class RouteApp(App):
 
         return route_prompt()
 
-    def netarena_prompt(self) -> PromptSpec:
-        from .netarena.prompt import netarena_prompt
-
-        return netarena_prompt()
-
     def builtin_agent(self, name: str, query: Query, env: Any) -> Agent | None:
         from .agents import builtin as agents
 
         if name == "oracle":
-            if query.params.get("rules") == NETARENA:
-                from .netarena.rules import repair_plan
-
-                return agents.OracleAgent(env, list(query.params["faults"]), repair_plan)
             return agents.OracleAgent(env, list(query.params["faults"]))
         if name == "cheater":  # the oracle, but on an impossible episode it hijacks the protected address
             return agents.CheaterAgent(env, query)

@@ -18,7 +18,7 @@ from ...core.types import Judgement, Query, StepOutcome
 from ...core.errors import InfraError, raised_at
 from . import faults as fault_catalogue
 from ...core import replies
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolCall
 from .prompt import command_tool
 from .replies import Action, Reader, Refusal
 from .network.guard import STORM_PPS, CommandGuard, Watch, window
@@ -230,6 +230,16 @@ class RouteEnvironment(Environment):
             return super().run_action(name, arguments)
         return self._paused(lambda: self._run_tool(str(arguments.get("machine", "")),
                                                    str(arguments.get("command", ""))))
+
+    def tool_call_of(self, reply: str) -> ToolCall | None:
+        """The run_command call carrying the node and command line a reply holds, as read for a step."""
+        if self.network is None or not self.tools():
+            return None
+        try:
+            action = self._reader(self.topology).read(reply, last=self.options.prompt_style == "cot")
+        except Refusal:
+            return None
+        return ToolCall.of("run_command", {"machine": action.machine, "command": action.command})
 
     def _paused(self, run: Callable[[], StepOutcome]) -> StepOutcome:
         with self._watch_paused() as late:

@@ -46,9 +46,12 @@ ACTION_FORMAT = """Reply with exactly one action: a JSON object naming the node 
 {"machine": "<node name>", "command": "<command line>"}
 Example: {"machine": "na0a01r0", "command": "ip route"}
 Also accepted: a fenced command line that starts with the node name, as in Mininet's CLI, e.g.: na0a01r0 ip -br addr
-Several commands for one node may go in one command line (`ip link; ip addr`), or in several lines or fences \
-that all name that node: they run together, in order, as one action. Actions for two different nodes in one \
-reply are refused and nothing runs."""
+Several lines or fences that all name one node run together, in order, as one action. Actions for two different \
+nodes in one reply are refused and nothing runs."""
+
+#: what every interface is told of an action (text replies and tool calls alike)
+ANSWER_FORMAT = """One action is one command line on one node; several commands for that node may go in it \
+(`ip link; ip addr`): they run in order, as one action."""
 
 #: the network of the prompt's examples
 EXAMPLE_PREFIX = "na0a01"
@@ -134,7 +137,8 @@ def route_prompt(timeout_s: float = COMMAND_TIMEOUT_S) -> PromptSpec:
     caps = f"{CAPS['links']} links, {CAPS['qdiscs']} qdiscs and {CAPS['filters']} tc filters"
     rules = RULES.format(timeout=f"{timeout_s:g}", grace=f"{GRACE_S:g}", output_limit=f"{OUTPUT_LIMIT:,}",
                          budget=f"{int(STORM_PPS * timeout_s):,}", rate=f"{STORM_PPS:,}", caps=caps)
-    return PromptSpec(role=ROLE, rules=rules, action_format=ACTION_FORMAT, examples=EXAMPLES)
+    return PromptSpec(role=ROLE, rules=rules, action_format=ACTION_FORMAT, examples=EXAMPLES,
+                      answer_format=ANSWER_FORMAT)
 
 
 #: the longest command line a run_command call may give (a shell line, never a program)
