@@ -86,7 +86,7 @@ def netarena_corpus(path: str, options: RunOptions) -> list[Query]:
 class MaltApp(App):
     name = "malt"
     options = (TOPOLOGY_OPTION, NETARENA_DATA_OPTION)
-    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
+    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater", "parser")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         if options.netarena_compat:
