@@ -34,6 +34,7 @@ class Facts:
         self._extremes: dict[tuple, list[str]] = {}
         self._parents: dict[str, list[str]] = {}
         self._children: dict[str, list[str]] = {}
+        self._kinds: dict[str, Sequence[str]] = {}
         #: below and above per node, kept (None in an overlay, whose graph changes as it is built)
         self._reach: dict[tuple[str, bool], list[str]] | None = {}
         self._forms: dict[str, dict[str, list]] = {}  #: refs.Describer's choices per node, kept
@@ -44,7 +45,9 @@ class Facts:
         return node in self.graph
 
     def kinds(self, node: str) -> Sequence[str]:
-        return self.graph.nodes[node].get("type") or ()
+        if node not in self._kinds:
+            self._kinds[node] = self.graph.nodes[node].get("type") or ()
+        return self._kinds[node]
 
     def children(self, node: str) -> list[str]:
         if node not in self._children:

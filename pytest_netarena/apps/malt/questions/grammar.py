@@ -11,7 +11,6 @@ text matches, so a test can tell an ambiguous wording from a sound one. Symbols 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,8 +95,15 @@ class Grammar:
                 else:
                     by_slot.append((template, parts))
             self.openings[symbol] = (by_literal, by_slot)
+        #: per template, the keys of its slots and every key it says (fixed or in a slot)
+        self._keys = {}
+        for templates in self.rules.values():
+            for template, parts in templates:
+                keys = frozenset(p.key for p in parts if isinstance(p, Slot))
+                self._keys[id(template)] = (keys, keys | set(template.fixed))
         #: per symbol, its templates by the fields that most often tell templates apart (None: not fixed)
         self.gates: dict[str, dict[tuple, list]] = {}
+        self._gated_memo: dict[tuple, list] = {}
         for symbol, templates in self.rules.items():
             for template, parts in templates:
                 gate = tuple(_plain(template.fixed.get(key)) for key in _GATE_KEYS)
@@ -109,18 +115,16 @@ class Grammar:
 
     # ----- writing ------------------------------------------------------------------------------
 
-    @staticmethod
-    def says(template: Template, parts: tuple[str | Slot, ...], value: Any) -> bool:
+    def says(self, template: Template, parts: tuple[str | Slot, ...], value: Any) -> bool:
         """The template can say this value: its fixed fields equal the value's, its slots hold the rest."""
-        keys = {p.key for p in parts if isinstance(p, Slot)}
+        keys, said = self._keys[id(template)]
         if "*" in keys:
             return True
         if not isinstance(value, dict):
             return False
         if any(key not in value or value[key] != wanted for key, wanted in template.fixed.items()):
             return False
-        said = set(template.fixed) | keys
-        return all(key in said for key in value if not key.startswith("_")) and keys <= set(value)
+        return all(key in said for key in value if key[0] != "_") and keys <= value.keys()
 
     def write(self, symbol: str, value: Any, chooser: Chooser, depth: int = 3) -> str:
         """The value in words: a template of the symbol chosen among those that can say all of it."""
@@ -147,12 +151,12 @@ class Grammar:
         gates = self.gates[symbol]
         if not isinstance(value, dict):
             return gates.get((None,) * len(_GATE_KEYS), [])
-        wanted = [(None,) if value.get(key) is None else (None, _plain(value[key])) for key in _GATE_KEYS]
-        found = []
-        for gate, templates in gates.items():
-            if all(g in options for g, options in zip(gate, wanted)):
-                found += templates
-        return found
+        key = (symbol, *(_plain(value.get(k)) for k in _GATE_KEYS))
+        if key not in self._gated_memo:
+            wanted = [(None,) if v is None else (None, v) for v in key[1:]]
+            self._gated_memo[key] = [t for gate, templates in gates.items()
+                                     if all(g in options for g, options in zip(gate, wanted)) for t in templates]
+        return self._gated_memo[key]
 
     def _inner_depth(self, outer: str, slot: Slot, depth: int) -> int:
         """A reference inside a reference is one level deeper (passing a value through is not)."""
@@ -173,7 +177,7 @@ class Grammar:
     def _writable(self, symbol: str, value: Any, depth: int, memo: dict) -> bool:
         if symbol in self.terminals:
             return True
-        key = (symbol, json.dumps(value, sort_keys=True), depth)
+        key = (symbol, id(value), depth)  # the values live as long as the write that keeps this memo
         if key not in memo:
             memo[key] = False  # a symbol that needs itself to say the same value cannot say it
             memo[key] = any(self._can(symbol, t, parts, value, depth, memo) for t, parts in self._gated(symbol, value))
