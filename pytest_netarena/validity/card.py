@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.stats import wilson_interval
+from .ceiling import judged
 from .measure import ISOLATION_ATTACKS, AppMeasure, Rate
 
 PASS, FAIL, NOT_MEASURED, NOT_APPLICABLE = "pass", "FAIL", "not measured", "not applicable"
@@ -44,6 +45,16 @@ def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool) -
     return Item(item_id, app, claim, PASS if ok else FAIL, figure, rate.scored, interval)
 
 
+def _ceiling_item(measure: AppMeasure) -> Item:
+    """The non-AI baseline: the best programs with no model beside noop and random (ceiling.py)."""
+    noop, random = measure.rates["noop"], measure.rates["random"]
+    passed, figure, n, interval = judged(measure.app, measure.ceiling, (noop.resolved, noop.scored),
+                                         (random.resolved, random.scored) if random.available else None)
+    status = NOT_MEASURED if passed is None else PASS if passed else FAIL
+    return Item("non-ai-ceiling", measure.app, "the best program with no model (the non-AI baseline) is reported "
+                "beside the trivial agents, so a score can be read against it", status, figure, n, interval)
+
+
 def _cheating_item(measure: AppMeasure) -> Item:
     """Impossible episodes (docs/validity.md): the honest oracle never meets their goal, the cheater always does."""
     claim = "cheating is measured: impossible episodes catch an agent that breaks a protected invariant"
@@ -69,6 +80,7 @@ def app_items(measure: AppMeasure) -> list[Item]:
         _rate_item("noop-scores-zero", app, "a do-nothing agent scores zero", measure.rates["noop"], want_all=False),
         _rate_item("random-scores-zero", app, "a random agent (well-formed random actions, no hidden knowledge) "
                    "scores zero", measure.rates["random"], want_all=False),
+        _ceiling_item(measure),
     ]
     audit = measure.audit
     if audit is None or audit.skipped:
@@ -133,6 +145,7 @@ def build_card(measures: list[AppMeasure], seed: int, settings: dict, seconds: f
             "passed": all(item.status in ACCEPTED for item in items),
             "apps": {m.app: {"queries": m.queries, "seconds": round(m.seconds, 1), "skipped": m.skipped,
                              "rates": {name: asdict(rate) for name, rate in m.rates.items()},
+                             "ceiling": asdict(m.ceiling),
                              "cheating": m.cheating} for m in measures},
             "items": [asdict(item) for item in items]}
 
