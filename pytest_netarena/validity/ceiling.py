@@ -1,9 +1,10 @@
 """The non-AI ceiling: the best built-in programs with no model, played on an app's queries, beside noop and random.
 
-It is the checklist's non-AI baseline. MALT's is `builtin:parser`, a template compiler of the question text (the native wording before issue 45 and
-NetArena's, which topped NetArena's public leaderboard): the native questions must hold it to a fifth, and it
-is also played under --compat netarena, where it answers NetArena's questions as it answers NetArena's own.
-k8s and route have no such compiler to fear: their scripted `builtin:expert` acts on what the agent reads.
+It is the checklist's non-AI baseline. MALT's is `builtin:parser`, a template compiler of the question
+text (the native wording before issue 45 and NetArena's, which topped NetArena's public leaderboard):
+the native questions must hold it to a fifth, and it is also played under --compat netarena, where it
+answers NetArena's questions as it answers NetArena's own. k8s and route have no such compiler to fear:
+their scripted `builtin:expert` acts on what the agent reads.
 """
 
 from __future__ import annotations

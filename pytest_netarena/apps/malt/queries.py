@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.catalogue import Category, Chooser
 from . import ops
 from . import schema as s
-from .questions.facts import After
+from .questions.facts import After, Facts
 from .questions.grammar import strip_hints
 from .questions.meaning import Ambiguous, focus, next_port, program_of
 from .questions.refs import BLOCK, Describer, referents, resolve
@@ -56,8 +56,6 @@ class TopologyIndex:
 
     def __init__(self, graph: nx.DiGraph) -> None:
         from .topology import names_by_kind
-
-        from .questions.facts import Facts
 
         self.graph = graph
         self.by_kind = names_by_kind(graph)
