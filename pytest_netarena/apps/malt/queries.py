@@ -2,7 +2,8 @@
 
 A draw picks concrete nodes and values (the program ops.run_program answers), then the request an
 operator would make of them: each node pointed at by a reference (questions/refs.py) of at most as
-many nested references as the level, then the words (questions/wording.py). Before it is kept, the
+many nested references as the level (from level 2 on, what the change acts on is pointed at through
+the graph wherever the graph offers a way), then the words (questions/wording.py). Before it is kept, the
 request is read back on the graph (questions/meaning.py) and must give the same program: one answer.
 Every random decision goes through the Chooser, simplest option first (so Hypothesis shrinks towards
 ports before switches, the first candidate node, a node named outright, the smallest capacity). A
@@ -139,7 +140,8 @@ def _draw_add(index: TopologyIndex, chooser: Chooser, describer: Describer,
         step = {"op": "add_port", "switch": switch, "port": port, "capacity": capacity}
         said = ("named", "next") if port == next_port(index.facts, switch) else ("named",)
         naming = {"form": "named", "name": port} if chooser.choice(said) == "named" else {"form": "next"}
-        clause = {"op": "add_port", "switch": describer.describe(switch, depth), "port": naming, "capacity": capacity}
+        clause = {"op": "add_port", "switch": describer.describe(switch, depth, outright=depth < 2), "port": naming,
+                  "capacity": capacity}
         return step, clause, switch
     parent_kind = chooser.choice(ops.SWITCH_PARENTS)
     parent = pick(chooser, index.by_kind[parent_kind], _word(parent_kind))
@@ -148,7 +150,8 @@ def _draw_add(index: TopologyIndex, chooser: Chooser, describer: Describer,
     capacity = chooser.choice(CAPACITIES)
     step = {"op": "add_switch", "switch": switch, "parent": parent,
             "ports": [[f"{switch}.p{i}", capacity] for i in range(1, count + 1)]}
-    clause = {"op": "add_switch", "switch": switch, "parent": describer.describe(parent, depth), "count": count,
+    clause = {"op": "add_switch", "switch": switch, "parent": describer.describe(parent, depth, outright=depth < 2),
+              "count": count,
               "capacity": capacity, "_many": count > 1}
     return step, clause, parent
 
@@ -163,7 +166,8 @@ def _draw_remove(index: TopologyIndex, chooser: Chooser, describer: Describer,
     else:
         name = pick(chooser, index.removable_switches, "removable packet switch")
         parent = _block_of(graph, name)
-    return {"op": "remove", "name": name}, {"op": "remove", "target": describer.describe(name, depth)}, parent
+    target = describer.describe(name, depth, outright=depth < 2)
+    return {"op": "remove", "name": name}, {"op": "remove", "target": target}, parent
 
 
 def _read(op: str, parent: str, target: dict[str, Any], count_kind: str | None = None
@@ -272,7 +276,8 @@ def _draw_change(head: str, index: TopologyIndex, chooser: Chooser, describer: D
         parent = pick(chooser, index.for_parents, "block whose switches all have a port .p1")
         capacity = chooser.choice(CAPACITIES)
         step = {"op": "for_update", "parent": parent, "suffix": "p1", "capacity": capacity}
-        clause = {"op": "for_update", "parent": describer.describe(parent, depth), "suffix": "p1", "capacity": capacity}
+        clause = {"op": "for_update", "parent": describer.describe(parent, depth, outright=False), "suffix": "p1",
+                  "capacity": capacity}
         return step, clause, parent, {"form": "it", "_kind": _kind_of(graph, parent)}
     switch = pick(chooser, index.switches_with_ports, "packet switch with two ports")
     branch = chooser.choice(("else", "then"))
@@ -285,7 +290,7 @@ def _draw_change(head: str, index: TopologyIndex, chooser: Chooser, describer: D
             "else": [{"op": "add_port", "switch": switch, "port": new_port, "capacity": capacity}]}
     said = ("named", "next") if new_port == next_port(index.facts, switch) else ("named",)
     naming = {"form": "named", "name": new_port} if chooser.choice(said) == "named" else {"form": "next"}
-    clause = {"op": "if", "switch": describer.describe(switch, depth), "above": threshold,
+    clause = {"op": "if", "switch": describer.describe(switch, depth, outright=False), "above": threshold,
               "port": describer.describe(last, depth), "new": naming, "capacity": capacity}
     block = _block_of(graph, switch)
     return step, clause, block, {"form": "holder", "kind": _block_kind(graph, block, chooser), "of": {"form": "it"},

@@ -83,10 +83,13 @@ class Describer:
         self.facts = facts
         self.chooser = chooser
 
-    def describe(self, node: str, depth: int, avoid: frozenset[str] = frozenset()) -> dict[str, Any]:
-        """A reference to node of at most `depth` nested references, naming none of `avoid` on the way."""
+    def describe(self, node: str, depth: int, avoid: frozenset[str] = frozenset(), outright: bool = True
+                 ) -> dict[str, Any]:
+        """A reference to node of at most `depth` nested references, naming none of `avoid` on the way;
+        `outright=False`: through the graph, not by its name, wherever the graph offers a way."""
         choices = self._forms(node, avoid) if depth > 0 else {}
-        form = self.chooser.choice(["name", *(form for form, options in choices.items() if options)])
+        through = [form for form, options in choices.items() if options]
+        form = self.chooser.choice(through if through and not outright else ["name", *through])
         if form == "name":
             return name(node, self.facts.kind_of(node))
         kind, other, extra = self.chooser.choice(choices[form])
