@@ -98,12 +98,18 @@ def test_levels_grow_in_how_deep_references_nest():
         return 0 if ref["form"] in ("name", "it") else 1 + max((depth(r) for r in inner), default=0)
 
     deepest: dict[int, int] = defaultdict(int)
+    named: dict[int, list[bool]] = defaultdict(list)  # per level: does the question name every node outright?
     for category in APP.categories(OPTIONS):
         for seed in range(60):
             request = APP.draw_params(category, RandomChooser(seed), OPTIONS)["request"]
             for ref in references(request):
                 deepest[category.level] = max(deepest[category.level], depth(ref))
+            named[category.level].append(all(depth(ref) == 0 for ref in references(request)))
     assert deepest == {1: 1, 2: 2, 3: 3}
+    # level 1 names nodes outright about as often as not; from level 2 on, what the change acts on is pointed at
+    # through the graph wherever the graph offers a way (a port whose switch's ports all tie may have none)
+    assert 0.25 < sum(named[1]) / len(named[1]) < 0.75
+    assert sum(named[2]) / len(named[2]) < 0.5 and not any(named[3])
 
 
 def test_an_ambiguous_reference_is_refused():
