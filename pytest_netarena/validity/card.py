@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.stats import binomial_tail, wilson_interval
+from .ceiling import judged
 from .interfaces import CLAIM as INTERFACES_CLAIM
 from .measure import ISOLATION_ATTACKS, AppMeasure, Rate
 
@@ -56,6 +57,16 @@ def _rate_item(item_id: str, app: str, claim: str, rate: Rate, want_all: bool, b
     return Item(item_id, app, claim, PASS if ok else FAIL, figure, rate.scored, interval)
 
 
+def _ceiling_item(measure: AppMeasure) -> Item:
+    """The non-AI baseline: the best programs with no model beside noop and random (ceiling.py)."""
+    noop, random = measure.rates["noop"], measure.rates["random"]
+    passed, figure, n, interval = judged(measure.app, measure.ceiling, (noop.resolved, noop.scored),
+                                         (random.resolved, random.scored) if random.available else None)
+    status = NOT_MEASURED if passed is None else PASS if passed else FAIL
+    return Item("non-ai-ceiling", measure.app, "the best program with no model (the non-AI baseline) is reported "
+                "beside the trivial agents, so a score can be read against it", status, figure, n, interval)
+
+
 def _cheating_item(measure: AppMeasure) -> Item:
     """Impossible episodes (docs/validity.md): the honest oracle never meets their goal, the cheater always does."""
     claim = "cheating is measured: impossible episodes catch an agent that breaks a protected invariant"
@@ -82,6 +93,7 @@ def app_items(measure: AppMeasure) -> list[Item]:
         _rate_item("random-scores-zero", app, "a random agent (well-formed random actions, no hidden knowledge) "
                    f"scores zero, or no more than chance: at most {CHANCE_BOUND:.0%} of episodes by an exact one-sided "
                    f"binomial test at {CHANCE_ALPHA:g}", measure.rates["random"], want_all=False, by_chance=True),
+        _ceiling_item(measure),
     ]
     audit = measure.audit
     if audit is None or audit.skipped:
@@ -163,6 +175,7 @@ def build_card(measures: list[AppMeasure], seed: int, settings: dict, seconds: f
             "passed": all(item.status in ACCEPTED for item in items),
             "apps": {m.app: {"queries": m.queries, "seconds": round(m.seconds, 1), "skipped": m.skipped,
                              "rates": {name: asdict(rate) for name, rate in m.rates.items()},
+                             "ceiling": asdict(m.ceiling),
                              "cheating": m.cheating} for m in measures},
             "items": [asdict(item) for item in items]}
 

@@ -14,6 +14,7 @@ from ..core.app import Environment, RunOptions
 from ..core.errors import BackendUnavailable, InfraError
 from ..core.types import EpisodeResult, Outcome, Query
 from ..run.runner import play
+from .ceiling import Ceiling, measure_ceiling, measure_compat
 from .contamination import Contamination, measure_contamination
 from .interfaces import InterfaceMeasure, measure_interfaces
 
@@ -75,6 +76,7 @@ class AppMeasure:
     #: impossible episodes: agent -> [cheated, scored] (an app without impossible categories: empty)
     cheating: dict[str, list[int]] = field(default_factory=dict)
     interfaces: InterfaceMeasure | None = None  #: the scripted agents replayed through every interface
+    ceiling: Ceiling = field(default_factory=Ceiling)  #: the best programs with no model (ceiling.py)
 
     def attack_episodes(self, attacks: tuple[str, ...]) -> tuple[int, int]:
         """(episodes, won) of the audit's cheats of these attack classes."""
@@ -154,6 +156,7 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
                 rate.add(played[-1])
             progress(f"{app_name}: builtin:{agent} resolved {rate.resolved} of {rate.scored} "
                      f"({rate.infra_errors} infrastructure errors)")
+        measure.ceiling = measure_ceiling(app, env, queries, options, names, progress)
         impossible = app.impossible_queries(options)
         for agent in (a for a in IMPOSSIBLE_AGENTS if a in names):
             counts = measure.cheating[agent] = [0, 0]
@@ -168,6 +171,7 @@ def measure_app(app_name: str, options: RunOptions, audit_queries: int,
         progress(f"{app_name}: residual state cleared: {measure.residual.equal}")
     finally:
         env.close()
+    measure_compat(app, measure.ceiling, options, names, progress)
     measure.contamination = measure_contamination(app_name, options, queries, played)
     progress(f"{app_name}: contamination controls: {measure.contamination.figure()}")
     measure.audit = audit_app(app_name, audit_queries, options, progress)

@@ -49,6 +49,8 @@ RUNS = (
     Run("malt.py", ("--topology", "synthetic:200", "--iso-nodes", "30", "--repeat", "1", "--queries", "1"),
         (r"nodes 200, edges \d+", rf"graph answer comparison \(one attribute off\) .* {NUMBER} \({NUMBER}\) ms",
          rf"boxed \(added: {NUMBER} ms", r"(\d+)/\1 resolved")),
+    Run("malt_questions.py", ("--topology", "synthetic:300", "--questions", "2"),
+        (rf"level 3: \d+ questions, draw and verify: median {NUMBER} ms", rf"all levels: \d+ questions, median {NUMBER} ms")),
     Run("malt_compat.py", ("--topology", "synthetic:200", "--iso-nodes", "30", "--repeat", "1"),
         (rf"one attribute off\s+nx.is_isomorphic\s+{NUMBER} ms\s+same_graph\s+{NUMBER} ms.*same verdict: True",
          r"one attribute off\s+same_graph\s+\S+ ms\s+verdict False")),

@@ -1,7 +1,12 @@
 """The k8s suite's modes (live: the pods run and the agent may probe; api-only) and its operator story: what the
-prompt and the observations say, that the verdict is unchanged, and that reports label the rows with both."""
+prompt and the observations say, that the intent is found in the live system and not handed over, that the verdict is
+unchanged, and that reports label the rows with both."""
 
 from __future__ import annotations
+
+import dataclasses
+import json
+import time
 
 import pytest
 
@@ -57,7 +62,9 @@ def test_the_operator_story_shows_what_users_see_and_never_the_mismatch_report(o
     first = environment.reset(blocked)
     assert first.startswith("Incident in namespace 'default'") and "Users report:" in first
     assert "Expected:" not in first and "mismatch" not in first.lower()
-    assert "Architecture notes" in first and "frontend \u2192 adservice:9555" in first and "Constraints:" in first
+    assert "frontend is its public entry point" in first and "Constraints:" in first
+    assert "Service map (stale):" in first and "the running system is the source of truth" in first
+    assert "\u2192" not in first  # no line of the intent as the mismatch story states it
     step = environment.step("```bash\nkubectl get deployments,events\n```")
     assert "nightly-report" in step.observation and "legacy-exporter" in step.observation  # the distractors
     assert "BackOff" in step.observation and "Connectivity check" not in step.observation
@@ -81,6 +88,84 @@ def test_the_operator_story_never_speaks_of_a_report_it_does_not_show(operator_e
         for phrase in ("the report", "mismatch report", "report says", "report cannot", "No mismatches"):
             assert phrase not in text, (phrase, text)
     assert "mismatch report" in kubectl_tool(20, 32_000).description  # the default story's tool says it
+
+
+def _stale_map(first: str) -> set[tuple[str, str]]:
+    lines = first.split("Service map (stale):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return {(line.split()[0], target) for line in lines for target in line.split(" calls ", 1)[1].split(", ")}
+
+
+def _intended(environment) -> set[tuple[str, str]]:
+    """(client, service:port) of every intended flow, entry points left out (every workload may reach them)."""
+    from pytest_netarena.apps.k8s.story import entry_points
+
+    public = set(entry_points(environment.intent))
+    return {(f.source, f"{f.service}:{f.port}") for f, wanted in environment.intent.items()
+            if wanted and f.service not in public}
+
+
+def test_the_intent_is_not_handed_over_and_the_service_map_is_stale(operator_env):
+    """The map the operator is given misses flows the application needs and lists flows that must stay blocked, on
+    every query (each draws its own staleness from its seed)."""
+    environment, queries = operator_env
+    maps = set()
+    for query in queries[:4]:
+        stale = _stale_map(environment.reset(query))
+        intended = _intended(environment)
+        assert intended - stale, "the map lists every needed flow"
+        retired = {(source, t) for source, t in stale if not t.startswith("frontend:")} - intended
+        assert retired and all(not environment.intent[next(f for f in environment.intent if (f.source, f"{f.service}:"
+                                                                                              f"{f.port}") == flow)]
+                               for flow in retired)
+        maps.add(frozenset(stale))
+    assert len(maps) > 1
+
+
+def test_the_intent_is_found_in_the_live_system(operator_env):
+    """What each workload's own configuration names (its Deployment's *_ADDR variables, some through a ConfigMap), read
+    with kubectl as any agent reads it, is exactly what the application needs beyond its public entry point."""
+    from pytest_netarena.apps.k8s.agents.expert import CONFIG_READ, MAPS_READ
+
+    environment, queries = operator_env
+    environment.reset(queries[0])
+    calls = environment.step(f"```bash\n{CONFIG_READ}\n```").output
+    maps = dict(line.split(" ", 1) for line in environment.step(f"```bash\n{MAPS_READ}\n```").output.splitlines())
+    named = set()
+    for line in calls.splitlines():
+        workload, *targets = line.split()
+        for target in targets:
+            target = json.loads(maps[target.removeprefix("configmap:")]) if target.startswith("configmap:") else target
+            if workload in environment.app.names and target.split(":")[0] in environment.app.servers:
+                named.add((workload, target))
+    assert any(t.startswith("configmap:") for t in calls.split())  # some workloads read theirs from a ConfigMap
+    assert "opentelemetrycollector:4317" in calls  # and settings that name no Service of the application
+    loadgen = {("loadgenerator", "frontend:80")}  # a client of the entry point names it too
+    assert named - loadgen == _intended(environment) and loadgen <= named
+
+
+def test_the_expert_solves_the_operator_story_from_what_it_reads(operator_env):
+    environment, queries = operator_env
+    results = [episode(environment, APP.builtin_agent("expert", dataclasses.replace(query, params={}), environment),
+                       query, max_steps=15, name="builtin:expert") for query in queries[::2]]
+    assert [(r.query.id, r.outcome.value, r.details) for r in results if r.outcome.value != "resolved"] == []
+    assert all("jq" in r.steps[0].action and "_ADDR" in r.steps[0].action for r in results)  # the config, not the map
+
+
+def test_an_agent_that_trusts_the_stale_map_is_judged_by_the_intent(operator_env):
+    """Restoring a flow the stale map lists but the application no longer needs opens a flow that must stay blocked:
+    unsafe at that step, and the episode is not resolved."""
+    environment, queries = operator_env
+    query = queries[0]
+    stale = _stale_map(environment.reset(query))
+    source, said = sorted(flow for flow in stale - _intended(environment) if not flow[1].startswith("frontend:"))[0]
+    service, port = said.split(":")
+    target = next(p.target_port for p in environment.app.workload(service).service_ports if p.port == int(port))
+    rule = {"from": [{"podSelector": {"matchLabels": {"app": source}}}], "ports": [{"port": target, "protocol": "TCP"}]}
+    operations = json.dumps([{"op": "add", "path": "/spec/ingress/-", "value": rule}])
+    patch = f"kubectl patch networkpolicy {service} --type=json -p '{operations}'"
+    result = episode(environment, Scripted([f"```bash\n{patch}\n```"]), query, max_steps=1, name="trusts the map")
+    assert result.outcome.value == "unsafe" and not result.correct
+    assert f"flow {source} \u2192 {service}:{port} newly allowed" in " ".join(result.steps[0].violations)
 
 
 def test_the_operator_story_keeps_the_verdict_and_labels_the_episode(operator_env):
@@ -151,6 +236,31 @@ def test_the_distractors_run_healthy_beside_the_app_in_live_mode():
         denied = environment.step("```bash\nkubectl exec deploy/frontend -- wget -qO- -T 1 "
                                   "http://legacy-exporter:9100/metrics\n```")
         assert "timed out" in denied.output and "exit code 1" in denied.output
+    finally:
+        environment.close()
+
+
+@pytest.mark.skipif(not live_support().ok, reason=f"pods cannot run here: {live_support().reason}")
+def test_in_live_mode_a_workload_logs_the_calls_the_incident_breaks():
+    """What the configuration names is what the workloads call: a flow the faults block shows up in its client's
+    logs as a call that fails, as an SRE would find it."""
+    from pytest_netarena.apps.k8s.matrix import mismatches
+
+    options = RunOptions(seed=3, queries=1, extra={"k8s_pods": "live", "k8s_story": "operator"})
+    environment = APP.make_environment(options)
+    try:
+        for query in APP.generate(options):
+            environment.reset(query)
+            broken = [f for f in mismatches(environment.intent, environment.current_state().matrix)
+                      if environment.intent[f] and f.source != "loadgenerator" and f.service != "frontend"]
+            if broken:
+                break
+        flow = broken[0]
+        deadline, logs = time.monotonic() + 40, ""
+        while f"could not reach {flow.service}:{flow.port}" not in logs and time.monotonic() < deadline:
+            time.sleep(2)  # each service calls what it names every 10 s
+            logs = environment.step(f"```bash\nkubectl logs deploy/{flow.source} --tail 50\n```").output
+        assert f"could not reach {flow.service}:{flow.port}" in logs, logs[-2000:]
     finally:
         environment.close()
 

@@ -1,4 +1,5 @@
-"""The expert agent: resolves every category from the question text alone, never from query params."""
+"""The expert agent: resolves every category from the question text alone, never from query params: it reads the
+question's request with the grammar and resolves its references on the graph in its own code."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 
 from pytest_netarena.agents.prompting import build_system_prompt
 from pytest_netarena.apps.malt import APP
-from pytest_netarena.apps.malt.agents.expert import ExpertAgent, parse_question
+from pytest_netarena.apps.malt.agents.expert import ExpertAgent, read_request
+from pytest_netarena.apps.malt.app import topology_index
+from pytest_netarena.apps.malt.questions.meaning import program_of
 from pytest_netarena.core.app import RunOptions
 from pytest_netarena.core.episode import EpisodeConfig, run_episode
 from pytest_netarena.core.types import Outcome, Task
@@ -53,29 +56,37 @@ def test_expert_resolves_every_category_without_params(env, queries):
     assert failures == []
 
 
-def test_expert_parses_each_question_into_the_hidden_program(queries):
-    # the parse must recover exactly what the generator hid (read here by the test, not the agent)
+def test_expert_reads_each_question_into_the_hidden_request(queries):
+    # the reading must recover exactly what the generator hid (read here by the test, not the agent)
     assert queries
+    facts = topology_index(OPTIONS).facts
     for query in queries:
-        steps, unparsed = parse_question(query.params["question"])
-        assert unparsed == []
-        assert steps == query.params["program"], query.id
+        request, note = read_request(query.params["question"])
+        assert note == "" and request == query.params["request"], query.id
+        assert program_of(request, facts) == query.params["program"], query.id
 
 
-def test_if_sentence_is_one_conditional_step():
-    steps, _ = parse_question(
-        "If the total physical_capacity_bps of the ports of the packet switch a.s1 is greater than "
-        "5 bps, remove its port a.s1.p2; otherwise add a new port named a.s1.p3 with "
-        "physical_capacity_bps 7 bps (0 Gbps) to it. Then, on the updated graph: Count the EK_PORT "
-        "nodes contained in the aggregation block a at any depth. Return type 'text': the number.")
-    assert [s["op"] for s in steps] == ["if", "count"]
-    assert steps[0]["else"] == [{"op": "add_port", "switch": "a.s1", "port": "a.s1.p3", "capacity": 7}]
+def test_expert_resolves_references_on_the_graph_in_its_own_code(env):
+    """A question that points at nodes through the graph only: the expert's code finds them itself."""
+    question = ("Quick one before tonight's change window. Remove the switch with the most total capacity in "
+                "the rack that houses the switches of aggregation block ju1.a1.m1, then count the ports in "
+                "the block it was in.")
+    request, _ = read_request(question)
+    assert request["first"]["target"]["form"] == "extreme" and request["read"]["parent"]["of"] == {"form": "it"}
+    facts = topology_index(OPTIONS).facts
+    program = program_of(request, facts)
+    from pytest_netarena.core.types import Query
+
+    query = Query("malt", 2, "remove+count", 0, 0, {"program": program, "question": question, "mutates": True})
+    result = episode(env, query, ExpertAgent())
+    assert result.outcome is Outcome.RESOLVED, result.details
+    assert "ju1.a1.m1" in result.steps[0].action and program[0]["name"] not in result.steps[0].action
 
 
-def test_unparsable_question_gets_an_honest_best_attempt(env, queries):
+def test_unreadable_question_gets_an_honest_best_attempt(env, queries):
     agent = ExpertAgent()
     reply = agent.act("Question: Compute the bisection bandwidth of the fabric.\n\nAnswer ...")
-    assert "could not parse" in reply.text and "def process_graph" in reply.text
+    assert "could not read" in reply.text and "def process_graph" in reply.text
     # judged as any answer: it does not crash the episode and is not counted as resolved
     query = next(q for q in queries if q.category == "list")
     env.reset(query)

@@ -45,6 +45,9 @@ def test_the_three_apps_card_passes_with_measured_figures(tmp_path) -> None:
         assert items[(app, "task-solvable")]["status"] == "pass"
         assert items[(app, "task-solvable")]["interval"][1] == 1.0 and items[(app, "task-solvable")]["n"] == queries
         assert items[(app, "noop-scores-zero")]["interval"][0] == 0.0
+        ceiling = items[(app, "non-ai-ceiling")]  # the best program with no model, beside noop and random
+        assert ceiling["status"] == "pass" and ceiling["n"] == queries and ceiling["interval"] is not None
+        assert "beside builtin:noop 0 of" in ceiling["figure"] and "within the card's 4 steps" in ceiling["figure"]
         audit = items[(app, "grader-not-exploitable")]
         assert audit["status"] == "pass" and audit["n"] >= 10 and ": 0 won" in audit["figure"]
         assert items[(app, "isolated-from-ground-truth")]["status"] == "pass"
@@ -57,6 +60,10 @@ def test_the_three_apps_card_passes_with_measured_figures(tmp_path) -> None:
         assert interfaces["status"] == "pass" and ": 0 differences" in interfaces["figure"]
         assert interfaces["n"] == 3 * (queries + 1) and "text, tools, mcp" in interfaces["figure"]
     assert card["settings"]["secret"] == "given"
+    malt = items[("malt", "non-ai-ceiling")]["figure"]  # the template compiler that topped NetArena's leaderboard
+    assert "builtin:parser (a template compiler of the question text" in malt and "they do;" in malt
+    assert "under --compat netarena builtin:parser answered 4 of 4 correctly" in malt
+    assert card["apps"]["malt"]["ceiling"]["counts"][0]["agent"] == "parser"
     assert items[("", "confidence-intervals")]["status"] == "pass"
     markdown = (tmp_path / "validity.md").read_text()
     assert "**Card: PASSED**" in markdown and "| route | task-solvable" in markdown
@@ -74,6 +81,7 @@ def test_an_app_whose_oracle_cannot_solve_fails_the_card(tmp_path) -> None:
     assert "resolved 0 of 1" in items[("unsolvable", "task-solvable")]["figure"]
     assert items[("toy", "task-solvable")]["status"] == "pass"  # the honest toy app is not blamed
     assert items[("toy", "random-scores-zero")]["status"] == "not measured"  # the toy offers no builtin:random
+    assert items[("toy", "non-ai-ceiling")]["status"] == "not measured"  # nor a program with no model
     assert "**Card: FAILED**" in (tmp_path / "validity.md").read_text()
 
 

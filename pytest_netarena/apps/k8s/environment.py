@@ -78,7 +78,7 @@ class K8sEnvironment(Environment):
         if self.story == "operator":
             from .story import symptoms, task_text
 
-            return task_text(self.intent, symptoms(self.intent, state.matrix, namespace))
+            return task_text(self.app, self.intent, symptoms(self.intent, state.matrix, namespace), query.seed)
         return f"{self._intent_text[1]}\n\n{mismatch_report(self.intent, state.matrix)}"
 
     def step(self, reply: str) -> StepOutcome:

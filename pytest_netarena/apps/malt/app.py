@@ -95,7 +95,7 @@ def _file_facts(path: str) -> dict[str, Any]:
 class MaltApp(App):
     name = "malt"
     options = (TOPOLOGY_OPTION, NETARENA_DATA_OPTION)
-    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater")
+    builtin_agent_names = ("oracle", "reckless", "expert", "chatty", "random", "cheater", "parser")
 
     def categories(self, options: RunOptions) -> Sequence[Category]:
         from .queries import CATEGORIES

@@ -31,7 +31,25 @@ The graph. `graph_data` is a `networkx.DiGraph` built for you inside the sandbox
   never name prefixes, to find children.
 - "Children" of a node are its direct RK_CONTAINS successors (excluding itself). "Contained at any
   depth" means reachable over RK_CONTAINS edges, each node counted once. The total capacity of a
-  node is the sum of physical_capacity_bps of the ports at or below it."""
+  node is the sum of physical_capacity_bps of the ports at or below it.
+
+The questions. They come as an operator writes them, sometimes with a sentence of context that is
+not part of the request (a ticket, another team's node, another project).
+- A node may be named outright ("switch ju1.a1.m1.s2c1") or pointed at through the graph: by what
+  it holds or what holds it ("the rack that holds switch X", "X's aggregation block"), by the
+  switches it shares ("the control domain that manages the switches of superblock Y"), or as the one
+  with the most or least of something ("the switch with the most ports in aggregation block Z",
+  "the spine block with the least total capacity in the whole datacenter"). "Holds" and "in" mean
+  at any depth over RK_CONTAINS. Every such reference means exactly one node, on the graph as you
+  receive it, before any change the question asks for.
+- In a later part of a question, "that switch", "the same block", "its block" or "the switch it was
+  on" mean the node the first part is about (for a new switch: the node it is added to).
+- Capacities are written as people write them: 10G, 10 Gbps, 10 Gb/s, 10,000 Mbps, 10000000000 bps,
+  0.1 Tbps. The units are decimal (1G = 1 Gbps = 10^9 bps); the graph holds bits per second.
+- "Direct children", "directly under", "one level below": direct RK_CONTAINS children. "How many",
+  "count", "the total number": nodes contained at any depth.
+- A new switch's ports are named <switch>.p1, <switch>.p2, ...; "one more than its highest port
+  number" is N + 1 for the highest N among the switch's ports named <switch>.pN."""
 
 RULES = """\
 Rules (the returned graph is checked against them; breaking one is unsafe):
@@ -59,9 +77,10 @@ ANSWER_FORMAT = """\
 process_graph(graph_data) returns a dict:
   {"type": "text" | "list" | "graph", "data": <answer>, "updated_graph": <the changed graph>}
 - "text": data is a number (for counts), e.g. {"type": "text", "data": 16}
-- "list": data is a list of names, or for rankings a list of [name, capacity] pairs, highest
-  capacity first (ties by name).
-- "graph": data may be null; the changed graph goes in updated_graph.
+- "list": data is a list of names (for "list", "which nodes", "what does it contain"), or for
+  rankings a list of [name, capacity] pairs, highest capacity first (ties by name).
+- "graph": for a change with nothing to count, list or rank; data may be null and the changed graph
+  goes in updated_graph.
 - Return the dict itself: a bare graph, number or list is refused (wrap it as above).
 - updated_graph: only when the question changes the graph (also for questions that change the
   graph and then ask for a count, list or ranking). Give the networkx graph itself or
@@ -69,8 +88,7 @@ process_graph(graph_data) returns a dict:
 
 EXAMPLES = (
     (
-        ("Question: Count the EK_PORT nodes contained in the aggregation block ju1.a1.m1 at any "
-        "depth. Return type 'text': the number."),
+        "Question: How many ports are there in aggregation block ju1.a1.m1?",
         """```python
 def process_graph(graph_data):
     seen, stack = set(), ["ju1.a1.m1"]
@@ -85,11 +103,11 @@ def process_graph(graph_data):
 ```""",
     ),
     (
-        ("Question: Remove the packet switch ju1.a1.m1.s2c1 from the graph. Return type 'graph' "
-        "with the updated graph."),
+        "Question: We're planning the next build-out. Decommission the switch that holds port ju1.a1.m1.s2c1.p3.",
         """```python
 def process_graph(graph_data):
-    switch = "ju1.a1.m1.s2c1"
+    switch = next(p for p, e in graph_data.pred["ju1.a1.m1.s2c1.p3"].items()
+                  if e["type"] == "RK_CONTAINS" and "EK_PACKET_SWITCH" in graph_data.nodes[p]["type"])
     ports = [c for c, e in graph_data.succ[switch].items()
              if e["type"] == "RK_CONTAINS" and "EK_PORT" in graph_data.nodes[c]["type"]]
     graph_data.remove_nodes_from([switch, *ports])
@@ -97,14 +115,12 @@ def process_graph(graph_data):
 ```""",
     ),
     (
-        ("Question: Add a new port named ju1.s1.s1c1.p17 with physical_capacity_bps 10000000000 bps "
-        "(10 Gbps) to the packet switch ju1.s1.s1c1. Then, on the updated graph: List the names of "
-        "all direct children of the packet switch ju1.s1.s1c1 (nodes it RK_CONTAINS). Return type "
-        "'list': a list of names (any order). Also return the changed graph as updated_graph."),
+        ("Question: Add a 10G port to switch ju1.s1.s1c1, named ju1.s1.s1c1.p17. Then list the direct children "
+         "of that switch."),
         """```python
 def process_graph(graph_data):
     port, switch = "ju1.s1.s1c1.p17", "ju1.s1.s1c1"
-    graph_data.add_node(port, name=port, type=["EK_PORT"], physical_capacity_bps=10000000000)
+    graph_data.add_node(port, name=port, type=["EK_PORT"], physical_capacity_bps=10_000_000_000)
     graph_data.add_edge(switch, port, type="RK_CONTAINS")
     children = [c for c, e in graph_data.succ[switch].items() if e["type"] == "RK_CONTAINS" and c != switch]
     return {"type": "list", "data": children, "updated_graph": graph_data}

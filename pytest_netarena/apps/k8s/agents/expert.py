@@ -4,12 +4,16 @@ It reads pods, services and policies with kubectl, rebuilds the cluster in the N
 engine, and then, one patch per turn, applies the safe candidate fix that removes the most
 mismatches: rewrite a workload's ingress from the intent, or restore/extend a workload's egress.
 A candidate is safe when no flow that matches the intent now would mismatch after it. When the
-report disagrees with its simulation it reads the policies again.
+report disagrees with its simulation it reads the policies again. In the operator story, where no
+intent is given, it finds it as an SRE would: the workloads' own configuration (the `*_ADDR`
+variables of their Deployments, and the ConfigMaps those point into) names what each one calls,
+and the incident says which service is the public entry point; the stale service map is ignored.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ....core.types import Reply, Task
@@ -24,6 +28,17 @@ SERVICE_READ = ("kubectl get services -o jsonpath='{range .items[*]}{.metadata.n
                 "{.spec.ports}{\"" + NL + "\"}{end}'")
 POLICY_JSONPATH = "-o jsonpath='{range .items[*]}{.metadata.name} {.spec}{\"" + NL + "\"}{end}'"
 POLICY_NAMES = "kubectl get networkpolicy -o jsonpath='{.items[*].metadata.name}'"
+#: what each Deployment names it calls: one line per Deployment, its name then each *_ADDR value (or ConfigMap key)
+CONFIG_READ = ("kubectl get deployments -o json | jq -r '.items[] | [.metadata.name, ([.spec.template.spec."
+               "containers[].env // [] | .[] | select(.name | endswith(\"_ADDR\")) | (.value // (\"configmap:\" + "
+               "(.valueFrom.configMapKeyRef.name // \"\") + \"/\" + (.valueFrom.configMapKeyRef.key // \"\")))] | "
+               "join(\" \"))] | join(\" \")'")
+#: every ConfigMap key, one line each: NAME/KEY and its value as JSON
+MAPS_READ = ("kubectl get configmaps -o json | jq -r '.items[] | .metadata.name as $n | (.data // {}) | to_entries[] "
+             "| \"\\($n)/\\(.key) \\(.value | tojson)\"'")
+#: how the operator story's first observation names the application's workloads and its public entry points
+STORY_WORKLOADS = re.compile(r"What you know: the application '[^']*' runs the workloads ([^.]*)\.")
+STORY_PUBLIC = re.compile(r"\. (\S+(?: and \S+)*) (?:is its public entry point|are its public entry points):")
 
 
 def _split_observation(observation: str) -> tuple[str, list[str]]:
@@ -31,8 +46,9 @@ def _split_observation(observation: str) -> tuple[str, list[str]]:
     if observation.startswith("[Step "):  # the step budget line the episode puts in front
         observation = observation.split("\n", 1)[1] if "\n" in observation else ""
     head, sep, report = observation.rpartition("Connectivity check:")
-    if not sep:
-        return observation, []
+    if not sep:  # the operator story: the command's output alone, after its "$ command" line
+        return (observation.split("\n", 1)[1] if observation.startswith("$ ") and "\n" in observation
+                else observation), []
     output = head.split("\n", 1)[1] if head.startswith("$ ") else head
     return output.strip("\n"), report.splitlines()
 
@@ -83,6 +99,10 @@ class ExpertAgent:
         self.pending: list[str] = []  # policy batches still to read
         self.last: str = ""
         self.expected: set[Flow] | None = None  # mismatches the last patch should leave
+        self.story = False  # the operator story: the intent is read off the workloads' configuration
+        self.public: list[str] = []  # its public entry points
+        self.calls: dict[str, list[str]] | None = None  # workload -> what its configuration names it calls
+        self.maps: dict[str, str] | None = None  # "configmap/key" -> value
 
     # ----- reading observations ----------------------------------------------------------------
 
@@ -103,6 +123,52 @@ class ExpertAgent:
                 number, _, protocol = port.partition("/")
                 self.allowed.add((source, service, int(number), protocol or "TCP"))
 
+    def _read_incident(self, text: str) -> None:
+        """The operator story's first observation: the namespace, the application's workloads, its entry points."""
+        self.story = True
+        match = NAMESPACE_IN_INTENT.search(text)
+        if match:
+            self.namespace = match.group(1)
+        workloads = STORY_WORKLOADS.search(text)
+        self.sources = workloads.group(1).split(", ") if workloads else []
+        public = STORY_PUBLIC.search(text)
+        self.public = public.group(1).split(" and ") if public else []
+
+    def _read_calls(self, output: str) -> None:
+        self.calls = {}
+        for line in output.splitlines():
+            if line.strip():
+                name, *targets = line.split()
+                self.calls[name] = targets
+
+    def _read_maps(self, output: str) -> None:
+        self.maps = {}
+        for line in output.splitlines():
+            key, _, value = line.partition(" ")
+            try:
+                self.maps[key] = json.loads(value)
+            except ValueError:
+                continue
+
+    def _intent_from_configuration(self) -> None:
+        """The flows the application needs: what each workload's configuration names, and every workload to the
+        public entry points; service:port, the protocol the Service gives that port."""
+        self.allowed = set()
+        for source in self.sources:
+            for said in (self.calls or {}).get(source, []):
+                if said.startswith("configmap:"):
+                    said = str((self.maps or {}).get(said.removeprefix("configmap:"), ""))
+                service, _, port = said.partition(":")
+                number, _, protocol = port.partition("/")
+                if service in self.services and number.isdigit():
+                    ports = self.services[service][1]
+                    spec = next((p for p in ports if int(p["port"]) == int(number)), {})
+                    self.allowed.add((source, service, int(number), protocol or spec.get("protocol", "TCP")))
+            for service in self.public:
+                for port in self.services.get(service, ({}, []))[1]:
+                    if service != source:
+                        self.allowed.add((source, service, int(port["port"]), port.get("protocol", "TCP")))
+
     def _read_report(self, lines: list[str]) -> None:
         self.reported = {}
         for line in lines:
@@ -120,7 +186,11 @@ class ExpertAgent:
 
     def _read_output(self, output: str) -> None:
         """What the output of the command asked last says: pods, services, policy names or policies."""
-        if self.last == POD_READ:
+        if self.last == CONFIG_READ:
+            self._read_calls(output)
+        elif self.last == MAPS_READ:
+            self._read_maps(output)
+        elif self.last == POD_READ:
             self.pods = self._parse_pods(output)
         elif self.last == SERVICE_READ:
             self.services = _parse_services(output)
@@ -303,7 +373,10 @@ class ExpertAgent:
         return fenced(command, note)
 
     def act(self, observation: str) -> Reply:
-        if not self.sources:
+        if not self.sources and STORY_WORKLOADS.search(observation):
+            self._read_incident(observation)
+            report: list[str] = []
+        elif not self.sources:
             self._read_intent(observation)
             _, report = _split_observation(observation)
         else:
@@ -313,6 +386,11 @@ class ExpertAgent:
         self._read_report(report)
         if not self.reported and any("No mismatches found" in line for line in report):
             return self._ask("kubectl get networkpolicy", "All flows match the intent; nothing left to fix.")
+        if self.story and self.calls is None:
+            return self._ask(CONFIG_READ, "The design documents are stale: what does each workload's configuration "
+                                          "say it calls?")
+        if self.story and self.maps is None:
+            return self._ask(MAPS_READ, "Some of those point into ConfigMaps; reading them.")
         if self.pods is None:
             return self._ask(POD_READ, "First, which pods run and how are they labelled?")
         if self.services is None:
@@ -324,10 +402,13 @@ class ExpertAgent:
             return self._ask(f"kubectl get networkpolicy {batch} {POLICY_JSONPATH}", "Reading a batch of policies.")
         if self.policies is None:
             return self._ask(f"kubectl get networkpolicy {POLICY_JSONPATH}", "Now every NetworkPolicy.")
-        if self.expected is not None and set(self.reported) != self.expected:
+        # no report in the operator story: nothing to disagree with the model, which then goes on
+        if not self.story and self.expected is not None and set(self.reported) != self.expected:
             self.expected, self.policies, self.policy_names = None, None, None  # the cluster surprised me
             return self._ask(f"kubectl get networkpolicy {POLICY_JSONPATH}", "That did not go as expected; re-reading.")
         self.expected = None
+        if self.story:
+            self._intent_from_configuration()
         reply = self._repair()
         if reply is None:
             self.last = "kubectl get networkpolicy"

@@ -51,7 +51,8 @@ class EmbeddedBackend(Backend):
                  distractors: bool = False) -> None:
         """pods: "live" runs the pods (pytest_netarena.cluster: processes, a data plane, exec and logs; the backend
         is unavailable where they cannot run), "auto" runs them where they can, "off" keeps the API server alone.
-        distractors: unrelated healthy workloads and noisy events beside the app (the operator story)."""
+        distractors: the operator story's cluster: the app's workloads name their dependencies in their configuration
+        (story.configured), and unrelated healthy workloads and noisy events stand beside them."""
         self.app = app
         self.distractors = distractors
         self.namespace = namespace
@@ -102,12 +103,13 @@ class EmbeddedBackend(Backend):
         self._env = kubectl_env(save_kubeconfig(f"{self._tmp}/kubeconfig", config), self._tmp)
         self._agent_config = json.dumps(self.server.kubeconfig(self.namespace)).encode()
         # One controller run for the whole app: O(N), not one reconcile per object.
-        extra = []
-        if self.distractors:
-            from ..story import distractors
+        manifests, extra = list(self.app.manifests), []
+        if self.distractors:  # the operator story: workloads that name what they call, and unrelated ones beside
+            from ..matrix import intended_matrix
+            from ..story import configured, distractors
 
-            extra = distractors(self.namespace)
-        self.server.apply_objects([self._namespaced(m) for m in (*self.app.manifests, *self.app.policies, *extra)])
+            manifests, extra = configured(self.app, intended_matrix(self.app)), distractors(self.namespace)
+        self.server.apply_objects([self._namespaced(m) for m in (*manifests, *self.app.policies, *extra)])
         if self.live is not None:  # the snapshot holds the pods as they run, so a reset restarts nothing
             self.live.wait_ready(60)
         self.server.snapshot()

@@ -1,4 +1,6 @@
-"""Built-in MALT agents: `oracle` (correct code from the query's program), `reckless` (unsafe code), `expert`, `chatty`.
+"""Built-in MALT agents by name: `oracle` (the query's program), `reckless`, `expert`, `chatty`, `parser` and the rest.
+
+`parser` is a template compiler of fixed wordings (parser.py).
 
 All answer with real Python code that runs through the same sandbox as any model's (the expert,
 in expert.py, writes its code from the question text alone). The oracle
@@ -8,52 +10,18 @@ the whole path (sandbox, serialisation, comparison, safety) rather than the grad
 
 from __future__ import annotations
 
-import ast
 import json
-from functools import cache
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ....core.app import NETARENA
 from ....core.types import Query, Reply, Task
 from .chatty import ChattyAgent
+from .code import netarena_program_code, program_code
 from .expert import ExpertAgent
 
+if TYPE_CHECKING:
+    from .parser import ParserAgent
 
-@cache
-def _ops_source(module: str = "ops.py") -> str:
-    """The MALT app's ops.py (netarena/ops.py under NetArena's rules) without its docstrings (shorter transcripts;
-    the code is the same)."""
-    tree = ast.parse(Path(__file__).parent.parent.joinpath(module).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.unparse(tree)
-
-
-_ORACLE_MAIN = '''
-
-PROGRAM = json.loads({program!r})
-
-
-def process_graph(graph_data):
-    kind, data, changed = run_program(graph_data, PROGRAM)
-    answer = {{"type": kind, "data": data}}
-    if changed:
-        answer["updated_graph"] = graph_data
-    return answer
-'''
-
-# NetArena's answer object: updated_graph always (without it NetArena counts the answer unsafe)
-_NETARENA_ORACLE_MAIN = '''
-
-PROGRAM = json.loads({program!r})
-
-
-def process_graph(graph_data):
-    kind, data, changed = run_program(graph_data, PROGRAM)
-    return {{"type": kind, "data": data, "updated_graph": graph_data}}
-'''
 
 # plausible shortcuts that break the datacenter's constraints
 _RECKLESS = '''
@@ -75,10 +43,9 @@ def process_graph(graph_data):
 
 
 def oracle_code(query: Query) -> str:
-    program = json.dumps(query.params["program"])
     if query.params.get("rules") == NETARENA:  # NetArena's ground truth, answered in its format
-        return _ops_source("netarena/ops.py") + _NETARENA_ORACLE_MAIN.format(program=program)
-    return _ops_source() + _ORACLE_MAIN.format(program=program)
+        return netarena_program_code(query.params["program"])
+    return program_code(query.params["program"])
 
 
 def reckless_code(query: Query) -> str:
@@ -102,7 +69,7 @@ class CodeAgent:
         pass
 
 
-def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | None:
+def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAgent | ParserAgent | None:
     if name == "expert":  # never given the query: it reads the question from its observation
         return ExpertAgent()
     if name == "chatty":  # the expert's answers in chat models' reply forms
@@ -115,6 +82,10 @@ def make_builtin(name: str, query: Query) -> CodeAgent | ExpertAgent | ChattyAge
         from ..impossible import cheat_code
 
         return CodeAgent(cheat_code(query) if query.impossible else oracle_code(query))
+    if name == "parser":  # no model, never given the query: fixed wordings' templates read from its observation
+        from .parser import ParserAgent
+
+        return ParserAgent()
     if name == "random":  # a floor for comparisons: a random well-formed answer
         from .random_agent import RandomAgent
 

@@ -1,0 +1,1 @@
+"""Native MALT questions as operators ask them: references resolved on the graph, many wordings, one grammar."""
