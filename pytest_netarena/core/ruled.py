@@ -79,6 +79,9 @@ class RuledApp(App):
     def header_notes(self, options: RunOptions | None = None) -> list[str]:
         return (self.ours if options is None else self.for_rules(options.rules)).header_notes(options)
 
+    def run_facts(self, options: RunOptions) -> dict[str, Any]:
+        return self.for_rules(options.rules).run_facts(options)
+
     def preflight(self, options: RunOptions) -> None:
         self.for_rules(options.rules).preflight(options)
 

@@ -80,3 +80,17 @@ def test_a_ruled_app_sends_each_call_to_the_app_of_its_rules(monkeypatch: pytest
     assert (ours_query.category, theirs_query.category) == ("set", "theirs")
     agent = app.builtin_agent("oracle", theirs_query, None)  # by the rules its query was drawn under
     assert agent.text == "set 5"
+
+
+def test_a_ruled_app_forwards_every_method_an_app_has() -> None:
+    """Every method of core/app.py's App is RuledApp's own, so none falls to App's default and skips both apps (a
+    method added to App later, such as run_facts, was answered by App's empty default and run.json lost the MALT
+    topology)."""
+    import inspect
+
+    from pytest_netarena.core.app import App
+    from pytest_netarena.core.ruled import RuledApp
+
+    methods = {name for name, value in vars(App).items() if inspect.isfunction(value) and not name.startswith("_")}
+    assert {"run_facts", "preflight", "make_environment"} <= methods
+    assert sorted(name for name in methods if name not in vars(RuledApp)) == []

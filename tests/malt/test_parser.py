@@ -95,7 +95,7 @@ def _netarena_questions() -> Path | None:
 def test_the_parser_answers_netarenas_own_questions_correctly():
     """NetArena's published question file (500 questions of each of its ten categories), its first question of each
     category, on its real topology: each answered correctly (the compiler that topped its leaderboard did the same)."""
-    from pytest_netarena.apps.malt.app import netarena_corpus
+    from pytest_netarena.apps.malt.netarena.app import netarena_corpus
 
     root = str(_netarena_questions().parents[2])
     options = RunOptions(seed=1, rules="netarena", extra={"netarena_data": root})
