@@ -85,7 +85,8 @@ class ContainerLog:
 
     def follow(self, tail: int | None = None, limit: int | None = None, timestamps: bool = False,
                since_s: float | None = None, limit_s: float = FOLLOW_LIMIT_S) -> Iterator[bytes]:
-        """What text() gives, then each new line as it comes, until the run ends or limit_s passes."""
+        """What text() gives, then each new line as it comes, until the run ends or limit_s passes (an empty piece
+        about once a second while nothing comes)."""
         with self._changed:
             position = self.written
         first = self.text(tail, limit, timestamps, since_s)
@@ -94,7 +95,7 @@ class ContainerLog:
         deadline = time.monotonic() + limit_s
         while limit is None or sent < limit:
             with self._changed:
-                while self.written == position and not self._closed:
+                if self.written == position and not self._closed:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return
@@ -107,7 +108,6 @@ class ContainerLog:
             if limit is not None:
                 data = data[:limit - sent]
             sent += len(data)
-            if data:
-                yield data
+            yield data  # empty when it only woke up: the reader may stop there
             if closed:
                 return

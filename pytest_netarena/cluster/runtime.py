@@ -172,7 +172,10 @@ class LiveCluster:
         if not _runnable(request.command[0], session.spec.root):
             return _failure(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
                             f'"{request.command[0]}": executable file not found in $PATH: unknown', "InternalError")
-        code = session.run(channel.send, channel.receive if request.stdin else None)
+        code = session.run(channel.send, channel.receive if request.stdin else None,
+                           getattr(channel, "connection", None))
+        if session.abandoned:  # nobody is left to read a Status
+            return _exit_failure(request.command, 137, " (its client went away)")
         if code is None:
             why = (f"the command ran longer than {self.exec_wall_s:g} s" if session.timed_out
                    else f"the command wrote more than {boxes.EXEC_OUTPUT_BYTES} bytes")
