@@ -11,6 +11,7 @@ Service), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domai
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import struct
 import time
 from collections.abc import Iterable, Mapping
@@ -24,8 +25,17 @@ RATE = 2000
 MAX_QUERY = 512
 
 
+def _ipv4(text) -> str | None:
+    """An IPv4 address in its plain form, or None: nothing else is ever answered."""
+    try:
+        return str(ipaddress.IPv4Address(text)) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
 def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterable[Mapping]) -> dict[str, tuple[str, ...]]:
-    """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods."""
+    """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods (a
+    value that is no IPv4 address is left out)."""
     ready: dict[tuple[str, str], set[str]] = {}
     for item in slices:
         meta = item.get("metadata") or {}
@@ -33,8 +43,9 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
         if not name:
             continue
         for endpoint in item.get("endpoints") or []:
-            if (endpoint.get("conditions") or {}).get("ready") is not False:
-                ready.setdefault((meta.get("namespace", ""), name), set()).update(endpoint.get("addresses") or ())
+            if isinstance(endpoint, Mapping) and (endpoint.get("conditions") or {}).get("ready") is not False:
+                found = (_ipv4(text) for text in endpoint.get("addresses") or ())
+                ready.setdefault((meta.get("namespace", ""), name), set()).update(a for a in found if a)
     table: dict[str, tuple[str, ...]] = {}
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
@@ -42,11 +53,12 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
         name = f"{key[1]}.{key[0]}.svc.{DOMAIN}"
         cluster_ip = spec.get("clusterIP")
         if cluster_ip and cluster_ip != "None":
-            table[name] = (cluster_ip,)
+            if _ipv4(cluster_ip):
+                table[name] = (_ipv4(cluster_ip),)
         elif cluster_ip == "None":
             table[name] = tuple(sorted(ready.get(key, ())))
     for pod in pods:
-        address = (pod.get("status") or {}).get("podIP")
+        address = _ipv4((pod.get("status") or {}).get("podIP"))
         if address:
             table[f"{address.replace('.', '-')}.{pod['metadata'].get('namespace', '')}.pod.{DOMAIN}"] = (address,)
     return table
@@ -96,7 +108,7 @@ def answer(query: bytes, table: Mapping[str, tuple[str, ...]]) -> bytes | None:
     else:
         code, found = NOERROR, table.get(name, ()) if kind == A else ()
     header = struct.pack("!HHHHHH", ident, 0x8000 | 0x0400 * inside | recursion | 0x0080 | code, 1, len(found), 0, 0)
-    body = b"".join(struct.pack("!HHHIH", 0xC00C, A, 1, TTL, 4) + bytes(int(part) for part in address.split("."))
+    body = b"".join(struct.pack("!HHHIH", 0xC00C, A, 1, TTL, 4) + ipaddress.IPv4Address(address).packed
                     for address in found)
     return header + question + body
 

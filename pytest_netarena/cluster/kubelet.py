@@ -113,7 +113,11 @@ class Kubelet:
     def _start_pod(self, pod: dict) -> None:
         meta = pod["metadata"]
         address = pod["status"]["podIP"]
-        network = self.network.add_pod(meta["uid"], address)
+        try:
+            network = self.network.add_pod(meta["uid"], address)
+        except ValueError as error:  # a status rewritten before the pod started: no sandbox for it
+            self.events.pod(pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {error}", warning=True)
+            return
         box_uid = boxes.pod_uid()
         limits = _pod_limits(pod)
         groups = self.groups.pod(f"pod-{meta['uid']}", **limits)
