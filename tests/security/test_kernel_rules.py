@@ -167,3 +167,23 @@ def _put_hostile_values(store, web: str, client_address: str) -> None:
             "endpoints": [{"addresses": [f"{web}\nCOMMIT\n*filter\n{INJECTED}\nCOMMIT", web]}],
             "ports": [{"name": "", "port": 8080, "protocol": "TCP"},
                       {"name": "", "port": "8080\n" + INJECTED, "protocol": "TCP"}]}, "ADDED")
+
+
+def test_a_policy_of_another_address_family_does_not_freeze_the_rules(cluster):
+    # an IPv6 ipBlock is a valid policy; written as text into the IPv4 rules, it failed the whole restore, so every
+    # later write (here: the deny that isolates web is deleted) stayed unenforced
+    six = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+           "metadata": {"name": "six", "namespace": "default"},
+           "spec": {"podSelector": {"matchLabels": {"app": "client"}}, "policyTypes": ["Ingress"],
+                    "ingress": [{"from": [{"ipBlock": {"cidr": "fd00::/64"}}]}]}}
+    web = cluster.address("web")
+    cluster.server.apply_object(six)
+    try:
+        cluster.server.delete_object("NetworkPolicy", "default", "deny-web")
+        cluster.node_rules()
+        assert cluster.live.dataplane.errors == []
+        assert cluster.client_reaches_web(web)
+    finally:
+        cluster.server.delete_object("NetworkPolicy", "default", "six")
+        cluster.server.apply_object(DENY_WEB)
+        cluster.node_rules()
