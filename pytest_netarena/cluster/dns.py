@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import random
+import re
 import struct
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 DOMAIN = "cluster.local"
 TTL = 5
 A, AAAA = 1, 28
 NOERROR, SERVFAIL, NXDOMAIN, NOTIMP, FORMERR = 0, 2, 3, 4, 1
+#: a name a resolver would ask for (letters, digits, '-' and '_' in labels, an optional final dot); others never are
+NAME = re.compile(r"^(?=.{1,253}\.?$)[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?"
+                  r"(\.[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?)*\.?$")
 #: queries answered per second at most (beyond: dropped unread, so a flood costs the harness nothing)
 RATE = 2000
 MAX_QUERY = 512
@@ -163,6 +168,39 @@ class Responder:
             pass
         finally:
             writer.close()
+
+
+async def lookup(namespace, nameserver: str, name: str, search: Sequence[str] = (),
+                 timeout: float = 2.0) -> tuple[str | None, str]:
+    """(the first IPv4 address the cluster DNS gives for name, "") or (None, why as Go's resolver words it), asked
+    from a socket in `namespace` (a pod's, or the node's); with search domains as a stub resolver with ndots:5 tries
+    them. A string that is no name is never sent."""
+    from .loop import udp_socket
+
+    if not NAME.match(name):
+        return None, f"lookup {name}: no such host"
+    name = name.rstrip(".")
+    candidates = [f"{name}.{domain}" for domain in search] if name.count(".") < 4 else []
+    candidates.append(name)
+    loop = asyncio.get_running_loop()
+    for candidate in candidates:
+        sock = udp_socket(namespace)
+        try:
+            await loop.sock_connect(sock, (nameserver, 53))
+            await loop.sock_sendall(sock, query(candidate, random.randrange(1 << 16)))
+            reply = await asyncio.wait_for(loop.sock_recv(sock, 1500), timeout)
+            code, found = addresses(reply)
+        except asyncio.TimeoutError:
+            return None, f"lookup {name} on {nameserver}:53: read udp: i/o timeout"
+        except (OSError, ValueError, IndexError, struct.error) as error:
+            return None, f"lookup {name} on {nameserver}:53: {error}"
+        finally:
+            sock.close()
+        if found:
+            return found[0], ""
+        if code == SERVFAIL:
+            return None, f"lookup {name} on {nameserver}:53: server misbehaving"
+    return None, f"lookup {name} on {nameserver}:53: no such host"
 
 
 def query(name: str, ident: int) -> bytes:

@@ -285,7 +285,7 @@ class Kubelet:
                 None, self._exec_probe, run, container, argv, probes.timeout_of(probe))
             return code == 0, output.strip() or (f"command {list(argv)} exited with {code}" if code is not None
                                                   else f"command timed out after {probes.timeout_of(probe):g}s")
-        return await probes.network(self.network.node, run.network.address, container.spec, probe)
+        return await probes.network(self.network.node, run.network.address, container.spec, probe, self.nameserver)
 
     def _exec_probe(self, run: PodRun, container: ContainerRun, argv: tuple[str, ...], timeout: float):
         if not argv:

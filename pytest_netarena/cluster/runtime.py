@@ -13,6 +13,7 @@ Attaching sets `server.runtime` (so `kubectl exec` and `logs` are served) and `s
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import time
 from collections.abc import Iterator
@@ -231,6 +232,8 @@ class LiveCluster:
         nonce = os.urandom(16).hex().encode()
         loop = asyncio.get_running_loop()
         if protocol == "UDP":
+            if not _is_ipv4(address):  # a name would go to the harness's own resolver
+                return Reach(False, None, f"not an IPv4 address: {address!r}")
             sock = udp_socket(namespace)
             try:
                 await loop.sock_connect(sock, (address, port))
@@ -255,6 +258,14 @@ class LiveCluster:
             return Reach(True, None, "no answer to the identity challenge")
         proof = self.identity.verify(nonce, reply)
         return Reach(True, proof[0] if proof else None)
+
+
+def _is_ipv4(address: str) -> bool:
+    try:
+        ipaddress.IPv4Address(address)
+    except ValueError:
+        return False
+    return True
 
 
 def _settled(pod: dict) -> bool:
