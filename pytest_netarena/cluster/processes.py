@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ..sandbox import BoxSpec, command, views
 from .cgroups import SHIM
-from .logs import ContainerLog
+from .logs import ContainerLog, Throttle
 
 _EXIT_TIMEOUT = 5.0
 
@@ -44,8 +44,10 @@ class ContainerProcess:
     """A container's main process: started in a box, its stdout and stderr lines in `log`, its end reported."""
 
     def __init__(self, spec: BoxSpec, argv: tuple[str, ...], groups: list[str], log: ContainerLog,
-                 ended: Callable[[int], None]) -> None:
+                 ended: Callable[[int], None], throttles: tuple[Throttle, ...] = ()) -> None:
+        """throttles: the rates its output is read at (its own, the cluster's): past them its writes wait."""
         self.spec, self.argv, self.groups, self.log, self.ended = spec, argv, groups, log, ended
+        self.throttles = throttles
         self.process: subprocess.Popen | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -80,6 +82,9 @@ class ContainerProcess:
             if not chunk:
                 break
             self.log.write(chunk)
+            wait = max((throttle.take(len(chunk)) for throttle in self.throttles), default=0.0)
+            if wait and not self.stopped:
+                time.sleep(wait)
         stream.close()
         code = self.process.wait()
         self.log.close()
