@@ -97,6 +97,12 @@ class ContainerProcess:
             _kill(self.process)
 
 
+def _hung_up(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLRDHUP)
+    return bool(poller.poll(0))
+
+
 class ExecSession:
     """One command run in a fresh box of the container: stdin from the client, stdout and stderr to it.
 
@@ -125,6 +131,9 @@ class ExecSession:
         return result.get("code")
 
     def _inside(self, send, receive, client, result: dict) -> None:
+        if client is not None and _hung_up(client):  # its client went away before it started: nothing runs
+            self.abandoned = True
+            return
         fds: list[int] = []
         try:
             full, fds = _launch_argv(self.spec, self.argv)

@@ -26,16 +26,22 @@ class TrackedConnections:
 
     def close_connections(self, timeout: float) -> bool:
         """Shut down every connection being served (its requests, watches, log streams and exec sessions end) and
-        wait for their threads; True when all ended within timeout."""
+        wait for their threads, again for any that registered meanwhile (accepted before the listener stopped);
+        True when all ended within timeout."""
         self.closing = True
-        with self.open_lock:
-            served = dict(self.open)
-        for conn in served:
-            try:  # the plain socket's shutdown: an SSLSocket's would drop its TLS state under a reading thread
-                socket.socket.shutdown(conn, socket.SHUT_RDWR)
-            except OSError:
-                pass
         deadline = time.monotonic() + timeout
-        for thread in served.values():
-            thread.join(max(0.0, deadline - time.monotonic()))
-        return not any(thread.is_alive() for thread in served.values())
+        while True:
+            with self.open_lock:
+                served = dict(self.open)
+            if not served:
+                return True
+            for conn in served:
+                try:  # the plain socket's shutdown: an SSLSocket's would drop its TLS state under a reading thread
+                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            for thread in served.values():
+                thread.join(max(0.0, deadline - time.monotonic()))
+            if time.monotonic() >= deadline:
+                with self.open_lock:
+                    return not any(thread.is_alive() for thread in self.open.values())

@@ -157,8 +157,10 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="netarena-task-"))
     result = TaskResult(str(source), folder=str(root))
     server = runtime = None
+    workspace = False
     try:
         prepare(source, root)
+        workspace = harbor_box.mount_workspace(str(root / "app"))
         server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl")).start()
         server.wait_ready()
         runtime = pods(server) if pods is not None else None
@@ -224,6 +226,13 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
             runtime.stop()
         if server is not None:
             server.stop()
+        if workspace:  # a kept work folder keeps the workspace as the agent left it
+            if keep:
+                shutil.copytree(root / "app", root / "app.kept", symlinks=True)
+            harbor_box.unmount_workspace(str(root / "app"))
+            if keep:
+                shutil.copytree(root / "app.kept", root / "app", symlinks=True, dirs_exist_ok=True)
+                shutil.rmtree(root / "app.kept", ignore_errors=True)
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -27,6 +27,9 @@ SCRIPTS = "/usr/local"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 #: what a phase may print before it is stopped (its log)
 OUTPUT_BYTES = 1 << 20
+#: the agent's workspace /app (as root a tmpfs of this size: what it writes never fills the host's disk)
+WORKSPACE_BYTES, WORKSPACE_FILES = 256 << 20, 65536
+MNT_DETACH, MS_NOSUID, MS_NODEV = 2, 2, 4
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def run(server, port: int, phase: Phase, kubectl: str, scripts: str) -> Ended:
                 programs={**views.programs(PROGRAMS), "kubectl": os.path.realpath(kubectl)},
                 binds=((scripts, SCRIPTS), *phase.binds), writable=phase.writable, network=network,
                 env={**ONE_SHOT_GO, **phase.env, "PATH": PATH}, hostname=phase.hostname, uid=uid,
-                limits=sandbox.Limits(wall_s=phase.wall_s, cpu_s=int(phase.wall_s) + 1, processes=256,
+                limits=sandbox.Limits(wall_s=phase.wall_s, cpu_s=int(phase.wall_s) + 1, processes=128,
                                       file_bytes=64 << 20, open_files=1024, output_bytes=OUTPUT_BYTES,
                                       tmp_bytes=64 << 20))
             finished = sandbox.run(spec, phase.argv)
@@ -82,6 +85,28 @@ def run(server, port: int, phase: Phase, kubectl: str, scripts: str) -> Ended:
     finally:
         network.close()
     return Ended(finished, drained)
+
+
+def mount_workspace(folder: str) -> bool:
+    """As root, make folder a size-capped tmpfs (the agent's /app); False where it cannot be (without root: a
+    folder of the work folder, bounded only by each file's size limit)."""
+    if os.geteuid() != 0:
+        return False
+    options = f"size={WORKSPACE_BYTES},nr_inodes={WORKSPACE_FILES},mode=0755".encode()
+    return _libc().mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+
+
+def unmount_workspace(folder: str) -> None:
+    _libc().umount2(folder.encode(), MNT_DETACH)
+
+
+def _libc():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
+    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    return libc
 
 
 def _own(folder: str, uid: int) -> None:

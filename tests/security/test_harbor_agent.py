@@ -139,3 +139,14 @@ def test_no_exec_session_of_the_agent_outlives_its_phase():
         assert result.reward == 0
     finally:
         _kill(_with_marker(marker))
+
+
+def test_the_agents_workspace_cannot_fill_the_hosts_disk():
+    if os.geteuid() != 0:
+        pytest.skip("the workspace is a size-capped tmpfs only as root")
+    fill = ("i=0; while [ $i -lt 10 ] && head -c 33554432 /dev/zero > fill$i 2>/dev/null; do i=$((i+1)); done; "
+            "echo written $(cat fill* | wc -c)")
+    result = run_task(RELEASE, agent=fill)
+    log = _agent_log(result)
+    assert "written" in log and int(log.split("written")[1].split()[0]) <= 256 << 20, log  # not the host's disk
+    assert result.reward == 0
