@@ -150,3 +150,16 @@ def test_the_agents_workspace_cannot_fill_the_hosts_disk():
     log = _agent_log(result)
     assert "written" in log and int(log.split("written")[1].split()[0]) <= 256 << 20, log  # not the host's disk
     assert result.reward == 0
+
+
+def test_the_agent_reaches_only_the_tasks_api_server(listener):
+    from .conftest import accepted
+
+    server, port = listener
+    probe = (f"for target in 127.0.0.1/{port} 10.0.2.2/{port} 169.254.169.254/80; do "
+             "(timeout 2 bash -c \"echo > /dev/tcp/${target}\") 2>/dev/null && echo reached $target; done; "
+             "kubectl get --raw /readyz && echo api-ok; true")
+    result = run_task(RELEASE, agent=probe)
+    log = _agent_log(result)
+    assert "api-ok" in log, log  # its own cluster answers
+    assert "reached" not in log and not accepted(server), log  # nothing else does (the old runner reached the host)
