@@ -1,5 +1,6 @@
 """A Harbor task's time to verdict (`netarena kube task`): the whole run and each phase, with an agent that sends the
-task's own solution as its command (issue 43: the agent and the verifier each run in a sealed box).
+task's own solution as its command, and the agent phase of `true` (what a phase's box costs by itself) (issue 43:
+the agent and the verifier each run in a sealed box).
 
     python benchmarks/harbor.py [--runs 5] [--tasks release-bot-scale,checkout-service-port]
 
@@ -46,11 +47,20 @@ def measure(name: str, runs: int) -> None:
           f"rewards {sorted(set(rewards), key=str)}")
 
 
+def empty_phase(runs: int) -> None:
+    from pytest_netarena.kube.harbor import run_task
+
+    seconds = [next(p.seconds for p in run_task(TASKS / "release-bot-scale", agent="true").phases if p.name == "agent")
+               for _ in range(runs)]
+    print(f"an agent phase of `true`: median {statistics.median(seconds) * 1000:.0f} ms over {runs} runs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tasks", default="release-bot-scale,checkout-service-port")
     args = parser.parse_args()
+    empty_phase(args.runs)
     for name in args.tasks.split(","):
         measure(name.strip(), args.runs)
 

@@ -24,6 +24,9 @@ from .kubectl import ONE_SHOT_GO
 PROGRAMS = (*views.SHELL_TOOLS, "curl", "base64", "openssl")
 #: the task's environment/scripts are on PATH (Harbor's images put them in /usr/local/bin)
 SCRIPTS = "/usr/local"
+#: kubectl's API discovery cache, as the bootstrap's kubectl left it, read-only (it names the server's resource
+#: types, nothing else): without it each box's first kubectl would download discovery again
+CACHE = "/usr/share/kubectl-cache"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 #: what a phase may print before it is stopped (its log)
 OUTPUT_BYTES = 1 << 20
@@ -57,10 +60,11 @@ def available() -> str | None:
                                   f"{found.reason}; install bubblewrap (apt-get install bubblewrap)")
 
 
-def run(server, port: int, phase: Phase, kubectl: str, scripts: str) -> Ended:
+def run(server, port: int, phase: Phase, kubectl: str, scripts: str, cache: str | None = None) -> Ended:
     """Run the phase in a fresh box on a fresh network namespace where `server` answers https on 127.0.0.1:port.
 
-    scripts: a host folder holding bin/ (the task's environment scripts), read-only at /usr/local."""
+    scripts: a host folder holding bin/ (the task's environment scripts), read-only at /usr/local; cache: a
+    kubectl discovery cache the harness's own kubectl filled, read-only."""
     where = sandbox.support()
     uid = sandbox.private_uid() if where.root else os.getuid()
     for folder, _ in phase.writable:
@@ -72,10 +76,12 @@ def run(server, port: int, phase: Phase, kubectl: str, scripts: str) -> Ended:
         sock.bind(("127.0.0.1", port))
         url = server.listen(sock=sock, tls=True)
         try:
+            binds, env = ((scripts, SCRIPTS), *phase.binds), {**ONE_SHOT_GO, **phase.env, "PATH": PATH}
+            if cache is not None:
+                binds, env = (*binds, (cache, CACHE)), {**env, "KUBECACHEDIR": CACHE}
             spec = sandbox.BoxSpec(
                 programs={**views.programs(PROGRAMS), "kubectl": os.path.realpath(kubectl)},
-                binds=((scripts, SCRIPTS), *phase.binds), writable=phase.writable, network=network,
-                env={**ONE_SHOT_GO, **phase.env, "PATH": PATH}, hostname=phase.hostname, uid=uid,
+                binds=binds, writable=phase.writable, network=network, env=env, hostname=phase.hostname, uid=uid,
                 limits=sandbox.Limits(wall_s=phase.wall_s, cpu_s=int(phase.wall_s) + 1, processes=128,
                                       file_bytes=64 << 20, open_files=1024, output_bytes=OUTPUT_BYTES,
                                       tmp_bytes=64 << 20))

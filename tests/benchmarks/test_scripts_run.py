@@ -33,7 +33,7 @@ RUNS = (
         (rf"default: median {NUMBER} s over 1 runs", rf"--in-flight 1 / default = {NUMBER}x"), needs="root"),
     Run("harbor.py", ("--runs", "1", "--tasks", "release-bot-scale"),
         (rf"release-bot-scale: time to verdict median {NUMBER} s over 1 runs \(bootstrap {NUMBER} s, agent {NUMBER} s, "
-         rf"verifier {NUMBER} s\); rewards \[1\.0\]",)),
+         rf"verifier {NUMBER} s\); rewards \[1\.0\]", rf"an agent phase of `true`: median {NUMBER} ms over 1 runs")),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),
         (rf"text path \(reply read and run\): median {NUMBER} ms", rf"tools / text cost per step: {NUMBER}x",
          rf"MCP / text cost per step: {NUMBER}x")),
