@@ -1,6 +1,6 @@
 """Live cluster speed (issue 30): Online Boutique started with every pod Running and Ready, one `kubectl exec` probe
 (server side and the real kubectl's round trip), the k8s app's start (make_environment and first reset) and its
-per-step check with the pods off and running, and teardown.
+per-step check with the pods off and running, teardown, and what keeping a container's output costs.
 
     python benchmarks/pods.py [--runs 5] [--probes 30] [--steps 30]
 
@@ -153,12 +153,29 @@ def environment_start(runs: int) -> None:
         print(f"k8s app, pods {pods}: make_environment {_ms(made)}; first reset {_ms(reset)}")
 
 
+def log_cost(chunks: int) -> None:
+    """What keeping a container's output costs the harness, per 64 KiB read, for short and long lines."""
+    from pytest_netarena.cluster.logs import ContainerLog
+
+    for width in (2, 200):
+        chunk = (b"y" * (width - 1) + b"\n") * (65536 // width)
+        log = ContainerLog()
+        started = time.perf_counter()
+        for _ in range(chunks):
+            log.write(chunk)
+        per_chunk = (time.perf_counter() - started) / chunks
+        print(f"a container's output kept, lines of {width} bytes: {per_chunk * 1e6:.1f} us per 64 KiB read "
+              f"({len(chunk) / per_chunk / 1e6:.0f} MB/s of one harness thread)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--probes", type=int, default=30)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--log-chunks", type=int, default=200, help="64 KiB reads of output to keep (log cost)")
     args = parser.parse_args()
+    log_cost(args.log_chunks)
     from pytest_netarena.cluster import live_support
 
     if not live_support().ok:

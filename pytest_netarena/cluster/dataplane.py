@@ -9,6 +9,7 @@ rewrite. `settle()` waits until the rules reflect every such write made before t
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import threading
 import time
@@ -98,6 +99,9 @@ class DataPlane:
                 pod = pod_from_manifest(obj)
             except NetpolError:
                 continue
+            running = self.network.addresses.get(obj["metadata"]["uid"])
+            if running is not None:  # the address its eth0 holds, whatever its status says now
+                pod = dataclasses.replace(pod, ip=str(running))
             view.pods.append(pod)
             view.veths[pod.key] = veth_name(obj["metadata"]["uid"])
             if any(not images.resolve(c).runs_process for c in (obj.get("spec") or {}).get("containers") or ()):

@@ -11,21 +11,36 @@ Service), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domai
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import random
+import re
 import struct
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 DOMAIN = "cluster.local"
 TTL = 5
 A, AAAA = 1, 28
 NOERROR, SERVFAIL, NXDOMAIN, NOTIMP, FORMERR = 0, 2, 3, 4, 1
+#: a name a resolver would ask for (letters, digits, '-' and '_' in labels, an optional final dot); others never are
+NAME = re.compile(r"^(?=.{1,253}\.?$)[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?"
+                  r"(\.[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?)*\.?$")
 #: queries answered per second at most (beyond: dropped unread, so a flood costs the harness nothing)
 RATE = 2000
 MAX_QUERY = 512
 
 
+def _ipv4(text) -> str | None:
+    """An IPv4 address in its plain form, or None: nothing else is ever answered."""
+    try:
+        return str(ipaddress.IPv4Address(text)) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
 def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterable[Mapping]) -> dict[str, tuple[str, ...]]:
-    """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods."""
+    """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods (a
+    value that is no IPv4 address is left out)."""
     ready: dict[tuple[str, str], set[str]] = {}
     for item in slices:
         meta = item.get("metadata") or {}
@@ -33,8 +48,9 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
         if not name:
             continue
         for endpoint in item.get("endpoints") or []:
-            if (endpoint.get("conditions") or {}).get("ready") is not False:
-                ready.setdefault((meta.get("namespace", ""), name), set()).update(endpoint.get("addresses") or ())
+            if isinstance(endpoint, Mapping) and (endpoint.get("conditions") or {}).get("ready") is not False:
+                found = (_ipv4(text) for text in endpoint.get("addresses") or ())
+                ready.setdefault((meta.get("namespace", ""), name), set()).update(a for a in found if a)
     table: dict[str, tuple[str, ...]] = {}
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
@@ -42,11 +58,12 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
         name = f"{key[1]}.{key[0]}.svc.{DOMAIN}"
         cluster_ip = spec.get("clusterIP")
         if cluster_ip and cluster_ip != "None":
-            table[name] = (cluster_ip,)
+            if _ipv4(cluster_ip):
+                table[name] = (_ipv4(cluster_ip),)
         elif cluster_ip == "None":
             table[name] = tuple(sorted(ready.get(key, ())))
     for pod in pods:
-        address = (pod.get("status") or {}).get("podIP")
+        address = _ipv4((pod.get("status") or {}).get("podIP"))
         if address:
             table[f"{address.replace('.', '-')}.{pod['metadata'].get('namespace', '')}.pod.{DOMAIN}"] = (address,)
     return table
@@ -96,7 +113,7 @@ def answer(query: bytes, table: Mapping[str, tuple[str, ...]]) -> bytes | None:
     else:
         code, found = NOERROR, table.get(name, ()) if kind == A else ()
     header = struct.pack("!HHHHHH", ident, 0x8000 | 0x0400 * inside | recursion | 0x0080 | code, 1, len(found), 0, 0)
-    body = b"".join(struct.pack("!HHHIH", 0xC00C, A, 1, TTL, 4) + bytes(int(part) for part in address.split("."))
+    body = b"".join(struct.pack("!HHHIH", 0xC00C, A, 1, TTL, 4) + ipaddress.IPv4Address(address).packed
                     for address in found)
     return header + question + body
 
@@ -151,6 +168,39 @@ class Responder:
             pass
         finally:
             writer.close()
+
+
+async def lookup(namespace, nameserver: str, name: str, search: Sequence[str] = (),
+                 timeout: float = 2.0) -> tuple[str | None, str]:
+    """(the first IPv4 address the cluster DNS gives for name, "") or (None, why as Go's resolver words it), asked
+    from a socket in `namespace` (a pod's, or the node's); with search domains as a stub resolver with ndots:5 tries
+    them. A string that is no name is never sent."""
+    from .loop import udp_socket
+
+    if not NAME.match(name):
+        return None, f"lookup {name}: no such host"
+    name = name.rstrip(".")
+    candidates = [f"{name}.{domain}" for domain in search] if name.count(".") < 4 else []
+    candidates.append(name)
+    loop = asyncio.get_running_loop()
+    for candidate in candidates:
+        sock = udp_socket(namespace)
+        try:
+            await loop.sock_connect(sock, (nameserver, 53))
+            await loop.sock_sendall(sock, query(candidate, random.randrange(1 << 16)))
+            reply = await asyncio.wait_for(loop.sock_recv(sock, 1500), timeout)
+            code, found = addresses(reply)
+        except asyncio.TimeoutError:
+            return None, f"lookup {name} on {nameserver}:53: read udp: i/o timeout"
+        except (OSError, ValueError, IndexError, struct.error) as error:
+            return None, f"lookup {name} on {nameserver}:53: {error}"
+        finally:
+            sock.close()
+        if found:
+            return found[0], ""
+        if code == SERVFAIL:
+            return None, f"lookup {name} on {nameserver}:53: server misbehaving"
+    return None, f"lookup {name} on {nameserver}:53: no such host"
 
 
 def query(name: str, ident: int) -> bytes:

@@ -14,11 +14,18 @@ Services follow kube-proxy's iptables mode: a ClusterIP port jumps to a chain pi
 endpoint at random (`statistic`), DNAT to the endpoint's port (named target ports come resolved in
 the EndpointSlices, as kube-proxy reads them); a ClusterIP port without endpoints is refused (REJECT),
 and a pod reaching itself through its Service is masqueraded (hairpin).
+
+No text a client wrote reaches a rule: every address, port, protocol and interface name is parsed into what it
+claims to be (an IPv4 address, an integer in range, one of three protocols, a name of the node's own pattern)
+and written from that value; a value that does not parse matches nothing (its pod, block, port or endpoint is
+left out). The API server validates the same fields (kube/addresses.py); this is the second wall.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -36,15 +43,36 @@ SERVICE_RANGE = "10.96.0.0/12"
 SERVED_RATE, SERVED_BURST = 2000, 500
 
 
+#: iptables' names of the protocols a Service or a policy may name
+PROTOCOLS = {"TCP": "tcp", "UDP": "udp", "SCTP": "sctp"}
+#: the node's interface names (network.veth_name): anything else is never written into a rule
+VETH = re.compile(r"^[a-z0-9][a-z0-9-]{0,14}$")
+
+
+def address(text) -> ipaddress.IPv4Address | None:
+    """An IPv4 address in its plain form, or None (for anything else, a newline included)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        return None
+
+
+def port_number(value) -> int | None:
+    """A port number from 1 to 65535, or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535 else None
+
+
 @dataclass(frozen=True)
 class ServicePort:
-    """One port of one ClusterIP Service and the endpoints kube-proxy would send it to."""
+    """One port of one ClusterIP Service and the endpoints kube-proxy would send it to, parsed."""
 
-    key: str  #: namespace/name:port/protocol
-    cluster_ip: str
+    key: str  #: namespace/name:port/protocol (only ever hashed into a chain's name)
+    cluster_ip: ipaddress.IPv4Address
     port: int
-    protocol: str
-    endpoints: tuple[tuple[str, int], ...]  #: (pod address, port) of the ready endpoints
+    protocol: str  #: a key of PROTOCOLS
+    endpoints: tuple[tuple[ipaddress.IPv4Address, int], ...]  #: (pod address, port) of the ready endpoints
 
 
 @dataclass
@@ -65,16 +93,18 @@ def _chain(prefix: str, *parts: str) -> str:
     return prefix + hashlib.sha256("/".join(parts).encode()).hexdigest()[:16].upper()
 
 
-def _protocol(protocol: str) -> str:
-    return protocol.lower()
-
-
 class _Rules:
-    """Pods, namespaces and peers resolved once, for writing every policy's rules."""
+    """Pods, namespaces and peers resolved once, for writing every policy's rules: only pods whose address and
+    interface parse are written."""
 
     def __init__(self, view: ClusterView) -> None:
         self.view = view
-        self.pods = [pod for pod in view.pods if pod.ip and pod.key in view.veths]
+        self.address: dict[str, ipaddress.IPv4Address] = {}
+        for pod in view.pods:
+            parsed = address(pod.ip)
+            if parsed is not None and VETH.match(view.veths.get(pod.key, "")):
+                self.address[pod.key] = parsed
+        self.pods = [pod for pod in view.pods if pod.key in self.address]
         self.namespace_labels = {name: ns.labels for name, ns in view.namespaces.items()}
 
     def _namespace_labels(self, name: str) -> Mapping[str, str]:
@@ -98,14 +128,18 @@ class _Rules:
 
 def _port_matches(entry: PortRule, destination: Pod | None) -> list[str]:
     """iptables matches for one ports entry at a destination (None: an address that is no pod)."""
-    proto = _protocol(entry.protocol)
+    proto = PROTOCOLS.get(entry.protocol)
+    if proto is None:
+        return []
     if entry.port is None:
         return [f"-p {proto}"]
     if isinstance(entry.port, str):  # a named port: resolved on the destination pod, nothing elsewhere
-        number = destination.named_port(entry.port, entry.protocol) if destination is not None else None
+        number = port_number(destination.named_port(entry.port, entry.protocol)) if destination is not None else None
         return [] if number is None else [f"-p {proto} -m {proto} --dport {number}"]
-    end = f":{entry.end_port}" if entry.end_port is not None else ""
-    return [f"-p {proto} -m {proto} --dport {entry.port}{end}"]
+    first, end = port_number(entry.port), port_number(entry.end_port)
+    if first is None or (entry.end_port is not None and end is None):
+        return []
+    return [f"-p {proto} -m {proto} --dport {first}{f':{end}' if end is not None else ''}"]
 
 
 def _policy_chains(rules: _Rules, direction: str) -> tuple[list[str], list[str]]:
@@ -178,7 +212,7 @@ class _RuleWriter:
         return f"-A {chain} {match}{ports} {self.admit}".replace("  ", " ")
 
     def to_pods(self, pods: Iterable[Pod]) -> list[str]:
-        return [self.line(self.chain, f"{self.peer_flag} {other.ip}/32 ", ports) for other in pods
+        return [self.line(self.chain, f"{self.peer_flag} {self.rules.address[other.key]}/32 ", ports) for other in pods
                 for ports in self.ports(other)]
 
     def any_peer(self) -> list[str]:
@@ -189,13 +223,17 @@ class _RuleWriter:
         return lines
 
     def ip_block(self, peer: IPBlockPeer, block: str) -> list[str]:
-        lines = [f"-A {self.chain} {self.peer_flag} {peer.cidr} -j {block}"]
-        lines += [f"-A {block} {self.peer_flag} {excluded} -j RETURN" for excluded in peer.excepts]
+        cidr = ipaddress.IPv4Network(peer.cidr) if getattr(peer.cidr, "version", 0) == 4 else None
+        if cidr is None:  # an IPv6 block admits no packet of this IPv4 cluster
+            return []
+        excepts = [ipaddress.IPv4Network(e) for e in peer.excepts if getattr(e, "version", 0) == 4]
+        lines = [f"-A {self.chain} {self.peer_flag} {cidr} -j {block}"]
+        lines += [f"-A {block} {self.peer_flag} {excluded} -j RETURN" for excluded in excepts]
         destinations = [None]
         if self.direction == EGRESS:  # egress ports are named on the destination: each pod in the block apart
-            destinations += [p for p in self.rules.pods if peer.contains(p.ip)]
+            destinations += [p for p in self.rules.pods if peer.contains(str(self.rules.address[p.key]))]
         for destination in destinations:
-            target = f"{self.peer_flag} {destination.ip}/32 " if destination is not None else ""
+            target = f"{self.peer_flag} {self.rules.address[destination.key]}/32 " if destination is not None else ""
             lines += [self.line(block, target, ports) for ports in self.ports(destination)]
         return lines
 
@@ -215,9 +253,9 @@ def filter_table(view: ClusterView) -> str:
         "-A STANDIN-LIMIT -j DROP",
     ]
     for pod in rules.pods:  # a pod sends only from its own address, whatever conntrack knows (rp_filter agrees)
-        body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {pod.ip}/32 -j DROP")
+        body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {rules.address[pod.key]}/32 -j DROP")
     for key in sorted(view.served):  # every datagram and every new connection to the harness's stand-ins
-        if key in view.veths:
+        if key in rules.address:
             body.append(f"-A FORWARD -o {view.veths[key]} -p udp -j STANDIN-LIMIT")
             body.append(f"-A FORWARD -o {view.veths[key]} -p tcp --syn -j STANDIN-LIMIT")
     body.append("-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT")
@@ -238,14 +276,14 @@ def nat_table(view: ClusterView) -> str:
     for service in view.services:
         if not service.endpoints:
             continue
-        proto = _protocol(service.protocol)
+        proto = PROTOCOLS[service.protocol]
         chain = _chain("KUBE-SVC-", service.key)
         lines.append(f":{chain} - [0:0]")
         body.append(f"-A KUBE-SERVICES -d {service.cluster_ip}/32 -p {proto} -m {proto} --dport {service.port} "
                     f"-j {chain}")
         count = len(service.endpoints)
         for index, (address, port) in enumerate(service.endpoints):
-            endpoint = _chain("KUBE-SEP-", service.key, address, str(port))
+            endpoint = _chain("KUBE-SEP-", service.key, str(address), str(port))
             lines.append(f":{endpoint} - [0:0]")
             left = count - index
             pick = "" if left == 1 else f"-m statistic --mode random --probability {1 / left:.11f} "
@@ -261,20 +299,25 @@ def ruleset(view: ClusterView) -> str:
 
 
 def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ServicePort]:
-    """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does."""
+    """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does,
+    parsed (a port, address or protocol that does not parse is left out)."""
     by_service = _slices_by_service(slices)
     found = []
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
-        cluster_ip = spec.get("clusterIP")
-        if not cluster_ip or cluster_ip == "None" or spec.get("type") == "ExternalName":
+        cluster_ip = address(spec.get("clusterIP"))
+        if cluster_ip is None or spec.get("type") == "ExternalName":
             continue
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         for port in spec.get("ports") or []:
-            protocol = port.get("protocol") or "TCP"
+            if not isinstance(port, Mapping):
+                continue
+            protocol, number = port.get("protocol") or "TCP", port_number(port.get("port"))
+            if protocol not in PROTOCOLS or number is None:
+                continue
             endpoints = _ready_endpoints(by_service.get((namespace, name), []), port.get("name") or "", protocol)
-            found.append(ServicePort(f"{namespace}/{name}:{port.get('port')}/{protocol}", cluster_ip, port.get("port"),
-                                     protocol, endpoints))
+            found.append(ServicePort(f"{namespace}/{name}:{number}/{protocol}", cluster_ip, number, protocol,
+                                     endpoints))
     return found
 
 
@@ -289,19 +332,25 @@ def _slices_by_service(slices: Iterable[Mapping]) -> dict[tuple[str, str], list[
     return by_service
 
 
-def _ready_endpoints(slices: list[Mapping], port_name: str, protocol: str) -> tuple[tuple[str, int], ...]:
+def _ready_endpoints(slices: list[Mapping], port_name: str,
+                     protocol: str) -> tuple[tuple[ipaddress.IPv4Address, int], ...]:
     """(address, port) of the endpoints of `slices` not marked unready, for the service port of that name."""
     endpoints = set()
     for item in slices:
+        if item.get("addressType", "IPv4") != "IPv4":
+            continue
         numbers = _slice_ports(item, port_name, protocol)
         for endpoint in item.get("endpoints") or []:
-            if (endpoint.get("conditions") or {}).get("ready") is False:
+            if not isinstance(endpoint, Mapping) or (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
-            for address in endpoint.get("addresses") or []:
-                endpoints.update((address, number) for number in numbers if number)
+            for text in endpoint.get("addresses") or []:
+                parsed = address(text)
+                if parsed is not None:
+                    endpoints.update((parsed, number) for number in numbers)
     return tuple(sorted(endpoints))
 
 
-def _slice_ports(item: Mapping, port_name: str, protocol: str) -> list:
-    return [p.get("port") for p in item.get("ports") or []
-            if (p.get("name") or "") == port_name and (p.get("protocol") or "TCP") == protocol]
+def _slice_ports(item: Mapping, port_name: str, protocol: str) -> list[int]:
+    return [number for p in item.get("ports") or [] if isinstance(p, Mapping)
+            and (p.get("name") or "") == port_name and (p.get("protocol") or "TCP") == protocol
+            and (number := port_number(p.get("port"))) is not None]

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import queue
-import shutil
 import threading
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 from ..kube import errors
 from ..kube.node import NODE_NAME
@@ -22,11 +20,13 @@ from ..kube.registry import BY_PLURAL
 from . import boxes, images, probes
 from .cgroups import Groups
 from .events import Recorder
+from .logs import CLUSTER_READ_RATE, READ_RATE, Throttle
 from .loop import Loop
 from .network import ClusterNetwork
 from .pods import BACKOFF_S, ContainerRun, PodRun
 from .processes import ContainerProcess, ExecSession
 from .standins import Identity, PodContext, StandIn
+from .support import Scratch
 
 PROBE_KINDS = (("startup", "startupProbe"), ("liveness", "livenessProbe"), ("readiness", "readinessProbe"))
 #: how soon after its start a container process is seen running (the kubelet's relist, PLEG, is 1 s)
@@ -36,10 +36,12 @@ RELIST_S = 0.5
 class Kubelet:
     """Keeps the pods of the API server's store running on this node."""
 
-    def __init__(self, server, network: ClusterNetwork, loop: Loop, groups: Groups, scratch: Path,
+    def __init__(self, server, network: ClusterNetwork, loop: Loop, groups: Groups, scratch: Scratch,
                  identity: Identity, resolver, nameserver: str, backoff_s: float = BACKOFF_S) -> None:
         self.server, self.network, self.loop, self.groups = server, network, loop, groups
-        self.scratch, self.identity, self.resolver, self.nameserver = scratch, identity, resolver, nameserver
+        self.scratch_space = scratch  #: each pod's files: a tmpfs of its own in it
+        self.identity, self.resolver, self.nameserver = identity, resolver, nameserver
+        self.log_throttle = Throttle(CLUSTER_READ_RATE)  #: what all containers' output is read at, together
         self.backoff_s = backoff_s
         self.events = Recorder(server)
         self.runs: dict[str, PodRun] = {}
@@ -113,7 +115,17 @@ class Kubelet:
     def _start_pod(self, pod: dict) -> None:
         meta = pod["metadata"]
         address = pod["status"]["podIP"]
-        network = self.network.add_pod(meta["uid"], address)
+        try:
+            network = self.network.add_pod(meta["uid"], address)
+        except ValueError as error:  # a status rewritten before the pod started: no sandbox for it
+            self.events.pod(pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {error}", warning=True)
+            return
+        try:
+            self.scratch_space.mount_pod(meta["uid"], _pod_disk(pod))
+        except OSError as error:
+            self.network.remove_pod(network)
+            self.events.pod(pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {error}", warning=True)
+            return
         box_uid = boxes.pod_uid()
         limits = _pod_limits(pod)
         groups = self.groups.pod(f"pod-{meta['uid']}", **limits)
@@ -133,7 +145,7 @@ class Kubelet:
             self._stop_runner(container)
         self.groups.remove_pod(run.groups)
         self.network.remove_pod(run.network)
-        shutil.rmtree(self.scratch / run.uid, ignore_errors=True)
+        self.scratch_space.unmount_pod(run.uid)
 
     def stop_all(self) -> None:
         """Stop every pod (the cluster ends): kill the boxes, close the stand-ins; the namespaces go with them.
@@ -203,7 +215,8 @@ class Kubelet:
         if image.runs_process:
             spec = self._box(run, container)
             return ContainerProcess(spec, image.argv, run.groups, container.log,
-                                    lambda code: self.post(lambda: self._ended(run, container, generation, code)))
+                                    lambda code: self.post(lambda: self._ended(run, container, generation, code)),
+                                    (Throttle(READ_RATE), self.log_throttle))
         meta = run.pod["metadata"]
         context = PodContext(run.network.namespace, run.key, meta["uid"], self.nameserver,
                              (f"{meta['namespace']}.svc.cluster.local", "svc.cluster.local", "cluster.local"))
@@ -213,7 +226,7 @@ class Kubelet:
     def _box(self, run: PodRun, container: ContainerRun, limits=boxes.CONTAINER_LIMITS):
         with self._roots:  # an exec session may make a stand-in's root while the kubelet starts it
             if container.root is None:
-                container.root = boxes.make_root(self.scratch / run.uid / container.name, run.box_uid)
+                container.root = boxes.make_root(self.scratch_space.pod_disk(run.uid) / container.name, run.box_uid)
         meta = run.pod["metadata"]
         env = boxes.container_env(container.spec, meta["name"], _service_variables(self.server, meta["namespace"]))
         return boxes.spec(network=run.network.namespace, root=container.root, uid=run.box_uid,
@@ -281,7 +294,7 @@ class Kubelet:
                 None, self._exec_probe, run, container, argv, probes.timeout_of(probe))
             return code == 0, output.strip() or (f"command {list(argv)} exited with {code}" if code is not None
                                                   else f"command timed out after {probes.timeout_of(probe):g}s")
-        return await probes.network(self.network.node, run.network.address, container.spec, probe)
+        return await probes.network(self.network.node, run.network.address, container.spec, probe, self.nameserver)
 
     def _exec_probe(self, run: PodRun, container: ContainerRun, argv: tuple[str, ...], timeout: float):
         if not argv:
@@ -358,6 +371,17 @@ def _pod_limits(pod: dict) -> dict:
         cpu += _cpu(limits.get("cpu")) or POD_CPU
         memory += _memory(limits.get("memory")) or POD_MEMORY
     return {"cpu": min(cpu or POD_CPU, POD_CPU), "memory": int(min(memory or POD_MEMORY, POD_MEMORY))}
+
+
+def _pod_disk(pod: dict) -> int:
+    """Bytes of the pod's own tmpfs: its containers' ephemeral-storage limits when each sets one, else the default;
+    never more than the most a pod may have."""
+    from .support import MAX_POD_DISK_BYTES, POD_DISK_BYTES
+
+    limits = [_memory(((c.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
+              for c in (pod.get("spec") or {}).get("containers") or ()]
+    total = sum(limits) if limits and all(limits) else POD_DISK_BYTES
+    return int(min(total, MAX_POD_DISK_BYTES))
 
 
 def _cpu(value) -> float:

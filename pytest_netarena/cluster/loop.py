@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import errno
+import ipaddress
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -83,7 +85,13 @@ def listener(namespace: NetNamespace, port: int, kind: int = socket.SOCK_STREAM)
 
 
 async def connect(namespace: NetNamespace, address: str, port: int, timeout: float) -> socket.socket:
-    """A TCP connection made from inside the namespace (raises OSError or TimeoutError)."""
+    """A TCP connection made from inside the namespace to an IPv4 address (raises OSError or TimeoutError).
+
+    Never a name: asyncio would resolve it with getaddrinfo, in the harness's namespace with the host's resolver."""
+    try:
+        ipaddress.IPv4Address(address)
+    except ValueError:
+        raise OSError(errno.EINVAL, f"not an IPv4 address: {address!r}") from None
     loop = asyncio.get_running_loop()
     sock = tcp_socket(namespace)
     try:

@@ -11,6 +11,7 @@ ending the processes in them) takes every interface with them.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import queue
 import threading
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ NODE_ADDRESS = "10.244.0.1"
 SPARES = 16
 #: the Service ClusterIP range; delivered to the node itself, where an address no DNAT rule took is refused
 SERVICE_RANGE = ("10.96.0.0", 12)
+#: the pods' addresses (the scheduler's range, kube/node.py POD_CIDR)
+POD_RANGE = ipaddress.IPv4Network("10.244.0.0/16")
 
 
 def _write_sysctl(values: dict[str, str]) -> None:
@@ -61,9 +64,22 @@ class PodNetwork:
     namespace: NetNamespace
     address: str
     veth: str  #: the interface's name in the node namespace
+    uid: str = ""
 
     def close(self) -> None:
         self.namespace.close()
+
+
+def pod_address(text) -> ipaddress.IPv4Address:
+    """The address a pod's status names, parsed: an IPv4 address of the pod range other than the node's (ValueError)."""
+    try:
+        address = ipaddress.IPv4Address(text) if isinstance(text, str) else None
+    except ValueError:
+        address = None
+    if address is None or address not in POD_RANGE or str(address) in (NODE_ADDRESS, GATEWAY) \
+            or address in (POD_RANGE.network_address, POD_RANGE.broadcast_address):
+        raise ValueError(f"the pod address {text!r} is not one of the pod network {POD_RANGE}")
+    return address
 
 
 def veth_name(uid: str) -> str:
@@ -81,6 +97,7 @@ class ClusterNetwork:
         self._wanted = spares
         self._closed = False
         self._wake = threading.Event()
+        self.addresses: dict[str, ipaddress.IPv4Address] = {}  #: pod uid -> the address its eth0 holds
         if spares:
             threading.Thread(target=self._fill, name="netarena-netns-spares", daemon=True).start()
         try:
@@ -93,7 +110,12 @@ class ClusterNetwork:
             raise
 
     def add_pod(self, uid: str, address: str) -> PodNetwork:
-        """A new namespace for the pod, with eth0 holding `address`, routed by the node."""
+        """A new namespace for the pod, with eth0 holding `address`, routed by the node; ValueError when the address
+        is not one of the pod network, or another pod's."""
+        parsed = pod_address(address)
+        if parsed in self.addresses.values():
+            raise ValueError(f"the pod address {address} is another running pod's")
+        address = str(parsed)
         try:
             namespace, sock = self._spares.get_nowait()
         except queue.Empty:
@@ -114,10 +136,12 @@ class ClusterNetwork:
         except BaseException:
             namespace.close()
             raise
-        return PodNetwork(namespace, address, veth)
+        self.addresses[uid] = parsed
+        return PodNetwork(namespace, address, veth, uid)
 
     def remove_pod(self, pod: PodNetwork) -> None:
         """Delete the pod's veth (whatever still holds its namespace, the pod is cut off) and let the namespace go."""
+        self.addresses.pop(pod.uid, None)
         try:
             self._link.delete_link(self._link.index(pod.veth))
         except OSError:

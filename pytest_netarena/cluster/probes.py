@@ -2,16 +2,19 @@
 
 Network probes are made from the node's namespace (the kubelet's address), which NetworkPolicies do
 not restrict, as on a real node. Each attempt returns (success, why) with the kubelet's wording for
-the event a failure makes.
+the event a failure makes. A probe's `host` is the pod's spec, written by whoever wrote the pod: it is
+used only as a literal IPv4 address or a name the cluster's own DNS answers, asked from the node's
+namespace; nothing of it reaches the harness's resolver (no getaddrinfo: every connect is to an address).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import ssl
 
 from ..sandbox import NetNamespace
-from . import grpc
+from . import dns, grpc
 from .loop import connect, reason
 
 USER_AGENT = "kube-probe/1.37"
@@ -44,23 +47,48 @@ async def _open(node: NetNamespace, address: str, port: int, timeout: float, tls
                                                           server_hostname=address if tls else None), timeout)
 
 
-async def network(node: NetNamespace, address: str, container: dict, probe: dict) -> tuple[bool, str]:
-    """An httpGet, tcpSocket or grpc probe (exec probes are `kubelet`'s, run in a box)."""
+async def target(node: NetNamespace, host, pod_address: str, nameserver: str, timeout: float) -> tuple[str | None, str]:
+    """(the address a probe connects to, "") or (None, why): the pod's own without a host, the host when it is an
+    IPv4 address, else what the cluster DNS answers for it from the node (`dial tcp: lookup NAME ...: no such host`
+    as the kubelet's event says when it has no answer)."""
+    if not host:
+        return pod_address, ""
+    if isinstance(host, str):
+        try:
+            return str(ipaddress.IPv4Address(host)), ""
+        except ValueError:
+            pass
+    found, why = await dns.lookup(node, nameserver, str(host), (), timeout)
+    return (found, "") if found else (None, f"dial tcp: {why}")
+
+
+async def network(node: NetNamespace, address: str, container: dict, probe: dict,
+                  nameserver: str = "") -> tuple[bool, str]:
+    """An httpGet, tcpSocket or grpc probe (exec probes are `kubelet`'s, run in a box); nameserver: the cluster DNS's
+    address, which names in a probe's host are asked of."""
     timeout = timeout_of(probe)
     if "httpGet" in probe:
         spec = probe["httpGet"] or {}
-        return await _http(node, spec.get("host") or address, port_of(container, spec.get("port")), spec, timeout)
+        port = port_of(container, spec.get("port"))
+        host, why = await target(node, spec.get("host"), address, nameserver, timeout)
+        if host is None:
+            return False, f'Get "{(spec.get("scheme") or "HTTP").lower()}://{spec.get("host")}:{port}' \
+                          f'{spec.get("path") or "/"}": {why}'
+        return await _http(node, host, port, spec, timeout)
     if "tcpSocket" in probe:
         spec = probe["tcpSocket"] or {}
         port = port_of(container, spec.get("port"))
         if port is None:
             return False, f"unknown port {spec.get('port')!r}"
+        host, why = await target(node, spec.get("host"), address, nameserver, timeout)
+        if host is None:
+            return False, why
         try:
-            sock = await connect(node, spec.get("host") or address, port, timeout)
+            sock = await connect(node, host, port, timeout)
         except asyncio.TimeoutError:
-            return False, f"dial tcp {address}:{port}: i/o timeout"
+            return False, f"dial tcp {host}:{port}: i/o timeout"
         except OSError as error:
-            return False, f"dial tcp {address}:{port}: connect: {reason(error)}"
+            return False, f"dial tcp {host}:{port}: connect: {reason(error)}"
         sock.close()
         return True, ""
     spec = probe.get("grpc") or {}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ..sandbox import BoxSpec, command, views
 from .cgroups import SHIM
-from .logs import ContainerLog
+from .logs import ContainerLog, Throttle
 
 _EXIT_TIMEOUT = 5.0
 
@@ -44,8 +44,10 @@ class ContainerProcess:
     """A container's main process: started in a box, its stdout and stderr lines in `log`, its end reported."""
 
     def __init__(self, spec: BoxSpec, argv: tuple[str, ...], groups: list[str], log: ContainerLog,
-                 ended: Callable[[int], None]) -> None:
+                 ended: Callable[[int], None], throttles: tuple[Throttle, ...] = ()) -> None:
+        """throttles: the rates its output is read at (its own, the cluster's): past them its writes wait."""
         self.spec, self.argv, self.groups, self.log, self.ended = spec, argv, groups, log, ended
+        self.throttles = throttles
         self.process: subprocess.Popen | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -80,6 +82,9 @@ class ContainerProcess:
             if not chunk:
                 break
             self.log.write(chunk)
+            wait = max((throttle.take(len(chunk)) for throttle in self.throttles), default=0.0)
+            if wait and not self.stopped:
+                time.sleep(wait)
         stream.close()
         code = self.process.wait()
         self.log.close()
@@ -92,21 +97,32 @@ class ContainerProcess:
             _kill(self.process)
 
 
+def _hung_up(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLRDHUP)
+    return bool(poller.poll(0))
+
+
 class ExecSession:
-    """One command run in a fresh box of the container: stdin from the client, stdout and stderr to it."""
+    """One command run in a fresh box of the container: stdin from the client, stdout and stderr to it.
+
+    The command ends with its client: when the client's connection hangs up (or is shut down by the server),
+    the box is killed, so no session outlives the kubectl that opened it."""
 
     def __init__(self, spec: BoxSpec, argv: tuple[str, ...], groups: list[str], stdin: bool,
                  wall_s: float, output_bytes: int) -> None:
         self.spec, self.argv, self.groups, self.stdin = spec, argv, groups, stdin
         self.wall_s, self.output_bytes = wall_s, output_bytes
-        self.timed_out = self.truncated = False
+        self.timed_out = self.truncated = self.abandoned = False
 
-    def run(self, send: Callable[[int, bytes], None], receive: Callable[[], tuple[int, bytes]] | None) -> int | None:
-        """Run to the end; send(channel, data) for output; receive() gives the client's stdin messages.
+    def run(self, send: Callable[[int, bytes], None], receive: Callable[[], tuple[int, bytes]] | None,
+            client: int | None = None) -> int | None:
+        """Run to the end; send(channel, data) for output; receive() gives the client's stdin messages; client is
+        the file descriptor of the client's connection (its hang-up ends the session).
 
-        Returns the exit status (None when the session's limits stopped it)."""
+        Returns the exit status (None when the session's limits or its client's going away stopped it)."""
         result: dict = {}
-        thread = threading.Thread(target=self._inside, args=(send, receive, result), name="netarena-exec",
+        thread = threading.Thread(target=self._inside, args=(send, receive, client, result), name="netarena-exec",
                                   daemon=True)
         thread.start()
         thread.join()
@@ -114,7 +130,10 @@ class ExecSession:
             raise result["error"]
         return result.get("code")
 
-    def _inside(self, send, receive, result: dict) -> None:
+    def _inside(self, send, receive, client, result: dict) -> None:
+        if client is not None and _hung_up(client):  # its client went away before it started: nothing runs
+            self.abandoned = True
+            return
         fds: list[int] = []
         try:
             full, fds = _launch_argv(self.spec, self.argv)
@@ -131,7 +150,7 @@ class ExecSession:
         if self.stdin and receive is not None:
             threading.Thread(target=self._feed, args=(process, receive), name="netarena-exec-stdin",
                              daemon=True).start()
-        result["code"] = self._pump(process, send)
+        result["code"] = self._pump(process, send, client)
 
     def _feed(self, process: subprocess.Popen, receive) -> None:
         from ..kube.websocket import CLOSE, STDIN, Closed
@@ -152,20 +171,28 @@ class ExecSession:
             except OSError:
                 pass
 
-    def _pump(self, process: subprocess.Popen, send) -> int | None:
+    def _pump(self, process: subprocess.Popen, send, client: int | None) -> int | None:
         streams = {process.stdout.fileno(): 1, process.stderr.fileno(): 2}
+        poller = select.poll()
+        for fd in streams:
+            poller.register(fd, select.POLLIN)
+        if client is not None:  # only its hang-up: what the client sends is the stdin feeder's to read
+            poller.register(client, select.POLLRDHUP)
         deadline = time.monotonic() + self.wall_s
         sent = 0
-        while streams:
+        while streams and not self.truncated:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.timed_out = True
                 break
-            ready, _, _ = select.select(list(streams), [], [], left)
-            for fd in ready:
-                data = os.read(fd, 65536)
+            for fd, events in poller.poll(left * 1000):
+                if fd == client:
+                    self.abandoned = True
+                    break
+                data = os.read(fd, 65536) if events & (select.POLLIN | select.POLLHUP) else b""
                 if not data:
                     del streams[fd]
+                    poller.unregister(fd)
                     continue
                 sent += len(data)
                 if sent > self.output_bytes:
@@ -176,9 +203,10 @@ class ExecSession:
                 except Exception:  # the client went away: nobody reads the rest
                     self.truncated = True
                     break
-            if self.truncated:
+            if self.abandoned:
                 break
-        if self.timed_out or self.truncated:
+        stopped = self.timed_out or self.truncated or self.abandoned
+        if stopped:
             _kill(process)
         try:
             code = process.wait(timeout=_EXIT_TIMEOUT)
@@ -187,6 +215,6 @@ class ExecSession:
             code = process.wait()
         process.stdout.close()
         process.stderr.close()
-        if self.timed_out or self.truncated:
+        if stopped:
             return None
         return code if code >= 0 else 128 - code

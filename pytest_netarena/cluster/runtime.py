@@ -13,7 +13,9 @@ Attaching sets `server.runtime` (so `kubectl exec` and `logs` are served) and `s
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ from .standins import PROBE, Identity
 from .support import LiveUnavailable, Scratch, live_support
 
 KUBE_DNS_IP = "10.96.0.10"
+#: exec sessions that may run at once in one pod, and in the whole cluster (past them: 429 TooManyRequests)
+EXEC_PER_POD, EXEC_PER_CLUSTER = 8, 32
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
 #: how long a connected probe waits for the identity answer (the connection itself proves reachability)
 ANSWER_S = 2.0
@@ -74,13 +78,18 @@ class LiveCluster:
     mode = "live"
 
     def __init__(self, server, backoff_s: float = BACKOFF_S, exec_wall_s: float = boxes.EXEC_WALL_S,
-                 served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)) -> None:
+                 served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST),
+                 exec_sessions: tuple[int, int] = (EXEC_PER_POD, EXEC_PER_CLUSTER)) -> None:
         """backoff_s: the first restart back-off of a crashing container (a kubelet's 10 s); exec_wall_s: the
-        longest an exec session may run; served_rate: packets per second (and burst) the stand-ins are sent."""
+        longest an exec session may run; served_rate: packets per second (and burst) the stand-ins are sent;
+        exec_sessions: how many exec sessions may run at once in one pod, and in the whole cluster."""
         self.server = server
         self.backoff_s = backoff_s
         self.exec_wall_s = exec_wall_s
         self.served_rate = served_rate
+        self.exec_sessions = exec_sessions
+        self._execs: dict[str, int] = {}  #: pod uid -> its exec sessions running now
+        self._execs_lock = threading.Lock()
         self.started = False
 
     # -- life ------------------------------------------------------------------------------------
@@ -89,13 +98,16 @@ class LiveCluster:
         if not found.ok:
             raise LiveUnavailable(found.reason)
         self.scratch = Scratch()
+        if not self.scratch.mounted:  # the pods' files would land on the host's disk
+            self.scratch.remove()
+            raise LiveUnavailable(self.scratch.reason)
         self.network = ClusterNetwork()
         self.groups = Groups()
         self.loop = Loop()
         self.identity = Identity()
         self.dataplane = DataPlane(self.server, self.network, self.served_rate)
         resolver = dns.Responder(lambda: self.dataplane.records)
-        self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch.path, self.identity,
+        self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch, self.identity,
                                resolver, KUBE_DNS_IP, self.backoff_s)
         server = self.server
         server.cluster.live_pods = True
@@ -166,13 +178,34 @@ class LiveCluster:
 
     # -- the API server's PodRuntime ---------------------------------------------------------------
     def exec(self, request: ExecRequest, channel) -> dict:
+        uid = request.pod["metadata"].get("uid", "")
+        with self._execs_lock:
+            per_pod, in_all = self.exec_sessions
+            if self._execs.get(uid, 0) >= per_pod or sum(self._execs.values()) >= in_all:
+                name = request.pod["metadata"].get("name", "")
+                return {**_failure(f"too many exec sessions: pod {name} runs {self._execs.get(uid, 0)} and the cluster "
+                                   f"{sum(self._execs.values())}; this cluster runs at most {per_pod} per pod and "
+                                   f"{in_all} in all at once (retry when one ends)", "TooManyRequests"), "code": 429}
+            self._execs[uid] = self._execs.get(uid, 0) + 1
+        try:
+            return self._exec(request, channel)
+        finally:
+            with self._execs_lock:
+                self._execs[uid] -= 1
+                if not self._execs[uid]:
+                    del self._execs[uid]
+
+    def _exec(self, request: ExecRequest, channel) -> dict:
         self.dataplane.settle()
         session = self.kubelet.exec_session(request.pod, request.container, request.command, request.stdin,
                                             self.exec_wall_s, boxes.EXEC_OUTPUT_BYTES)
         if not _runnable(request.command[0], session.spec.root):
             return _failure(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
                             f'"{request.command[0]}": executable file not found in $PATH: unknown', "InternalError")
-        code = session.run(channel.send, channel.receive if request.stdin else None)
+        code = session.run(channel.send, channel.receive if request.stdin else None,
+                           getattr(channel, "connection", None))
+        if session.abandoned:  # nobody is left to read a Status
+            return _exit_failure(request.command, 137, " (its client went away)")
         if code is None:
             why = (f"the command ran longer than {self.exec_wall_s:g} s" if session.timed_out
                    else f"the command wrote more than {boxes.EXEC_OUTPUT_BYTES} bytes")
@@ -228,6 +261,8 @@ class LiveCluster:
         nonce = os.urandom(16).hex().encode()
         loop = asyncio.get_running_loop()
         if protocol == "UDP":
+            if not _is_ipv4(address):  # a name would go to the harness's own resolver
+                return Reach(False, None, f"not an IPv4 address: {address!r}")
             sock = udp_socket(namespace)
             try:
                 await loop.sock_connect(sock, (address, port))
@@ -252,6 +287,14 @@ class LiveCluster:
             return Reach(True, None, "no answer to the identity challenge")
         proof = self.identity.verify(nonce, reply)
         return Reach(True, proof[0] if proof else None)
+
+
+def _is_ipv4(address: str) -> bool:
+    try:
+        ipaddress.IPv4Address(address)
+    except ValueError:
+        return False
+    return True
 
 
 def _settled(pod: dict) -> bool:

@@ -25,7 +25,7 @@ from ..sandbox import NetNamespace
 from . import dns, grpc, pages
 from .images import BOUTIQUE_LANGUAGE, Image
 from .logs import ContainerLog, rfc3339
-from .loop import Loop, connect, listener, reason, udp_socket
+from .loop import Loop, connect, listener, reason
 
 PROBE = b"NETARENA-PROBE "
 #: connections one stand-in serves at once, bytes read before the first answer, seconds a client may idle
@@ -235,26 +235,7 @@ class StandIn:
         return ""
 
     async def _resolve(self, name: str) -> tuple[str | None, str]:
-        candidates = [f"{name}.{domain}" for domain in self.pod.search] if name.count(".") < 4 else []
-        candidates.append(name)
-        loop = asyncio.get_running_loop()
-        for candidate in candidates:
-            sock = udp_socket(self.pod.namespace)
-            try:
-                ident = random.randrange(1 << 16)
-                await loop.sock_connect(sock, (self.pod.nameserver, 53))
-                await loop.sock_sendall(sock, dns.query(candidate, ident))
-                reply = await asyncio.wait_for(loop.sock_recv(sock, 1500), CALL_TIMEOUT_S)
-                code, found = dns.addresses(reply)
-            except asyncio.TimeoutError:
-                return None, f"lookup {name} on {self.pod.nameserver}:53: read udp: i/o timeout"
-            except (OSError, ValueError) as error:
-                return None, f"lookup {name} on {self.pod.nameserver}:53: {error}"
-            finally:
-                sock.close()
-            if found:
-                return found[0], ""
-        return None, f"lookup {name} on {self.pod.nameserver}:53: no such host"
+        return await dns.lookup(self.pod.namespace, self.pod.nameserver, name, self.pod.search, CALL_TIMEOUT_S)
 
     # -- the end -----------------------------------------------------------------------------------
     def stop(self) -> None:

@@ -13,10 +13,16 @@ from pathlib import Path
 
 from ..sandbox import NetNamespace, support as box_support
 
-#: the size of the tmpfs all containers of one cluster write their files to
+#: the size of the tmpfs all containers of one cluster write their files to: it holds each pod's own tmpfs
 SCRATCH_BYTES = 256 << 20
+#: one pod's files (its containers' roots): its containers' ephemeral-storage limits, else POD_DISK_BYTES, never more
+#: than MAX_POD_DISK_BYTES; at most POD_DISK_FILES files and folders
+POD_DISK_BYTES = 64 << 20
+MAX_POD_DISK_BYTES = 256 << 20
+POD_DISK_FILES = 16384
 SCRATCH_PREFIX = "netarena-pods-"
 MNT_DETACH = 2
+MS_NOSUID, MS_NODEV = 2, 4
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,26 @@ class Scratch:
         self.mounted = _libc().mount(b"tmpfs", str(self.path).encode(), b"tmpfs", 0, options) == 0
         self.reason = "" if self.mounted else f"no tmpfs for the pods' files: {os.strerror(ctypes.get_errno())}"
 
+    def pod_disk(self, uid: str) -> Path:
+        """Where one pod's files are (its tmpfs, once mount_pod made it)."""
+        return self.path / uid / "disk"
+
+    def mount_pod(self, uid: str, size: int) -> Path:
+        """A tmpfs of its own for one pod's files, at most `size` bytes and POD_DISK_FILES entries (OSError if it
+        cannot be made): a pod that fills it has no room left, and every other pod still has its own."""
+        folder = self.pod_disk(uid)
+        folder.mkdir(mode=0o755, parents=True)
+        options = f"size={max(size, 1 << 20)},nr_inodes={POD_DISK_FILES},mode=0755".encode()
+        if _libc().mount(b"tmpfs", str(folder).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+            error = ctypes.get_errno()
+            shutil.rmtree(folder.parent, ignore_errors=True)
+            raise OSError(error, f"cannot make the pod's tmpfs: {os.strerror(error)}")
+        return folder
+
+    def unmount_pod(self, uid: str) -> None:
+        _libc().umount2(str(self.pod_disk(uid)).encode(), MNT_DETACH)
+        shutil.rmtree(self.path / uid, ignore_errors=True)
+
     def remove(self) -> None:
         if self.mounted:
             _libc().umount2(str(self.path).encode(), MNT_DETACH)
@@ -89,7 +115,8 @@ def remove_leftovers() -> None:
         return
     for line in mounts:
         parts = line.split()
-        if len(parts) < 2 or SCRATCH_PREFIX not in parts[1]:
+        # a cluster's own scratch space only: never a pod's tmpfs inside one (its folder's name is no owner)
+        if len(parts) < 2 or not Path(parts[1]).name.startswith(SCRATCH_PREFIX):
             continue
         name = Path(parts[1]).name
         try:

@@ -36,7 +36,9 @@ def register(subparsers) -> None:
     what = task.add_mutually_exclusive_group()
     what.add_argument("--solution", action="store_true", help="run solution/solve.sh as the agent")
     what.add_argument("--agent", metavar="COMMAND", default=None,
-                      help="run `bash -c COMMAND` as the agent (with the task's KUBECONFIG)")
+                      help="run `bash -c COMMAND` as the agent, in a sealed box that sees its workspace /app and "
+                           "its kubeconfig /kube (the task's KUBECONFIG), never the tests, solution or admin "
+                           "credentials")
     task.add_argument("--keep", metavar="DIR", default=None,
                       help="work in DIR and keep it (scripts as rewritten, logs, the audit log)")
     task.add_argument("--k8s-pods", "--pods", dest="pods", type=pods_choice, default="auto", metavar=PODS_METAVAR,

@@ -3,18 +3,22 @@
 A task folder holds task.toml, instruction.md, environment/ (scripts/bootstrap-cluster, the manifests it
 applies under workspace/bootstrap), solution/solve.sh and tests/test.sh. In Harbor its containers mount
 the bootstrap manifests at /bootstrap, the agent's kubeconfig volume at /kube, k3s's admin kubeconfig at
-/admin-kube, and the tests, solution and logs at /tests, /solution and /logs. Here those absolute paths
-are the only thing changed: the task is copied to a work folder and each mount point is rewritten to its
-folder there; the scripts then run as they are, with environment/scripts on PATH and kubectl talking
-https to an embedded server (admin client certificate for the bootstrap, the task's ServiceAccount token
-for the agent, the solution and the verifier, as the task itself arranges).
+/admin-kube, and the tests, solution and logs at /tests, /solution and /logs; since 2026 its verifier runs
+in a sandbox of its own. Here the trusted phases (the bootstrap, with the admin client certificate, and the
+reference solution) run on the host, with each mount point rewritten to its folder in a work folder. The
+agent and the verifier each run in a sealed box of their own (kube/harbor_box.py) that sees Harbor's paths
+as they are: the agent its workspace /app and its kubeconfig /kube; the verifier /tests, /kube, /app read-only
+and /logs, the only place a reward comes from. Tests, solution and admin credentials are on no path the agent
+can reach, and nothing it started runs once its phase has ended.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -22,20 +26,25 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import harbor_box
+
 #: Harbor's mount points -> where they are in the work folder (relative to it)
 MOUNTS = {"/admin-kube": "admin-kube", "/bootstrap": "task/environment/workspace/bootstrap", "/kube": "kube",
           "/tests": "task/tests", "/solution": "task/solution", "/logs": "logs", "/app": "app"}
-#: what the agent must not see before its turn ends (Harbor copies them in only for the oracle and the verifier)
+#: what the agent never sees (Harbor copies them in only for the oracle and the verifier)
 HIDDEN = ("tests", "solution")
 ADMIN_KUBECONFIG = "/admin-kube/admin-kubeconfig.yaml"
 #: a mount point as a whole path component: not inside a longer path or word ("/kube" but not "/kubectl")
 _MOUNT = re.compile(r"(?<![\w./-])(/admin-kube|/bootstrap|/kube|/tests|/solution|/logs|/app)"
                     r"(?=[/\s\"'`:;)}|]|$)")
-#: the folders whose scripts are rewritten; manifests are not (a pod's command runs in the pod, where /tmp
-#: and the rest are its own), nor files over MAX_TEXT bytes or not UTF-8
-SCRIPT_FOLDERS = ("environment/scripts", "tests", "solution")
+#: the folders whose scripts are rewritten for the host phases; manifests are not (a pod's command runs in the
+#: pod, where /tmp and the rest are its own), nor files over MAX_TEXT bytes or not UTF-8; tests are not either
+#: (the verifier's box sees Harbor's paths)
+SCRIPT_FOLDERS = ("environment/scripts", "solution")
 MAX_TEXT = 4 << 20
 DEFAULT_TIMEOUT_S = 600.0
+#: the work folder's folder the verifier's box sees as /logs (its reward is read from verifier/ in it)
+VERDICT = "verdict"
 
 
 class TaskError(ValueError):
@@ -53,7 +62,7 @@ class Phase:
 @dataclass
 class TaskResult:
     task: str
-    reward: float | None = None  #: what tests/test.sh wrote to /logs/verifier/reward.txt (None: nothing)
+    reward: float | None = None  #: what tests/test.sh wrote to /logs/verifier/reward.txt in its box (None: nothing)
     phases: list[Phase] = field(default_factory=list)
     folder: str = ""
     mode: str = "api-only"  #: "live" when pods ran (exec, logs, a data plane), as EmbeddedAPIServer.mode says
@@ -93,8 +102,14 @@ def _timeout(config: dict, section: str) -> float:
 
 
 def prepare(folder: Path, work: Path) -> None:
-    """Copy the task into work/task with its mount points rewritten, and make the mounted folders."""
+    """Copy the task into work/task with its mount points rewritten for the host phases, keep its tests and
+    solution apart (work/hidden), its environment scripts as written for the boxes (work/local/bin), and make the
+    mounted folders."""
     shutil.copytree(folder, work / "task", symlinks=True)
+    if (folder / "environment/scripts").is_dir():
+        shutil.copytree(folder / "environment/scripts", work / "local/bin", symlinks=True)
+    else:
+        (work / "local/bin").mkdir(parents=True)
     scripts = [p for sub in SCRIPT_FOLDERS if (work / "task" / sub).is_dir() for p in (work / "task" / sub).rglob("*")]
     for path in scripts:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_TEXT:
@@ -109,46 +124,61 @@ def prepare(folder: Path, work: Path) -> None:
         path.chmod(path.stat().st_mode | 0o755)
     for relative in MOUNTS.values():
         (work / relative).mkdir(parents=True, exist_ok=True)
-    (work / "home").mkdir(exist_ok=True)
-    (work / "hidden").mkdir(exist_ok=True)
+    for relative in ("home", "hidden", VERDICT):
+        (work / relative).mkdir(parents=True, exist_ok=True)
     for name in HIDDEN:
         (work / "task" / name).rename(work / "hidden" / name)
+    for relative in ("local", "hidden/tests"):
+        harbor_box.readable(str(work / relative))
 
 
 def _reveal(work: Path, name: str) -> None:
-    """Put tests/ or solution/ in place (Harbor copies them in after the agent's turn)."""
-    shutil.rmtree(work / "task" / name, ignore_errors=True)  # whatever the agent put there
+    """Put solution/ in place for the host's oracle (Harbor copies it in for the oracle alone)."""
+    shutil.rmtree(work / "task" / name, ignore_errors=True)
     (work / "hidden" / name).rename(work / "task" / name)
 
 
 def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool = False,
              keep: bool = False, work: str | None = None, echo=None, pods=None) -> TaskResult:
-    """Bootstrap the task on a fresh embedded server, run the agent command or the solution (or nothing: the
-    broken state), then the verifier; the reward is what tests/test.sh wrote.
+    """Bootstrap the task on a fresh embedded server, run the agent command (boxed) or the solution (or nothing:
+    the broken state), then the verifier (boxed); the reward is what tests/test.sh wrote to /logs/verifier.
 
     pods: pods(server) starts what runs the server's pods and returns it (stopped at the end), or None
-    where pods cannot run (cluster.start_live); without it pods are stored, never run (no exec)."""
+    where pods cannot run (cluster.start_live); without it pods are stored, never run (no exec).
+    TaskError when the folder is no task, or when boxes cannot be made here."""
     from .kubectl import kubectl_path, save_kubeconfig
     from .server import EmbeddedAPIServer
 
     source = Path(folder).resolve()
     config = load_task(source)
+    unboxable = harbor_box.available()
+    if unboxable:
+        raise TaskError(unboxable)
     root = Path(work) if work else Path(tempfile.mkdtemp(prefix="netarena-task-"))
     result = TaskResult(str(source), folder=str(root))
     server = runtime = None
+    workspace = False
     try:
         prepare(source, root)
+        workspace = harbor_box.mount_workspace(str(root / "app"))
         server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl")).start()
         server.wait_ready()
         runtime = pods(server) if pods is not None else None
         result.mode = server.mode
+        kubectl = kubectl_path()
         save_kubeconfig(rewrite(ADMIN_KUBECONFIG, root), server.kubeconfig())
         base = {"PATH": os.pathsep.join([str(root / "task/environment/scripts"),
-                                         os.path.dirname(kubectl_path()), os.environ.get("PATH", "/usr/bin:/bin")]),
+                                         os.path.dirname(kubectl), os.environ.get("PATH", "/usr/bin:/bin")]),
                 "HOME": str(root / "home"), "TMPDIR": str(root / "home"), "LANG": "C.UTF-8"}
-        environment = {k: rewrite(v, root) for k, v in _env_table(config, "environment").items()}
+        declared = _env_table(config, "environment")
 
-        def phase(name: str, argv: list[str], env: dict[str, str], timeout: float) -> Phase:
+        def record(step: Phase) -> Phase:
+            result.phases.append(step)
+            if echo is not None:
+                echo(step)
+            return step
+
+        def on_host(name: str, argv: list[str], env: dict[str, str], timeout: float) -> Phase:
             started = time.monotonic()
             try:
                 done = subprocess.run(argv, env={**base, **env}, cwd=str(root / "app"), capture_output=True,
@@ -156,45 +186,76 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
                 code, log = done.returncode, done.stdout + done.stderr
             except subprocess.TimeoutExpired as error:
                 code, log = None, f"{error.stdout or ''}{error.stderr or ''}\n[stopped after {timeout:g} s]"
-            step = Phase(name, code, time.monotonic() - started, log if isinstance(log, str) else str(log))
-            result.phases.append(step)
-            if echo is not None:
-                echo(step)
-            return step
+            return record(Phase(name, code, time.monotonic() - started, log if isinstance(log, str) else str(log)))
 
-        bootstrap = phase("bootstrap", [str(root / "task/environment/scripts/bootstrap-cluster")],
-                          {"KUBECONFIG": rewrite(ADMIN_KUBECONFIG, root)}, _timeout(config, "environment"))
+        def boxed(name: str, phase: harbor_box.Phase) -> Phase:
+            started = time.monotonic()
+            cache = root / "home/.kube/cache"  # what the bootstrap's kubectl discovered (a box only reads it)
+            if cache.is_dir():
+                harbor_box.readable(str(cache))
+            ended = harbor_box.run(server, server.port, phase, kubectl, str(root / "local"),
+                                   str(cache) if cache.is_dir() else None)
+            done = ended.finished
+            log = done.text
+            if done.timed_out:
+                log += f"\n[stopped after {phase.wall_s:g} s]"
+            elif done.truncated:
+                log += f"\n[stopped: more than {harbor_box.OUTPUT_BYTES} bytes of output]"
+            return record(Phase(name, done.returncode, time.monotonic() - started, log))
+
+        bootstrap = on_host("bootstrap", [str(root / "task/environment/scripts/bootstrap-cluster")],
+                            {"KUBECONFIG": rewrite(ADMIN_KUBECONFIG, root)}, _timeout(config, "environment"))
         if bootstrap.returncode != 0:
             return result
+        kube = (str(root / "kube"), "/kube")
         if solution:
             _reveal(root, "solution")
-            phase("solution", ["bash", str(root / "task/solution/solve.sh")],
-                  {**environment, **{k: rewrite(v, root) for k, v in _env_table(config, "solution").items()}},
-                  _timeout(config, "agent"))
+            on_host("solution", ["bash", str(root / "task/solution/solve.sh")],
+                    {**{k: rewrite(v, root) for k, v in {**declared, **_env_table(config, "solution")}.items()}},
+                    _timeout(config, "agent"))
         elif agent:
-            phase("agent", ["bash", "-c", agent], environment, _timeout(config, "agent"))
-        _reveal(root, "tests")
-        verifier = root / "logs" / "verifier"
-        shutil.rmtree(verifier, ignore_errors=True)  # nothing the agent left there counts
-        verifier.mkdir(parents=True)
-        phase("verifier", ["bash", str(root / "task/tests/test.sh")],
-              {**environment, **{k: rewrite(v, root) for k, v in _env_table(config, "verifier").items()}},
-              _timeout(config, "verifier"))
-        result.reward = read_reward(verifier)
+            boxed("agent", harbor_box.Phase(("bash", "-c", 'cd /app && exec bash -c "$1"', "bash", agent), declared,
+                                            _timeout(config, "agent"), binds=(kube,),
+                                            writable=((str(root / "app"), "/app"),)))
+        verdict = root / VERDICT
+        boxed("verifier", harbor_box.Phase(("bash", "-c", "cd /app && exec bash /tests/test.sh"),
+                                           {**declared, **_env_table(config, "verifier")}, _timeout(config, "verifier"),
+                                           binds=(kube, (str(root / "app"), "/app"), (str(root / "hidden/tests"),
+                                                                                      "/tests")),
+                                           writable=((str(verdict), "/logs"),), hostname="verifier"))
+        result.reward = read_reward(verdict / "verifier")
         return result
     finally:
         if runtime is not None:
             runtime.stop()
         if server is not None:
             server.stop()
+        if workspace:  # a kept work folder keeps the workspace as the agent left it
+            if keep:
+                shutil.copytree(root / "app", root / "app.kept", symlinks=True)
+            harbor_box.unmount_workspace(str(root / "app"))
+            if keep:
+                shutil.copytree(root / "app.kept", root / "app", symlinks=True, dirs_exist_ok=True)
+                shutil.rmtree(root / "app.kept", ignore_errors=True)
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
 
 
 def read_reward(folder: Path) -> float | None:
-    """The verifier's reward.txt (a number from 0 to 1), or None when it wrote none that reads."""
+    """The verifier's reward.txt (a number from 0 to 1), or None when it wrote none that reads (a link, a fifo or
+    anything but a regular file is none)."""
     try:
-        text = (folder / "reward.txt").read_text(encoding="utf-8", errors="replace")[:64].strip()
-        return float(text)
-    except (OSError, ValueError):
+        fd = os.open(folder / "reward.txt", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 64).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+    try:
+        reward = float(text)
+    except ValueError:
+        return None
+    return reward if math.isfinite(reward) else None

@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
+from .connections import TrackedConnections
 from .ops import Cluster
 from .storeapi import StoreAPI
 from .store import Store
@@ -33,7 +34,7 @@ RST_AVOIDANCE_DELAY_S = 0.5
 #: the HTTP methods that write (write_gate applies to them)
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
-class _HTTPServer(ThreadingHTTPServer):
+class _HTTPServer(TrackedConnections, ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
@@ -46,6 +47,7 @@ class _HTTPServer(ThreadingHTTPServer):
         #: who a request without credentials is: a scoped listener's fixed identity (it ignores credentials),
         #: the admin on the plain harness listener, nobody (anonymous) on an https one
         self.identity = rbac.scoped(scope) if scope is not None else (None if tls is not None else rbac.ADMIN)
+        self.track_connections()
         if sock is None:
             super().__init__(address, handler)
             return
@@ -240,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
-            stream(app, watch, write_chunk, send_headers)
+            stream(app, watch, write_chunk, send_headers, alive=lambda: not self.server.closing)
         except errors.ApiError as error:
             if not header_sent[0]:
                 self._respond(handlers.Response(error.code, error.status()))
@@ -334,6 +336,24 @@ class EmbeddedAPIServer(StoreAPI):
         with the server."""
         address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, self._context() if tls else None))
         return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
+
+    def close_listener(self, url: str, timeout: float = 10.0) -> bool:
+        """Stop serving on the listener of this URL (one made by listen): it takes no new connection, every open one
+        is shut down (a watch or log stream ends at its next write, an exec session's command is killed) and its
+        requests are waited for. True when every one ended within timeout."""
+        port = int(url.rsplit(":", 1)[1])
+        # the newest first: listeners inside network namespaces may share an address with another (the main one)
+        for index in reversed(range(1, len(self._listeners))):
+            httpd, thread = self._listeners[index]
+            if httpd.server_address[1] == port:
+                break
+        else:
+            raise KeyError(f"no listener of this server at {url}")
+        del self._listeners[index]
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+        return httpd.close_connections(timeout)
 
     def _context(self) -> ssl.SSLContext:
         return self.authority.server_context()

@@ -18,7 +18,7 @@ def serve_exec(handler, app, request: podio.ExecRequest) -> None:
     handler.wfile.write(handshake(request.websocket_key, request.protocol))
     handler.wfile.flush()
     handler.connection.settimeout(None)  # the session bounds its own time (the runtime's exec limits)
-    channel = ChannelSocket(handler.rfile, handler.wfile, request.protocol)
+    channel = ChannelSocket(handler.rfile, handler.wfile, request.protocol, handler.connection.fileno())
     try:
         status = app.runtime.exec(request, channel)
     except errors.ApiError as error:
@@ -54,7 +54,9 @@ def serve_logs(handler, app, request: podio.LogRequest) -> None:
     handler.close_connection = True
     try:
         _chunk(handler, first)
-        for data in chunks:
+        for data in chunks:  # an empty piece is a follower's idle wake-up: a closed listener ends the stream there
+            if getattr(handler.server, "closing", False):
+                return
             _chunk(handler, data)
         handler.wfile.write(b"0\r\n\r\n")
         handler.wfile.flush()

@@ -3,41 +3,19 @@
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 
+from . import addresses
+from .causes import Cause, bad_value, forbidden, required, unsupported
 from .errors import invalid
-
-Cause = tuple[str, str, str]
 
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 IANA_SVC_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-PROTOCOLS = ("SCTP", "TCP", "UDP")
+PROTOCOLS = addresses.PROTOCOLS
 LABEL_NAME_KINDS = ("Namespace", "Service")
 RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
 RBAC_GROUP = "rbac.authorization.k8s.io"
-
-
-def _quote(value) -> str:
-    return json.dumps(value) if isinstance(value, str) else str(value)
-
-
-def required(field: str, detail: str = "") -> Cause:
-    return field, "FieldValueRequired", "Required value" + (f": {detail}" if detail else "")
-
-
-def bad_value(field: str, value, detail: str) -> Cause:
-    return field, "FieldValueInvalid", f"Invalid value: {_quote(value)}: {detail}"
-
-
-def unsupported(field: str, value, supported) -> Cause:
-    return field, "FieldValueNotSupported", (f"Unsupported value: {_quote(value)}: supported values: "
-                                             + ", ".join(f'"{s}"' for s in supported))
-
-
-def forbidden(field: str, detail: str) -> Cause:
-    return field, "FieldValueForbidden", f"Forbidden: {detail}"
 
 
 def _name(kind: str, meta: dict) -> list[Cause]:
@@ -346,10 +324,11 @@ BY_KIND = {
     "ClusterRole": _role,
     "RoleBinding": _binding,
     "ClusterRoleBinding": _binding,
-    "Pod": pod,
+    "Pod": lambda obj: pod(obj) + addresses.pod_status(obj),
     "Deployment": _workload,
     "ReplicaSet": _workload,
-    "Service": service,
+    "Service": lambda obj: service(obj) + addresses.service_ips(obj),
+    "EndpointSlice": addresses.endpoint_slice,
     "NetworkPolicy": network_policy,
     "ConfigMap": configmap,
     "Secret": configmap,
@@ -364,6 +343,13 @@ def validate(kind: str, group: str, obj: dict) -> None:
         causes += fn(obj)
     if causes:
         raise invalid(kind, group, meta.get("name") or "", causes)
+
+
+def validate_status(kind: str, group: str, obj: dict) -> None:
+    """A write of the status subresource: what the status holds that others read (a pod's addresses)."""
+    causes = addresses.pod_status(obj) if kind == "Pod" else []
+    if causes:
+        raise invalid(kind, group, obj["metadata"].get("name") or "", causes)
 
 
 def validate_update(kind: str, group: str, old: dict, new: dict) -> None:

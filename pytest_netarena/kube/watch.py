@@ -21,8 +21,9 @@ def _event_object(watch: WatchRequest, obj: dict, first: list[bool]) -> dict:
     return table
 
 
-def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None) -> None:
-    """Write events with write_chunk(bytes) until timeout, reset, stop, or a broken connection."""
+def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None, alive=lambda: True) -> None:
+    """Write events with write_chunk(bytes) until timeout, reset, stop, a broken connection, or alive() is False
+    (its listener was closed)."""
     store, cluster = app.store, app.cluster
     query = watch.query
 
@@ -69,7 +70,7 @@ def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None) -> None:
                 "metadata": {"resourceVersion": str(start_rv),
                              "annotations": {"k8s.io/initial-events-end": "true"}}}
         write_chunk(dumps({"type": "BOOKMARK", "object": mark}) + b"\n")
-    while not app.stopping and not store.closed and store.epoch == epoch:
+    while not app.stopping and not store.closed and store.epoch == epoch and alive():
         events, ok = store.events_since(start_rv, watch.res.plural)
         if not ok:
             gone = errors.ApiError(410, "Expired", f"too old resource version: {start_rv}")

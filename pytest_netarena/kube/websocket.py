@@ -50,9 +50,10 @@ class Closed(Exception):
 class ChannelSocket:
     """One exec session's WebSocket: send on a channel, receive the client's stdin, send the final Status."""
 
-    def __init__(self, rfile, wfile, protocol: str) -> None:
+    def __init__(self, rfile, wfile, protocol: str, connection: int | None = None) -> None:
         self.rfile, self.wfile = rfile, wfile
         self.protocol = protocol
+        self.connection = connection  #: the connection's file descriptor (a runtime watches it for the hang-up)
         self._write_lock = threading.Lock()
         self.closed = False
 

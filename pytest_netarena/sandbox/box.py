@@ -52,6 +52,8 @@ class BoxSpec:
 
     programs: Mapping[str, str] = field(default_factory=dict)  #: name in /usr/bin -> host file
     binds: tuple[tuple[str, str], ...] = ()  #: extra read-only (host path, box path); not under /tmp, /run or the home folder (their tmpfs mounts come later and would hide it)
+    #: host folders bound writable (host path, box path), as binds; the box's uid must own them (a workspace)
+    writable: tuple[tuple[str, str], ...] = ()
     files: Mapping[str, bytes] = field(default_factory=dict)  #: box path -> read-only content
     network: NetNamespace | UserNetNamespace | None = None  #: join this namespace; None: an empty one of its own
     caps: tuple[str, ...] = ()  #: e.g. ("NET_ADMIN", "NET_RAW"); only root-made boxes keep any
@@ -147,6 +149,8 @@ def _file_system(spec: BoxSpec, root: bool, count_inside: bool) -> list[str]:
         box += ["--ro-bind-try", path, path]
     for source, target in spec.binds:
         box += ["--ro-bind", source, target]
+    for source, target in spec.writable:
+        box += ["--bind", source, target]
     box += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/proc/sys", "/proc/sys"]
     if spec.writable_net_sysctl:  # /proc/sys read-only but the net tree, which shows the box's own namespace
         box += ["--bind", "/proc/sys/net", "/proc/sys/net"]

@@ -31,6 +31,9 @@ class Run:
 RUNS = (
     Run("first_command.py", ("--runs", "1", "--pause", "0", "--", "--queries", "1", "--levels", "1", "-k", "route"),
         (rf"default: median {NUMBER} s over 1 runs", rf"--in-flight 1 / default = {NUMBER}x"), needs="root"),
+    Run("harbor.py", ("--runs", "1", "--tasks", "release-bot-scale"),
+        (rf"release-bot-scale: time to verdict median {NUMBER} s over 1 runs \(bootstrap {NUMBER} s, agent {NUMBER} s, "
+         rf"verifier {NUMBER} s\); rewards \[1\.0\]", rf"an agent phase of `true`: median {NUMBER} ms over 1 runs")),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),
         (rf"text path \(reply read and run\): median {NUMBER} ms", rf"tools / text cost per step: {NUMBER}x",
          rf"MCP / text cost per step: {NUMBER}x")),
@@ -59,8 +62,9 @@ RUNS = (
          rf"from scratch / incremental = {NUMBER}x",
          r"least privilege, online boutique, one policy opened to all: .* wider: True")),
     Run("plugin_overhead.py", ("--runs", "1"), (rf"overhead: {NUMBER} ms", r"netarena lines printed: 0")),
-    Run("pods.py", ("--runs", "1", "--probes", "1", "--steps", "1"),
-        (rf"all 12 pods Running and Ready .*: median {NUMBER} ms", rf"kubectl exec probe .*: median {NUMBER} ms"),
+    Run("pods.py", ("--runs", "1", "--probes", "1", "--steps", "1", "--log-chunks", "5"),
+        (rf"all 12 pods Running and Ready .*: median {NUMBER} ms", rf"kubectl exec probe .*: median {NUMBER} ms",
+         rf"a container's output kept, lines of 2 bytes: {NUMBER} us per 64 KiB read"),
         needs="pods"),
     Run("route.py", ("--small", "--repeats", "1", "--queries", "1", "--workers", "1", "--box-steps", "1"),
         (rf"box overhead {NUMBER} ms", rf"2x1 \(3 nodes\): accounting {NUMBER} ms", r"quiet afterwards: True",

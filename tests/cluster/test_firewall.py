@@ -102,7 +102,32 @@ def test_service_ports_take_the_ready_endpoints_of_the_port_of_the_same_name_and
               _slice("web", [{"name": "http", "port": 7070}], [True], namespace="other"),
               _slice("", [{"name": "http", "port": 6060}], [True])]
     ports = firewall.service_ports(services, slices)
-    assert [(p.key, p.cluster_ip, p.port, p.endpoints) for p in ports] == [
+    assert [(p.key, str(p.cluster_ip), p.port, tuple((str(a), n) for a, n in p.endpoints)) for p in ports] == [
         ("shop/web:80/TCP", "10.96.0.10", 80, (("10.244.0.2", 8080), ("10.244.0.2", 9090), ("10.244.0.4", 8080))),
         ("shop/web:53/UDP", "10.96.0.10", 53, (("10.244.0.2", 5353), ("10.244.0.4", 5353))),
     ]
+
+
+def test_values_that_do_not_parse_are_left_out_and_never_written():
+    injected = "-I FORWARD 1 -j ACCEPT"
+    view = firewall.ClusterView(namespaces={"pa": Namespace("pa", {})})
+    view.pods = [_pod("p0", "10.244.0.2", 8080, "a"), _pod("p1", f"10.244.0.3/32 -j DROP\n{injected}\n#", 9090, "b"),
+                 _pod("p2", "10.244.0.4", 7070, "c"), _pod("p3", "fd00::4", 7070, "c")]
+    view.veths = {"pa/p0": "veth-p0", "pa/p1": "veth-p1", "pa/p2": f"v2 -j ACCEPT\n{injected}", "pa/p3": "veth-p3"}
+    view.policies = [compile_policy({"kind": "NetworkPolicy", "metadata": {"name": "np", "namespace": "pa"},
+                                     "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [
+                                         {"from": [{"ipBlock": {"cidr": "fd00::/64"}}, {"podSelector": {}}]}]}})]
+    view.services = firewall.service_ports(
+        [_service("web", "10.96.0.10", [{"name": "http", "port": 80}]),
+         _service("evil", f"10.96.0.11\n{injected}", [{"name": "http", "port": 80}]),
+         _service("odd", "10.96.0.12", [{"name": "http", "port": "80 -j ACCEPT"},
+                                        {"name": "dns", "port": 53, "protocol": f"UDP\n{injected}"}])],
+        [{"metadata": {"namespace": "shop", "labels": {"kubernetes.io/service-name": "web"}},
+          "ports": [{"name": "http", "port": 8080}, {"name": "http", "port": f"8080\n{injected}"}],
+          "endpoints": [{"addresses": ["10.244.0.2", f"10.244.0.5\nCOMMIT\n*filter\n{injected}"]}]}])
+    text = firewall.ruleset(view)
+    assert injected not in text and "fd00" not in text and "10.244.0.3" not in text and "10.244.0.5" not in text
+    assert "-A FORWARD -i veth-p0 ! -s 10.244.0.2/32 -j DROP" in text
+    assert "veth-p1" not in text and "veth-p3" not in text and "v2" not in text  # left out: no address, no name
+    assert [(str(p.cluster_ip), p.port, [(str(a), n) for a, n in p.endpoints]) for p in view.services] == [
+        ("10.96.0.10", 80, [("10.244.0.2", 8080)])]

@@ -1,6 +1,7 @@
 """Harbor-layout live-cluster tasks of our own (fixtures/harbor/), written as for k3s, run by `netarena kube task`:
-each task's broken state fails its verifier and its solution passes; the runner maps Harbor's mount points, hides
-the tests and solution from the agent, and ignores a reward the agent wrote."""
+each task's broken state fails its verifier and its solution passes, run on the host as the oracle or in the
+agent's box; the runner maps Harbor's mount points for the host phases and binds them for the boxed ones, and
+reads the reward only as the verifier wrote it (the attacks are tests/security/test_harbor_agent.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import yaml
 
 from pytest_netarena.cluster import live_support
 from pytest_netarena.kube.cli import pods_starter
-from pytest_netarena.kube.harbor import TaskError, load_task, rewrite, run_task
+from pytest_netarena.kube.harbor import TaskError, load_task, read_reward, rewrite, run_task
 
 TASKS = Path(__file__).resolve().parents[2] / "fixtures" / "harbor"
 #: tasks whose bootstrap and verifier probe with `kubectl exec` (they need pods that run)
@@ -57,7 +58,7 @@ def test_a_live_tasks_servers_are_ready_only_once_they_listen(name):
 
 
 @pytest.mark.parametrize("name", tasks())
-def test_the_broken_state_fails_and_the_solution_passes(name, kubectl_bin):
+def test_the_broken_state_fails_and_the_solution_passes_run_by_the_oracle_or_the_boxed_agent(name, kubectl_bin):
     if name in LIVE and not live_support().ok:
         pytest.skip(f"needs pods that run (kubectl exec): {live_support().reason}")
     broken = run_task(TASKS / name, pods=PODS)
@@ -69,6 +70,11 @@ def test_the_broken_state_fails_and_the_solution_passes(name, kubectl_bin):
     assert [p.name for p in fixed.phases] == ["bootstrap", "solution", "verifier"], fixed.phases[0].log
     assert fixed.phases[1].returncode == 0, fixed.phases[1].log
     assert fixed.reward == 1, (fixed.phases[1].log, fixed.phases[-1].log)
+    # the same commands sent as an agent's: they run in its box, through its kubeconfig, and score the same
+    agent = run_task(TASKS / name, agent=(TASKS / name / "solution/solve.sh").read_text(), pods=PODS)
+    assert [p.name for p in agent.phases] == ["bootstrap", "agent", "verifier"], agent.phases[0].log
+    assert agent.phases[1].returncode == 0, agent.phases[1].log
+    assert agent.reward == 1, (agent.phases[1].log, agent.phases[-1].log)
 
 
 def test_a_fix_that_widens_the_role_is_refused_and_scores_nothing(kubectl_bin):
@@ -81,20 +87,37 @@ def test_a_fix_that_widens_the_role_is_refused_and_scores_nothing(kubectl_bin):
     assert result.reward == 0
 
 
-def test_the_agent_sees_no_tests_or_solution_and_cannot_write_its_own_reward(kubectl_bin, tmp_path):
-    cheat = ("test ! -e /tests/verify.sh && test ! -e /solution/solve.sh && kubectl get pods >/dev/null "
-             "&& ! kubectl get secret registry-credentials && mkdir -p /logs/verifier "
-             "&& echo 1 > /logs/verifier/reward.txt")
-    result = run_task(TASKS / "release-bot-scale", agent=cheat, keep=True, work=str(tmp_path / "work"))
+def test_the_agent_box_holds_harbors_paths_its_workspace_and_kubeconfig_only(kubectl_bin, tmp_path):
+    look = ("test -w /app && test -r /kube/kubeconfig.yaml && ! test -w /kube/kubeconfig.yaml "
+            "&& for p in /tests /solution /admin-kube /logs /bootstrap; do ! test -e $p || exit 9; done "
+            "&& kubectl get pods >/dev/null && ! kubectl get secret registry-credentials "
+            "&& command -v prepare-kubeconfig && echo scaled-by-agent > /app/notes.txt")
+    result = run_task(TASKS / "release-bot-scale", agent=look, keep=True, work=str(tmp_path / "work"))
     assert result.phases[1].returncode == 0, result.phases[1].log
+    assert "/usr/local/bin/prepare-kubeconfig" in result.phases[1].log
     assert result.reward == 0
     kept = tmp_path / "work"
-    verify = (kept / "task/tests/verify.sh").read_text()
+    assert (kept / "app/notes.txt").read_text() == "scaled-by-agent\n"  # the workspace is what the verifier sees
+    # the host's phases see their mount points rewritten to the work folder; the boxes see Harbor's own
     assert f"{kept}/kube/kubeconfig.yaml" in (kept / "task/environment/scripts/write-agent-kubeconfig").read_text()
-    assert "prepare-kubeconfig" in verify and "/kube/" not in verify.replace(str(kept), "")
+    assert "/kube/kubeconfig.yaml" in (kept / "local/bin/write-agent-kubeconfig").read_text()
+    assert str(kept) not in (kept / "local/bin/write-agent-kubeconfig").read_text()
+    assert "bash /tests/verify.sh" in (kept / "hidden/tests/test.sh").read_text()
+    assert (kept / "verdict/verifier/reward.txt").read_text().strip() == "0"
     audit = [json.loads(line) for line in (kept / "logs/audit.jsonl").read_text().splitlines()]
     assert audit[-1]["objectRef"]["name"] == "registry-credentials"  # the server's refusals of the run
     assert audit[-1]["user"]["username"] == "system:serviceaccount:release:task-operator"
+
+
+def test_a_reward_that_is_no_number_or_no_file_is_none(tmp_path):
+    assert read_reward(tmp_path) is None
+    for text, reward in (("1\n", 1.0), ("0.5", 0.5), ("nan", None), ("inf", None), ("one", None)):
+        (tmp_path / "reward.txt").write_text(text)
+        assert read_reward(tmp_path) == reward, text
+    (tmp_path / "reward.txt").unlink()
+    (tmp_path / "elsewhere").write_text("1")
+    (tmp_path / "reward.txt").symlink_to(tmp_path / "elsewhere")
+    assert read_reward(tmp_path) is None
 
 
 def test_only_whole_mount_points_are_rewritten(tmp_path):
