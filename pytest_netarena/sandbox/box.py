@@ -139,7 +139,13 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None, *,
     # options through a descriptor: the box's process 1 (bwrap) shows `bwrap --args N`, not the host paths they name
     fds.append(_memfd("options", b"".join(option.encode() + b"\0" for option in options)))
     limits = _limits_argv(spec.limits, count_processes=root and not spec.trusted_root)
-    return [*limits, where.bwrap, "--args", str(fds[-1]), "--", *inner, *argv], fds
+    entering = store().entering(spec.network)  # into the store's namespaces, where it has its own (a plain user)
+    return [*entering, *limits, where.bwrap, "--args", str(fds[-1]), "--", *inner, *argv], fds
+
+
+def _enters_network(spec: BoxSpec) -> bool:
+    """Whether command()'s argv enters the spec's network namespace itself (with the store's namespaces)."""
+    return spec.network is not None and bool(store().entering(spec.network)) and hasattr(spec.network, "nsenter_options")
 
 
 @dataclass
@@ -150,6 +156,7 @@ class Launch:
     argv: list[str]
     fds: list[int]
     group: cgroups.BoxGroup | None
+    enters_network: bool = False  #: argv enters the spec's network namespace itself: start it from any thread
 
     def close_fds(self) -> None:
         for fd in self.fds:
@@ -175,7 +182,7 @@ def prepare(spec: BoxSpec, argv: Sequence[str], where: Support | None = None, *,
         for fd in fds:
             os.close(fd)
         raise
-    return Launch(group.argv(full) if group is not None else full, fds, group)
+    return Launch(group.argv(full) if group is not None else full, fds, group, _enters_network(spec))
 
 
 def _namespaces(spec: BoxSpec, where: Support) -> list[str]:
@@ -300,7 +307,7 @@ def run(spec: BoxSpec, argv: Sequence[str], where: Support | None = None,
     try:
         # --die-with-parent is a parent-death signal, sent when the *thread* that started bwrap ends: the
         # thread that enters the namespace must be the one that waits for the box
-        if spec.network is not None:
+        if spec.network is not None and not launch.enters_network:
             return spec.network.run_in(bounded, launch.argv, launch.fds)
         return bounded(launch.argv, launch.fds)
     finally:
@@ -331,7 +338,7 @@ def spawn(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) -> s
 
     def start() -> None:
         try:
-            if spec.network is not None:
+            if spec.network is not None and not launch.enters_network:
                 spec.network.run_in(start_and_wait, launch.argv, launch.fds)
             else:
                 start_and_wait(launch.argv, launch.fds)

@@ -120,8 +120,8 @@ def _plugin_dirs(programs: Iterable[str]) -> list[str]:
 
 
 def closure(roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
-    """{path relative to /usr: host file} of every library the ELF files under roots need, and the plug-ins of
-    the named programs; a library a root itself holds (by name) is left to it."""
+    """{path relative to /usr: host file} of every library the ELF files under roots (paths the harness reads) need,
+    and the plug-ins of the named programs; a library a root itself holds (by name) is left to it."""
     objects = [path for root in roots for path in _elf_files(root)]
     provided = {os.path.basename(path) for path in objects}
     placed: dict[str, str] = {}
@@ -163,7 +163,7 @@ def closure(roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]
 def view(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """{box folder (/usr/lib...): store folder} holding what the ELF files under `roots` (store paths, which never
     change) need, and the plug-ins of the named programs."""
-    placed = closure(roots, programs)
+    placed = closure(tuple(store.local(root) for root in roots), programs)
     entries = []
     for relative, host in sorted(placed.items()):
         info = os.stat(host)
@@ -185,4 +185,4 @@ def view(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dic
                 os.chmod(os.path.join(folder, name), 0o755)
 
     made = store.folder("lib", key, fill)
-    return {f"/usr/{top}": os.path.join(made, top) for top in TOPS if os.path.isdir(os.path.join(made, top))}
+    return {f"/usr/{top}": os.path.join(made, top) for top in TOPS if os.path.isdir(store.local(os.path.join(made, top)))}

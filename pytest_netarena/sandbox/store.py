@@ -4,13 +4,17 @@ A bind mount shows in the box's `/proc/self/mountinfo` as the path of its source
 file system. Bound straight from the host, that path names where the harness keeps its cache, its
 checkout or its Python. So every folder and file a box binds read-only (its programs, its libraries,
 Python and its packages, a CLI's install, /etc files) is first copied once into the store, a size-capped
-tmpfs mounted for this process (as root): a box's mount table then shows only `/<kind>/<content hash>`
-inside a file system called `tmpfs`. Entries are named after their content, made once per process and
-never changed; a file met twice is linked, not copied again. The store goes with the process (and the
-stores of processes that died without unmounting theirs go with the next one that starts).
+tmpfs of this process's own: a box's mount table then shows only `/<kind>-<content hash>` inside a file
+system called `tmpfs`. Entries are named after their content, made once per process and never changed;
+a file met twice is linked, not copied again.
 
-Where no file system can be mounted (a plain user), the store is a folder of the user's cache (hard
-links where it can), and the mount table of a box names that folder.
+As root the tmpfs is mounted on the host for this process; it goes with the process (and the stores of
+processes that died without unmounting theirs go with the next one that starts). A plain user cannot
+mount on the host: a helper makes a user and mount namespace of the harness's own and mounts the tmpfs
+there (handoff.py); the harness writes to it through a descriptor of its folder, and every box starts
+through `nsenter` into those namespaces (entering()), where bubblewrap finds the store at its folder. The
+namespaces live as long as the harness holds their descriptors. Where neither can be made, the store is a
+folder of the user's cache (hard links where it can), and a box's mount table names that folder.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .views import cache_root
+from .handoff import handed, helper_argv
+from .views import HOST_PATH, cache_root
 
 #: the most the store of one process may hold (a CLI's install is the largest entry, ~400 MB)
 STORE_BYTES = 4 << 30
@@ -43,42 +48,77 @@ def _libc() -> ctypes.CDLL:
 
 
 class Store:
-    """The folders and files boxes bind, each copied in once; `memory` tells a tmpfs of its own from the fallback."""
+    """The folders and files boxes bind, each copied in once. `mode`: "host" (a tmpfs mounted on the host, as root),
+    "namespace" (a tmpfs in a user and mount namespace of the harness's own) or "folder" (the fallback; `reason`
+    says why)."""
 
     def __init__(self) -> None:
-        self.memory = False
-        self.reason = ""
+        self.mode, self.reason = "folder", ""
+        self.owner = os.getpid()
+        self._namespace: tuple[int, int, int] | None = None  #: (user namespace, mount namespace, store folder) fds
         self._lock = threading.RLock()
         self._placed: dict[tuple[int, int, int, int], str] = {}  #: a host file's identity -> its first copy here
         self._copies: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}  #: (source, exclude) -> (signature, copy)
+        self.root = str(cache_root() / "store")
         if os.geteuid() == 0:
             remove_leftovers()
             path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
             os.chmod(path, 0o755)
             options = f"size={STORE_BYTES},mode=0755".encode()
             if _libc().mount(b"tmpfs", path.encode(), b"tmpfs", 0, options) == 0:
-                self.root, self.memory = path, True
+                self.root, self.mode = path, "host"
                 atexit.register(self.remove)
                 return
             self.reason = f"cannot mount the store's tmpfs: {os.strerror(ctypes.get_errno())}"
             os.rmdir(path)
-        else:
-            self.reason = "a plain user cannot mount a file system outside a user namespace"
-        self.root = str(cache_root() / "store")
         Path(self.root).mkdir(parents=True, exist_ok=True, mode=0o755)
+        nsenter = shutil.which("nsenter", path=HOST_PATH)
+        if os.geteuid() != 0 and nsenter is not None:
+            try:
+                user, mount, folder = handed(lambda fd: helper_argv("store", fd, self.root, str(STORE_BYTES)), 3,
+                                             "make the store's namespace")
+            except OSError as error:
+                self.reason = str(error)
+            else:
+                self._namespace, self._nsenter, self.mode = (user, mount, folder), nsenter, "namespace"
+
+    @property
+    def memory(self) -> bool:
+        """Whether the store is a tmpfs of its own (its paths name nothing of the host)."""
+        return self.mode != "folder"
+
+    def local(self, path: str) -> str:
+        """Where the harness itself reaches a store path (as boxes see it): the same path, or through the descriptor
+        of the store's folder when it is in a namespace of its own."""
+        if self._namespace is None or not self.holds(path):
+            return path
+        return f"/proc/{os.getpid()}/fd/{self._namespace[2]}" + path[len(self.root):]
+
+    def entering(self, network: object = None) -> list[str]:
+        """The argv prefix that puts a box's launch where it sees the store (and, given a namespace with
+        nsenter_options(), where it enters that network namespace too); [] when boxes see it from anywhere."""
+        if self._namespace is None:
+            return []
+        user, mount, _ = self._namespace
+        pid = os.getpid()
+        joined = network.nsenter_options() if hasattr(network, "nsenter_options") else []
+        return [self._nsenter, f"--user=/proc/{pid}/fd/{user}", f"--mount=/proc/{pid}/fd/{mount}", *joined,
+                "--preserve-credentials", "--"]
 
     def holds(self, path: str) -> bool:
         return path == self.root or path.startswith(self.root + os.sep)
 
     def folder(self, kind: str, key: str, fill: Callable[[Path], None]) -> str:
         """The entry `kind`-`key`, made by fill(staging folder) the first time (named after its content by the caller)."""
-        target = Path(self.root, f"{kind}-{key}")
+        name = f"{kind}-{key}"
+        made = os.path.join(self.root, name)
+        target = Path(self.local(made))
         if target.exists():
-            return str(target)
+            return made
         with self._lock:
             if target.exists():
-                return str(target)
-            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+                return made
+            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.local(self.root)))
             try:
                 fill(staging)
                 staging.chmod(0o755)
@@ -87,14 +127,19 @@ class Store:
                 except OSError:  # the fallback's folder is shared: another process made the same entry first
                     if not target.exists():
                         raise
+                else:  # the files placed in staging are now in the entry: later links find them there
+                    moved = str(staging) + os.sep
+                    for identity, path in self._placed.items():
+                        if path.startswith(moved):
+                            self._placed[identity] = str(target) + path[len(str(staging)):]
             finally:
                 if staging.exists():
                     shutil.rmtree(staging, ignore_errors=True)
-        return str(target)
+        return made
 
     def place(self, source: str, target: Path) -> None:
-        """Put the host file `source` (a link is followed) at `target` inside the store: linked to an earlier copy
-        of the same file, else copied."""
+        """Put the host file `source` (a link is followed) at `target` inside the store (a path the harness reaches:
+        in a staging folder fill() was given): linked to an earlier copy of the same file, else copied."""
         info = os.stat(source)
         identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
         with self._lock:
@@ -156,9 +201,10 @@ class Store:
         return copy
 
     def remove(self) -> None:
-        if self.memory:
+        """Unmount the host's tmpfs (only the process that made it: a forked child shares it)."""
+        if self.mode == "host" and os.getpid() == self.owner:
             _libc().umount2(self.root.encode(), MNT_DETACH)
-            self.memory = False
+            self.mode = "folder"
             shutil.rmtree(self.root, ignore_errors=True)
 
 
