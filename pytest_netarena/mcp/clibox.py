@@ -25,8 +25,10 @@ from ..sandbox import BoxSpec, Limits, NetNamespace, prepare
 from ..sandbox.userns import UserNetNamespace
 from ..sandbox.views import HOST_PATH
 
-#: what a CLI agent's box may use: CLIs are large programs (a JIT runtime reserves tens of GiB of address space)
-CLI_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, memory_bytes=64 << 30, box_memory_bytes=2 << 30, cpus=1.0,
+#: what a CLI agent's box may use: CLIs are large programs (a JIT runtime reserves tens of GiB of address space),
+#: but hold little (Claude Code peaked at 123 MB, Codex at 24 MB through a k8s episode here; their programs'
+#: pages are the store's, not the box's): all its processes share 1 GiB
+CLI_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, memory_bytes=64 << 30, box_memory_bytes=1 << 30, cpus=1.0,
                     processes=256, file_bytes=64 << 20, open_files=1024, output_bytes=16 << 20,
                     tmp_bytes=256 << 20)
 
