@@ -242,13 +242,14 @@ def _programs(spec: BoxSpec, root: bool, count_inside: bool) -> dict[str, str]:
     return programs
 
 
-def _host_files(held) -> list[tuple[str, str]]:
-    """(store copy, box path) of the host's /etc files and folders every box gets, those that exist."""
+@functools.lru_cache(maxsize=4)
+def _host_files(held) -> tuple[tuple[str, str], ...]:
+    """(store copy, box path) of the host's /etc files and folders every box gets, those that exist (read once)."""
     found = []
     for path in (*views.ETC_FILES, *views.ETC_DIRS):
         if os.path.exists(path):
             found.append((held.copy(path), path))
-    return found
+    return tuple(found)
 
 
 def _files(spec: BoxSpec, uid: int, fds: list[int]) -> list[str]:

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from . import elf
 from .store import Store
+from .views import cache_root
 
 #: box folders a library view may fill, bound from the view's folder of the same name
 TOPS = ("lib", "lib64", "lib32", "libx32")
@@ -159,11 +162,38 @@ def closure(roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]
     return placed
 
 
+def _known_closure(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
+    """closure(), read from the cache of an earlier process when it computed the same one (the store's entries are
+    named after their content, so the same names mean the same files; a changed loader cache means new libraries)."""
+    try:
+        stamp = os.stat("/etc/ld.so.cache").st_mtime_ns
+    except OSError:
+        stamp = 0
+    names = [os.path.relpath(root, store.root) for root in roots]
+    key = hashlib.sha256("\0".join([*names, "", *programs, str(stamp)]).encode()).hexdigest()[:24]
+    path = cache_root() / "closures" / f"{key}.json"
+    try:
+        known = json.loads(path.read_text())
+        if isinstance(known, dict) and all(isinstance(host, str) and os.path.isfile(host) for host in known.values()):
+            return known
+    except (OSError, ValueError):
+        pass
+    placed = closure(tuple(store.local(root) for root in roots), programs)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as staging:
+            json.dump(placed, staging)
+        os.replace(staging.name, path)
+    except OSError:
+        pass  # computed again next time
+    return placed
+
+
 @functools.lru_cache(maxsize=64)
 def view(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """{box folder (/usr/lib...): store folder} holding what the ELF files under `roots` (store paths, which never
     change) need, and the plug-ins of the named programs."""
-    placed = closure(tuple(store.local(root) for root in roots), programs)
+    placed = _known_closure(store, roots, programs)
     entries = []
     for relative, host in sorted(placed.items()):
         info = os.stat(host)
