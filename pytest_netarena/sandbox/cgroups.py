@@ -53,6 +53,7 @@ class _Parents:
     version: int
     folders: list[Path]
     reason: str = ""
+    owner: int = 0  #: the process that made them (a forked child shares them, and must not remove them)
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,7 +89,7 @@ def _parents() -> _Parents:
         for folder in made:
             _rmdir(folder)
         return _Parents(0, [], f"cannot make control groups for the boxes: {error}")
-    parents = _Parents(version, made)
+    parents = _Parents(version, made, owner=os.getpid())
     atexit.register(_remove_parents, parents)
     return parents
 
@@ -190,6 +191,8 @@ def _rmdir(folder: Path) -> None:
 
 
 def _remove_parents(parents: _Parents) -> None:
+    if parents.owner and parents.owner != os.getpid():
+        return
     for parent in parents.folders:
         for child in (child for child in parent.iterdir() if child.is_dir()) if parent.is_dir() else ():
             _rmdir(child)
