@@ -23,8 +23,11 @@ from .store import store
 PREFIX = "/opt/python"
 LIBRARIES = "/opt/netarena/lib"
 #: left out of the standard library's copy: other libraries (and the editable finder naming the checkout), and
-#: what no answer imports (Python's own tests, IDLE, turtle demos, pip's installer)
-LEFT_OUT = ("site-packages", "dist-packages", "test", "idlelib", "turtledemo", "ensurepip")
+#: what no answer imports (Python's own tests, IDLE, Tk, turtle demos, pip's installer, 2to3; the build's
+#: configuration folder, which holds the static library, is left out by its name below)
+LEFT_OUT = ("site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
+#: left out of the packages' copies: their own test suites
+PACKAGE_LEFT_OUT = ("tests",)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,8 @@ def python_view(packages: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()
     box_stdlib = f"{PREFIX}/lib/{version}"
     box_python = f"{PREFIX}/bin/{version}"
     held = store()
-    binds = [(held.copy(binary), box_python), (held.copy(stdlib, exclude=LEFT_OUT), box_stdlib)]
+    build = os.path.basename(sysconfig.get_config_var("LIBPL") or "")
+    binds = [(held.copy(binary), box_python), (held.copy(stdlib, exclude=(*LEFT_OUT, build)), box_stdlib)]
     dynload = os.path.realpath(sysconfig.get_paths()["platstdlib"]) + "/lib-dynload"
     if os.path.isdir(dynload) and not dynload.startswith(stdlib + os.sep):
         binds.append((held.copy(dynload), f"{box_stdlib}/lib-dynload"))
@@ -73,7 +77,7 @@ def _package_binds(name: str, required: bool) -> list[tuple[str, str]]:
         if required:
             raise
         return []
-    binds = [(store().copy(str(package)), f"{LIBRARIES}/{name}")]
+    binds = [(store().copy(str(package), exclude=PACKAGE_LEFT_OUT), f"{LIBRARIES}/{name}")]
     libraries = package.parent / f"{name}.libs"
     if libraries.is_dir():
         binds.append((store().copy(str(libraries)), f"{LIBRARIES}/{name}.libs"))
