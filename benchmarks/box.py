@@ -2,7 +2,8 @@
 
     python benchmarks/box.py [--runs 200]
 
-Each round runs every variant once, in turn (so load on the machine falls on all alike): no box (`--unsandboxed`),
+Each round runs every variant once, in an order shuffled per round (so load on the machine, and the kernel's
+clean-up of the previous box's namespaces, falls on all alike): no box (`--unsandboxed`),
 a box without the filter and without a group, with the filter only, with the group only, and the box as agents
 get it (both). Two commands: `true` (what starting a box costs) and a shell starting 20 processes (each a clone
 the filter reads, and an exec). Prints the median and p90 of each, and the parts' costs as differences of medians.
@@ -14,6 +15,7 @@ The script runs on checkouts without the filter and the group too (only "no box"
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 
@@ -83,10 +85,13 @@ def main() -> None:
         for run in variants.values():
             run(argv)  # the first box of a kind makes its views
         times: dict[str, list[float]] = {name: [] for name in variants}
+        order = list(variants)
+        shuffle = random.Random(options.runs).shuffle
         for _ in range(options.runs):
-            for name, run in variants.items():
+            shuffle(order)
+            for name in order:
                 started = time.perf_counter()
-                run(argv)
+                variants[name](argv)
                 times[name].append(time.perf_counter() - started)
         print(f"[{label}]")
         for name, samples in times.items():

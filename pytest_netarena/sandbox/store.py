@@ -92,7 +92,7 @@ class Store:
         of the store's folder when it is in a namespace of its own."""
         if self._namespace is None or not self.holds(path):
             return path
-        return f"/proc/{os.getpid()}/fd/{self._namespace[2]}" + path[len(self.root):]
+        return f"/proc/self/fd/{self._namespace[2]}" + path[len(self.root):]
 
     def entering(self, network: object = None) -> list[str]:
         """The argv prefix that puts a box's launch where it sees the store (and, given a namespace with
