@@ -6,7 +6,9 @@ Each round runs every variant once, in an order shuffled per round (so load on t
 clean-up of the previous box's namespaces, falls on all alike): no box (`--unsandboxed`),
 a box without the filter and without a group, with the filter only, with the group only, and the box as agents
 get it (both). Two commands: `true` (what starting a box costs) and a shell starting 20 processes (each a clone
-the filter reads, and an exec). Prints the median and p90 of each, and the parts' costs as differences of medians.
+the filter reads, and an exec). Prints the median and p90 of each, and the parts' costs as differences of medians;
+on a busy machine those differences are within the noise of the boxes' own times, so the group's own work (making
+it and writing its limits, removing it after the box) is timed apart too.
 
 The script runs on checkouts without the filter and the group too (only "no box" and "box" are timed there), so
 "before" is the same command on the older checkout. Needs boxes (as root: the group needs root).
@@ -59,6 +61,23 @@ def _variants() -> dict:
             "group only": part(True, False), "box (filter and group)": variants["box"]}
 
 
+def _group_work(runs: int) -> None:
+    """The control group's own work per box, timed without a box: make it (folders and limits), remove it."""
+    from pytest_netarena.sandbox import cgroups
+
+    if cgroups.available():
+        return
+    made, removed = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        group = cgroups.make(512 << 20, 64, 1.0)
+        made.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        group.remove()
+        removed.append(time.perf_counter() - started)
+    print(f"[group's own work] make: {_ms(made)}; remove: {_ms(removed)}")
+
+
 def _ms(samples: list[float]) -> str:
     ordered = sorted(samples)
     return f"median {statistics.median(ordered) * 1000:.2f} ms, p90 {ordered[int(len(ordered) * 0.9)] * 1000:.2f} ms"
@@ -104,6 +123,8 @@ def main() -> None:
                   f"group: {median['group only'] - median['box, neither']:.2f} ms; "
                   f"both: {median['box (filter and group)'] - median['box, neither']:.2f} ms "
                   f"({median['box (filter and group)'] / median['box, neither']:.2f}x the box without them)")
+    if "filter only" in variants:
+        _group_work(options.runs)
 
 
 if __name__ == "__main__":
