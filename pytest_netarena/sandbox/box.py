@@ -205,7 +205,7 @@ def _file_system(spec: BoxSpec, root: bool, count_inside: bool) -> list[str]:
     box = ["--bind", spec.root, "/"] if spec.root is not None else []
     if spec.root is None:  # bwrap would make the parents of mount points 0700, closed to the box's uid
         parents = {"/usr", "/usr/bin", "/usr/share", "/etc", "/home"}
-        for _, target in binds:
+        for _, target in (*binds, *spec.writable):
             parents.update(str(parent) for parent in PurePosixPath(target).parents if str(parent) != "/")
         for directory in sorted(parents, key=lambda path: (path.count("/"), path)):
             box += ["--perms", "0755", "--dir", directory]
