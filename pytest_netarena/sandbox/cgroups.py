@@ -105,7 +105,7 @@ class BoxGroup:
     def __init__(self, memory_bytes: int, processes: int, cpus: float) -> None:
         parents = _parents()
         self.version = parents.version
-        name = f"box-{next(_names)}"
+        name = f"box-{os.getpid()}-{next(_names)}"  # a forked process counts on from its parent's count
         self.folders = [parent / name for parent in parents.folders]
         quota = f"{max(1000, int(cpus * PERIOD_US))}"
         try:

@@ -91,3 +91,32 @@ def test_a_malt_answers_box_is_capped_as_a_whole_and_an_answer_within_its_limit_
     assert members  # the zygote's box lives in the group
     assert cap < 256 * MIB + 1024 * MIB  # the zygote, its graph and one answer: nothing near the machine's memory
     assert os.path.exists(group.folders[0]) is False  # gone with the box
+
+
+@needs_root_boxes
+def test_processes_forked_after_a_box_was_made_get_groups_of_their_own() -> None:
+    """`netarena generate --jobs N` forks workers after the first box: one worker's box ending must not kill another's."""
+    if cgroups.available():
+        pytest.skip(f"boxes get no control group here: {cgroups.available()}")
+    first = cgroups.make(64 * MIB, 4, 0.5)
+    assert first is not None
+    first.remove()
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the forked process reports through the pipe and never returns
+        try:
+            group = cgroups.make(64 * MIB, 4, 0.5)
+            os.write(writer, str(group.folders[0]).encode())
+            group.remove()
+        finally:
+            os._exit(0)
+    os.close(writer)
+    ours = cgroups.make(64 * MIB, 4, 0.5)
+    try:
+        os.waitpid(child, 0)
+        with os.fdopen(reader, "rb") as pipe:
+            theirs = pipe.read().decode()
+        assert theirs and theirs != str(ours.folders[0])
+        assert ours.folders[0].exists()  # the child's group went; ours is still here
+    finally:
+        ours.remove()
