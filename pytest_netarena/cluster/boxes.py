@@ -18,7 +18,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..sandbox import BoxSpec, Limits, NetNamespace, views
+from ..sandbox import BoxSpec, Limits, Mount, NetNamespace, views
+from .images import Image
 
 #: uids of pods: far from real users and from the agent boxes' range (sandbox.box.UID_BASE)
 POD_UID_BASE = 1_700_000_000
@@ -32,7 +33,8 @@ EXEC_OUTPUT_BYTES = 4 << 20
 #: entries of a container's root folder that belong to root: mount points and links the box needs
 SKELETON_DIRS = ("usr", "usr/bin", "usr/lib", "etc", "proc", "dev", "run", "sys")
 SKELETON_LINKS = {"bin": "usr/bin", "sbin": "usr/bin", "lib": "usr/lib", "usr/sbin": "bin"}
-#: entries the container's own user owns (as a container's root would)
+#: entries the container's user may add to (a container's root could): root's own, sticky, so that a mount point
+#: made in one (/var/run/secrets/...) is root's and cannot be swapped for a link (sandbox/mounts.py)
 OWN_DIRS = ("root", "home", "var", "opt", "srv", "mnt")
 
 
@@ -94,15 +96,33 @@ def _wget_wrapper() -> str:
     return str(path)
 
 
-def programs() -> dict[str, str]:
-    """/usr/bin of a busybox container: every applet (all one file), wget through its wrapper."""
+def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
+    """/usr/bin of a busybox container: every applet (all one file), wget through its wrapper, and the API clients
+    its image holds (kubectl, curl: images.clients)."""
     binary = busybox()
     if not binary:
         return {}
-    return {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper()}
+    found = {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper()}
+    for name in clients:
+        path = _client(name)
+        if path:
+            found[name] = path
+    return found
 
 
-def make_root(folder: Path, uid: int) -> str:
+@functools.lru_cache(maxsize=None)
+def _client(name: str) -> str | None:
+    if name == "kubectl":
+        from ..kube.kubectl import kubectl_path
+
+        try:
+            return kubectl_path()
+        except (OSError, RuntimeError):
+            return None
+    return views.find_program(name)
+
+
+def make_root(folder: Path) -> str:
     """A container's root folder: root-owned mount points and links in a sticky folder anyone may add to."""
     folder.mkdir(parents=True)
     for name in SKELETON_DIRS:
@@ -115,15 +135,16 @@ def make_root(folder: Path, uid: int) -> str:
     (folder / "tmp").mkdir()
     os.chmod(folder / "tmp", 0o1777)
     for name in OWN_DIRS:
-        (folder / name).mkdir(mode=0o755)
-        os.chown(folder / name, uid, uid)
+        (folder / name).mkdir()
+        os.chmod(folder / name, 0o1777)
     os.chmod(folder, 0o1777)  # sticky: new entries are the container's, the skeleton stays root's
     return str(folder)
 
 
-def hosts_file(pod_name: str, address: str) -> bytes:
+def hosts_file(hostname: str, address: str, fqdn: str = "") -> bytes:
+    names = f"{fqdn}\t{hostname}" if fqdn else hostname
     return (f"# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-            f"{address}\t{pod_name}\n").encode()
+            f"{address}\t{names}\n").encode()
 
 
 def resolv_conf(namespace: str, nameserver: str) -> bytes:
@@ -131,20 +152,11 @@ def resolv_conf(namespace: str, nameserver: str) -> bytes:
             "options ndots:5\n").encode()
 
 
-def container_env(container: Mapping, pod_name: str, extra: Mapping[str, str]) -> dict[str, str]:
-    """The container's environment: the kubelet's service variables, then its own `env` (plain values only)."""
-    env = {"HOSTNAME": pod_name, "HOME": "/root", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **extra}
-    for variable in container.get("env") or ():
-        name = variable.get("name")
-        if isinstance(name, str) and name:
-            value = variable.get("value")
-            env[name] = value if isinstance(value, str) else ""
-    return env
-
-
 def spec(*, network: NetNamespace, root: str, uid: int, hostname: str, files: Mapping[str, bytes],
-         env: Mapping[str, str], limits: Limits = CONTAINER_LIMITS) -> BoxSpec:
+         env: Mapping[str, str], limits: Limits = CONTAINER_LIMITS, mounts: tuple[Mount, ...] = (),
+         image: Image | None = None) -> BoxSpec:
     # NET_RAW, as a container runtime gives by default (ping, traceroute): raw packets stay in the pod's own
     # namespace, and the node drops any whose source is not the pod's address (firewall.py)
-    return BoxSpec(programs=programs(), files=dict(files), network=network, env=dict(env), limits=limits,
-                   hostname=hostname[:63], uid=uid, root=root, caps=("NET_RAW",))
+    return BoxSpec(programs=programs(image.clients if image is not None else ()), files=dict(files), network=network,
+                   env=dict(env), limits=limits, hostname=hostname[:63], uid=uid, root=root, caps=("NET_RAW",),
+                   mounts=mounts)

@@ -158,3 +158,15 @@ def _rmdir(folder: Path) -> None:
             return
         except OSError:
             time.sleep(0.01)
+
+
+def pod_bounds(pod: dict) -> dict:
+    """The pod's cgroup bounds: its containers' limits where they set them, never above the defaults."""
+    from .quantities import parse
+
+    cpu = memory = 0.0
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        limits = (container.get("resources") or {}).get("limits") or {}
+        cpu += parse(limits.get("cpu")) or POD_CPU
+        memory += parse(limits.get("memory")) or POD_MEMORY
+    return {"cpu": min(cpu or POD_CPU, POD_CPU), "memory": int(min(memory or POD_MEMORY, POD_MEMORY))}

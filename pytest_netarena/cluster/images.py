@@ -11,6 +11,9 @@ No image is pulled. An image is known by its repository name:
 - `coredns` is the cluster DNS (the kube-dns Service's pods);
 - any other image with a command runs it with busybox's applets; without one it is a generic stand-in
   answering HTTP on its declared ports.
+
+Images made to call the API server (`alpine/k8s`, `bitnami/kubectl`, `rancher/kubectl`, ...) get the
+harness's kubectl and curl beside the applets; `curlimages/curl` gets curl.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Image:
     kind: str  #: "busybox" (a process), "nginx", "boutique", "redis", "coredns" or "generic" (stand-ins)
     service: str = ""  #: for "boutique": which Online Boutique service
     argv: tuple[str, ...] = ()  #: for "busybox": the command line
+    clients: tuple[str, ...] = ()  #: API clients the image holds beside busybox's applets (kubectl, curl)
 
     @property
     def runs_process(self) -> bool:
@@ -65,6 +69,16 @@ def command_line(container: dict, default: tuple[str, ...] = ()) -> tuple[str, .
     return default
 
 
+def clients(image: str) -> tuple[str, ...]:
+    """The API clients an image is known to hold: kubectl images (alpine/k8s, bitnami/kubectl...) kubectl and curl."""
+    name = repository(image)
+    if name in ("k8s", "kubectl", "k8s-kubectl") or name.startswith("kubectl"):
+        return ("kubectl", "curl")
+    if name == "curl":
+        return ("curl",)
+    return ()
+
+
 def resolve(container: dict) -> Image:
     image = str(container.get("image") or "")
     name = repository(image)
@@ -72,7 +86,8 @@ def resolve(container: dict) -> Image:
     if name == "busybox":
         return Image("busybox", argv=command_line(container, ("sh",)))
     if explicit:
-        return Image("busybox", argv=command_line(container))
+        default = ("kubectl",) if "kubectl" in clients(image) and name != "k8s" else ()
+        return Image("busybox", argv=command_line(container, default), clients=clients(image))
     if "microservices-demo/" in image and name in BOUTIQUE_LANGUAGE:
         return Image("boutique", service=name)
     if name in ("nginx", "redis", "coredns"):

@@ -33,6 +33,8 @@ from .support import LiveUnavailable, Scratch, live_support
 
 KUBE_DNS_IP = "10.96.0.10"
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
+#: writes of these kinds reach running pods (volumes rewritten, waiting starts retried)
+CONFIG_KINDS = frozenset({"configmaps", "secrets", "persistentvolumeclaims", "persistentvolumes", "serviceaccounts"})
 #: how long a connected probe waits for the identity answer (the connection itself proves reachability)
 ANSWER_S = 2.0
 
@@ -113,6 +115,8 @@ class LiveCluster:
             self.kubelet.events.forget()
         if plural == "pods" or event_type == "RESET":
             self.kubelet.request_sync(reset=event_type == "RESET")
+        if plural in CONFIG_KINDS:
+            self.kubelet.config_changed()
 
     def stop(self) -> None:
         """Stop every pod and remove everything the cluster made (namespaces, rules, cgroups, files)."""
@@ -169,7 +173,7 @@ class LiveCluster:
         self.dataplane.settle()
         session = self.kubelet.exec_session(request.pod, request.container, request.command, request.stdin,
                                             self.exec_wall_s, boxes.EXEC_OUTPUT_BYTES)
-        if not _runnable(request.command[0], session.spec.root):
+        if not _runnable(request.command[0], session.spec):
             return _failure(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
                             f'"{request.command[0]}": executable file not found in $PATH: unknown', "InternalError")
         code = session.run(channel.send, channel.receive if request.stdin else None)
@@ -188,7 +192,7 @@ class LiveCluster:
     def logs(self, request: LogRequest) -> Iterator[bytes]:
         meta = request.pod["metadata"]
         run = self.kubelet.runs.get(meta.get("uid", ""))
-        container = run.containers.get(request.container) if run is not None else None
+        container = run.find(request.container) if run is not None else None
         if container is None or (container.generation == 0 and not request.previous):
             reason = container.reason if container is not None else "ContainerCreating"
             raise errors.bad_request(f'container "{request.container}" in pod "{meta["name"]}" is waiting to start: '
@@ -262,8 +266,8 @@ def _settled(pod: dict) -> bool:
                                                      for c in status.get("conditions") or [])
 
 
-def _runnable(command: str, root: str | None) -> bool:
-    names = set(boxes.programs())
+def _runnable(command: str, spec) -> bool:
+    names, root = set(spec.programs), spec.root
     if "/" not in command:
         return command in names
     for prefix in ("/usr/bin/", "/bin/", "/sbin/", "/usr/sbin/"):

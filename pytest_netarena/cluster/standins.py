@@ -87,9 +87,11 @@ class StandIn:
     """One stand-in container: its listeners, and for Online Boutique its calls to its dependencies."""
 
     def __init__(self, loop: Loop, pod: PodContext, container: dict, image: Image, log: ContainerLog,
-                 identity: Identity, calls: tuple[str, ...] = (), resolver: dns.Responder | None = None) -> None:
+                 identity: Identity, calls: tuple[str, ...] = (), resolver: dns.Responder | None = None,
+                 files=None) -> None:
+        """files: the container's file system as nginx serves it (files.ContainerFiles)."""
         self.loop, self.pod, self.container, self.image, self.log = loop, pod, container, image, log
-        self.identity, self.calls, self.resolver = identity, calls, resolver
+        self.identity, self.calls, self.resolver, self.files = identity, calls, resolver, files
         self._servers: list = []
         self._sockets: list[tuple[socket.socket, int]] = []
         self._tasks: list[asyncio.Task] = []
@@ -195,7 +197,7 @@ class StandIn:
     def _http(self, method: str, path: str) -> bytes:
         kind = self.image.kind
         if kind == "nginx":
-            return pages.nginx(method, path)
+            return pages.nginx(method, path, self.files)
         if kind == "boutique" and self.image.service == "frontend":
             return pages.boutique_frontend(method, path)
         if kind == "boutique":

@@ -422,14 +422,16 @@ class EmbeddedAPIServer(StoreAPI):
                                                               "namespace": namespace}}],
                 "preferences": {}}
 
-    def token(self, namespace: str, account: str, seconds: int = 3600) -> str:
-        """A bound token of a ServiceAccount (what `kubectl create token` returns); KeyError if it is missing."""
+    def token(self, namespace: str, account: str, seconds: int = 3600, pod: dict | None = None,
+              audiences: list[str] | None = None) -> str:
+        """A bound token of a ServiceAccount (what `kubectl create token` returns; bound to pod when given, as the
+        kubelet's projected token is); KeyError if it is missing."""
         from . import tokens
 
         sa = self.store.get("serviceaccounts", namespace, account)
         if sa is None:
             raise KeyError(f"no ServiceAccount {namespace}/{account}")
-        return tokens.sign(self.authority, tokens.bound_claims(namespace, sa, seconds))
+        return tokens.sign(self.authority, tokens.bound_claims(namespace, sa, seconds, audiences, pod))
 
     def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
         from .kubectl import save_kubeconfig

@@ -62,30 +62,74 @@ def _containers(obj: dict) -> list[dict]:
     return ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
 
 
-def pod_status(pod: dict) -> str:
-    meta, status = pod.get("metadata", {}), pod.get("status") or {}
+def _terminated_reason(state: dict, prefix: str = "") -> str:
+    if state.get("reason"):
+        return prefix + state["reason"]
+    if state.get("signal"):
+        return f"{prefix}Signal:{state['signal']}"
+    return f"{prefix}ExitCode:{state.get('exitCode', 0)}"
+
+
+def _pod_summary(pod: dict) -> tuple[str, int, int]:
+    """(STATUS, ready containers, restarts) as kubectl's pod printer computes them, init containers included."""
+    meta, spec, status = pod.get("metadata", {}), pod.get("spec") or {}, pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or "Pending"
-    for cs in status.get("containerStatuses") or []:
+    restarts = ready = 0
+    sidecars = {c.get("name") for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"}
+    inits = status.get("initContainerStatuses") or []
+    initializing = False
+    for index, cs in enumerate(inits):
+        restarts += int(cs.get("restartCount") or 0)
         state = cs.get("state") or {}
-        if "waiting" in state and state["waiting"].get("reason"):
-            reason = state["waiting"]["reason"]
-        elif "terminated" in state:
-            reason = state["terminated"].get("reason") or "Completed"
-    if meta.get("deletionTimestamp"):
+        if "terminated" in state and state["terminated"].get("exitCode") == 0:
+            continue
+        if cs.get("name") in sidecars and cs.get("started"):
+            ready += 1 if cs.get("ready") else 0
+            continue
+        if "terminated" in state:
+            reason = _terminated_reason(state["terminated"], "Init:")
+        elif (state.get("waiting") or {}).get("reason") and state["waiting"]["reason"] != "PodInitializing":
+            reason = "Init:" + state["waiting"]["reason"]
+        else:
+            reason = f"Init:{index}/{len(spec.get('initContainers') or [])}"
+        initializing = True
+        break
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    if not initializing or conditions.get("Initialized") == "True":
+        restarts, running = 0, False
+        for cs in reversed(status.get("containerStatuses") or []):
+            restarts += int(cs.get("restartCount") or 0)
+            state = cs.get("state") or {}
+            if (state.get("waiting") or {}).get("reason"):
+                reason = state["waiting"]["reason"]
+            elif "terminated" in state:
+                reason = _terminated_reason(state["terminated"])
+            elif cs.get("ready") and "running" in state:
+                running = True
+                ready += 1
+        if reason == "Completed" and running:
+            reason = "Running" if conditions.get("Ready") == "True" else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
         reason = "Terminating"
-    return reason
+    return reason, ready, restarts
+
+
+def pod_status(pod: dict) -> str:
+    return _pod_summary(pod)[0]
 
 
 def _pod_row(pod: dict, wide: bool) -> list:
     status = pod.get("status") or {}
-    statuses = status.get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    ready = sum(1 for cs in statuses if cs.get("ready"))
-    restarts = sum(int(cs.get("restartCount") or 0) for cs in statuses)
-    row = [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts),
+    spec = pod.get("spec") or {}
+    sidecars = sum(1 for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always")
+    total = len(spec.get("containers") or []) + sidecars
+    reason, ready, restarts = _pod_summary(pod)
+    row = [pod["metadata"]["name"], f"{ready}/{total}", reason, str(restarts),
            age(pod["metadata"].get("creationTimestamp"))]
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
-    row += [status.get("podIP") or "<none>", (pod.get("spec") or {}).get("nodeName") or "<none>",
+    gates = spec.get("readinessGates") or []
+    row += [status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
             status.get("nominatedNodeName") or "<none>", f"{len(gates)}/{len(gates)}" if gates else "<none>"]
     return row
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 from ..core.process import Finished, run_bounded
 from . import views
+from .mounts import Mount
+from .mounts import arguments as mount_arguments
 from .netns import NetNamespace
 from .userns import UserNetNamespace
 from .support import Support, support
@@ -69,6 +71,9 @@ class BoxSpec:
     #: sessions): it already holds the mount points (`usr`, `etc`, `proc`, `dev`, `tmp`, ... and the `bin`,
     #: `lib` links) as root-owned entries of a sticky folder, so its owner may add files but never swap them
     root: str | None = None
+    #: volumes bound in by descriptor after the other mounts (mounts.py: sources opened without following the
+    #: links their writers could plant, mount points in the root folder only root can swap)
+    mounts: tuple[Mount, ...] = ()
 
 
 def private_uid() -> int:
@@ -113,6 +118,12 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None) ->
     box = _namespaces(spec, where)
     box += _file_system(spec, root, count_inside)
     fds: list[int] = []
+    try:
+        box += mount_arguments(spec.mounts, spec.root, fds)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
     box += _files(spec, uid, fds)
     box += _environment(spec)
     box += _privileges(spec, root, uid, count_inside)
