@@ -13,7 +13,7 @@ import traceback
 from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
+from . import audit, baseline, bodies, errors, handlers, limits, notices, podio, rbac, sessions
 from .ops import Cluster
 from .storeapi import StoreAPI
 from .store import Store
@@ -140,6 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, method: str) -> None:
         app = self.server.app
+        collecting = notices.begin()
         try:
             try:
                 body = self._read_body()
@@ -166,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
             result = handlers.Response(500, errors.internal(f"{type(error).__name__}: {error}").status())
+        self.warnings = notices.end(collecting)
         try:
             if isinstance(result, handlers.WatchRequest):
                 self._watch(app, result)
@@ -218,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", result.headers.pop("Cache-Control", "no-cache, private"))
         for key, value in result.headers.items():
             self.send_header(key, value)
+        for warning in getattr(self, "warnings", ()):
+            self.send_header("Warning", notices.header(warning))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)

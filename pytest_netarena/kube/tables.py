@@ -271,9 +271,13 @@ COLUMNS = {
 COLUMNS["Event"][0][5] = _c("Name", fmt="name", priority=1)
 
 
-def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata") -> dict:
-    columns, row_fn = COLUMNS.get(kind, ([NAME, AGE], lambda o: [o["metadata"]["name"],
-                                                                  age(o["metadata"].get("creationTimestamp"))]))
+def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata",
+          layout: tuple | None = None) -> dict:
+    """layout: (columns, row function), else the kind's own."""
+    if layout is None:
+        layout = COLUMNS.get(kind)
+    columns, row_fn = layout or ([NAME, AGE], lambda o: [o["metadata"]["name"],
+                                                         age(o["metadata"].get("creationTimestamp"))])
     rows = []
     for obj in objects:
         row = {"cells": row_fn(obj)}

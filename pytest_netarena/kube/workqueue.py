@@ -24,7 +24,7 @@ class WorkQueue:
     """Dirty keys per controller stage; `note` is the Store's write tracker."""
 
     STAGES = ("garbage", "deployments", "replicasets", "pods", "replicaset_status", "deployment_status",
-              "services")
+              "services", "terminating_namespaces", "terminating_crds")
 
     def __init__(self, store) -> None:
         self.store = store
@@ -35,6 +35,9 @@ class WorkQueue:
         self.replicaset_status: set[Key] = set()
         self.deployment_status: set[Key] = set()
         self.services: set[Key] = set()  # Endpoints and EndpointSlices
+        # deletions that wait for finalizers (deletion.py): namespaces and CRDs whose objects are going
+        self.terminating_namespaces: set[str] = set()
+        self.terminating_crds: set[str] = set()
         # identity controllers (accounts.py): namespaces' default ServiceAccount and CA, token Secrets, aggregation
         self.accounts: set[str] = set()
         self.tokens: set[Key] = set()
@@ -65,6 +68,8 @@ class WorkQueue:
         obj = new if new is not None else old
         meta = obj["metadata"]
         key = (meta.get("namespace", ""), meta["name"])
+        if new is None or meta.get("deletionTimestamp"):
+            self._deleting(plural, key, new is None)
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":
@@ -95,6 +100,24 @@ class WorkQueue:
         self.clear()
 
     # -- helpers -------------------------------------------------------------------------------------
+    def _deleting(self, plural: str, key: Key, gone: bool) -> None:
+        """A deletion went on: the namespace or CRD waiting for it is looked at again."""
+        namespace, name = key
+        if not gone:
+            if plural == "namespaces":
+                self.terminating_namespaces.add(name)
+            elif plural == "customresourcedefinitions":
+                self.terminating_crds.add(name)
+            return
+        if namespace:
+            ns = self.store.get("namespaces", "", namespace)
+            if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                self.terminating_namespaces.add(namespace)
+        if "." in plural:  # a custom object (its store key is its CRD's name)
+            crd = self.store.get("customresourcedefinitions", "", plural)
+            if crd is not None and crd["metadata"].get("deletionTimestamp"):
+                self.terminating_crds.add(plural)
+
     def _deployment(self, key: Key) -> None:
         self.deployments.add(key)
         self.deployment_status.add(key)
