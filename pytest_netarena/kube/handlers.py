@@ -18,7 +18,6 @@ UNSUPPORTED_SUBRESOURCES = {
     "attach": "attaching to containers (kubectl attach)",
     "portforward": "port forwarding (kubectl port-forward)",
     "proxy": "proxying to services and pods",
-    "eviction": "pod eviction (kubectl drain)",
 }
 
 
@@ -192,6 +191,13 @@ class Router:
             return self._pod_io(req, namespace, name, sub)
         if sub in UNSUPPORTED_SUBRESOURCES:
             raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
+        if sub == "eviction":
+            if req.method != "POST":
+                raise errors.method_not_allowed()
+            from .disruption import evict
+
+            return Response(201, evict(self.cluster, namespace, name or "", self.app.decode_body(req, res),
+                                       req.dry_run))
         if res.plural in registry.REVIEWS or sub == "token":
             if name is not None and not sub:
                 raise errors.method_not_allowed()

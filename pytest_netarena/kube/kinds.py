@@ -5,7 +5,7 @@ Custom resource definitions, storage, autoscaling, ingress, disruption budgets, 
 
 from __future__ import annotations
 
-from . import crds, hpa
+from . import crds, disruption, hpa
 
 
 def _nothing(*_args) -> list:
@@ -16,6 +16,7 @@ def _nothing(*_args) -> list:
 VALIDATORS = {
     "CustomResourceDefinition": (crds.validate, crds.validate_update),
     "HorizontalPodAutoscaler": (hpa.validate, hpa.validate_update),
+    "PodDisruptionBudget": (disruption.validate, disruption.validate_update),
 }
 
 #: kind -> default(obj), in place, after the common defaults
@@ -34,7 +35,11 @@ def default(kind: str, obj: dict) -> None:
 def admit(store, res, obj: dict, old: dict | None) -> None:
     """Admission beyond defaults, by kind: a namespace's Pod Security labels (checked, and a stricter enforce level
     warned about the pods it would refuse)."""
-    if res.kind == "Namespace":
+    if res.kind == "Node":
+        from .nodes import cordon_taint
+
+        cordon_taint(obj)
+    elif res.kind == "Namespace":
         from . import errors, notices, podsecurity
 
         labels = obj["metadata"].get("labels")
@@ -45,3 +50,21 @@ def admit(store, res, obj: dict, old: dict | None) -> None:
             for warning in podsecurity.namespace_warnings(store, obj["metadata"]["name"],
                                                           old["metadata"].get("labels"), labels):
                 notices.warn(warning)
+
+
+def created(kind: str, obj: dict) -> None:
+    """What the server adds once a new object has its uid: a Job's generated selector and template labels."""
+    if kind == "Job":
+        job_selector(obj)
+
+
+def job_selector(job: dict) -> None:
+    """The selector and pod labels the real server gives a Job (unless spec.manualSelector), in place."""
+    spec = job.setdefault("spec", {})
+    if spec.get("manualSelector") or not isinstance(spec.get("template"), dict):
+        return
+    uid, name = job["metadata"]["uid"], job["metadata"]["name"]
+    labels = spec["template"].setdefault("metadata", {}).setdefault("labels", {})
+    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                   "controller-uid": uid, "job-name": name})
+    spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from . import admission, deletion, errors, limits, selectors, validation
+from . import admission, deletion, errors, kinds, limits, selectors, validation
 from . import patch as patches
 from . import schema as sch
 from .allocate import allocate
@@ -84,6 +84,7 @@ class Cluster:
                 raise errors.already_exists(res.plural, res.group, meta["name"])
             meta["uid"] = object_uid(self.store, res.key, key_ns, meta["name"], advance=not dry_run)
             meta["creationTimestamp"] = timestamp()
+            kinds.created(res.kind, obj)
             if res.kind not in NO_SPEC_GENERATION:
                 meta["generation"] = 1
             if res.kind == "Service":

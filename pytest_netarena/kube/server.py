@@ -277,7 +277,8 @@ class EmbeddedAPIServer(StoreAPI):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
                  minor: int | None = None, request_log: bool = False, sock: socket.socket | None = None,
-                 scope: str | None = None, tls: bool = False, audit_log: str | None = None):
+                 scope: str | None = None, tls: bool = False, audit_log: str | None = None,
+                 nodes: list | None = None, profile=None):
         """sock: a bound socket to listen on (e.g. made inside a network namespace) instead of host:port.
 
         scope: None serves every request with full rights (the harness's own server); a namespace name
@@ -288,7 +289,9 @@ class EmbeddedAPIServer(StoreAPI):
         tls: the main listener speaks https with a certificate of this server's own CA; there requests are
         who their bearer token (a ServiceAccount's) or client certificate (the admin kubeconfig's) says,
         authorized by the stored RBAC objects, and anonymous without either (docs/kube.md, "Identities").
-        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line)."""
+        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line).
+        nodes: the cluster's nodes (kube.nodes.NodeSpec; one node when None); profile: a kube.k3s.Profile, whose
+        bundled objects (traefik, the local-path StorageClass, ...) the cluster starts with."""
         from .pki import Authority
 
         self.scope = scope
@@ -320,7 +323,7 @@ class EmbeddedAPIServer(StoreAPI):
         #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
         #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
         self.runtime = None
-        baseline.load(self.cluster)
+        baseline.load(self.cluster, nodes, profile)
         self.store.snapshot()
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -42,6 +42,10 @@ class Store:
         self.tracker = None
         #: the server's pki.Authority (CA, token signing key) the identity controllers use; None: no credentials
         self.authority = None
+        #: where the HorizontalPodAutoscaler controller reads the pods' usage (autoscaler.py); None: no metrics API
+        self.metrics = None
+        #: the server's registry.Registry (the resources it serves), set by ops.Cluster
+        self.registry = None
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager

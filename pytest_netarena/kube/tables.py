@@ -132,10 +132,11 @@ def _images(obj: dict) -> tuple[str, str]:
 
 
 def _node_ready(node: dict) -> str:
+    state = "Unknown"
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return "Ready" if cond.get("status") == "True" else "NotReady"
-    return "Unknown"
+            state = "Ready" if cond.get("status") == "True" else "NotReady"
+    return state + (",SchedulingDisabled" if (node.get("spec") or {}).get("unschedulable") else "")
 
 
 def _event_object(ev: dict) -> str:
