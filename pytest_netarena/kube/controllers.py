@@ -8,7 +8,7 @@ import ipaddress
 import json
 
 from ..core.selectors import selector_from_dict
-from . import accounts, defaults, limits, rollout
+from . import accounts, autoscaler, defaults, deletion, disruption, limits, rollout
 from .node import NODE_NAME, start_pod
 from .tables import timestamp
 from .uids import object_uid
@@ -90,7 +90,11 @@ def process(store, queue, live: bool = False) -> None:
                     controller(writer, obj)
         for ns, name in queue.drain("services"):  # a deleted service's endpoints go too
             _service_endpoints(writer, ns, name)
+        for ns in queue.drain("disruption"):
+            disruption.reconcile(writer, ns)
+        autoscaler.process(writer, queue.drain("autoscalers"))
         accounts.process(writer, queue)
+        deletion.process(store, queue)
     queue.clear()  # a controller that never settles must not spin forever
 
 

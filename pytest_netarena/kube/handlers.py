@@ -6,7 +6,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 
-from . import errors, openapi, rbac, registry, reviews, tables
+from . import columns, errors, openapi, rbac, registry, reviews
 from .registry import Resource
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -18,7 +18,6 @@ UNSUPPORTED_SUBRESOURCES = {
     "attach": "attaching to containers (kubectl attach)",
     "portforward": "port forwarding (kubectl port-forward)",
     "proxy": "proxying to services and pods",
-    "eviction": "pod eviction (kubectl drain)",
 }
 
 
@@ -79,12 +78,13 @@ def parse(method: str, raw_path: str, headers: dict, body: bytes) -> Request:
                    {k.lower(): v for k, v in headers.items()}, body)
 
 
-def _resource_path(group: str, version: str, rest: list[str]) -> tuple[Resource, str | None, str | None, str]:
+def _resource_path(kinds: registry.Registry, group: str, version: str,
+                   rest: list[str]) -> tuple[Resource, str | None, str | None, str]:
     """(resource, namespace, name, subresource) of the path's parts after /api/v1 or /apis/GROUP/VERSION."""
     namespace: str | None = None
-    if rest[0] == "namespaces" and len(rest) >= 3 and registry.lookup(group, version, rest[2]):
+    if rest[0] == "namespaces" and len(rest) >= 3 and kinds.lookup(group, version, rest[2]):
         namespace, rest = rest[1], rest[2:]
-    res = registry.lookup(group, version, rest[0])
+    res = kinds.lookup(group, version, rest[0])
     if res is None or len(rest) > 3 or (res.namespaced is False and namespace is not None):
         raise errors.no_route()
     return res, namespace, rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else ""
@@ -97,6 +97,10 @@ class Router:
     @property
     def cluster(self):
         return self.app.cluster
+
+    @property
+    def kinds(self) -> registry.Registry:
+        return self.app.cluster.registry
 
     def handle(self, req: Request) -> Response | WatchRequest:
         path = req.path.rstrip("/") or "/"
@@ -113,7 +117,7 @@ class Router:
         if path == "/openapi/v2":
             return Response(body=openapi.v2_stub(), content_type="application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
         if path == "/openapi/v3":
-            return Response(body=openapi.index())
+            return Response(body=openapi.index_for(self.kinds))
         if path.startswith("/openapi/v3/"):
             return self._openapi(path[len("/openapi/v3/"):])
         if parts[0] == "api" and len(parts) >= 2:
@@ -130,16 +134,16 @@ class Router:
         for media in accept.split(","):
             if "as=APIGroupDiscoveryList" in media:
                 version = "v2" if "v=v2;" in media + ";" and "v2beta1" not in media else "v2beta1"
-                return Response(body=registry.aggregated(legacy, version),
+                return Response(body=self.kinds.aggregated(legacy, version),
                                 content_type=f"application/json;g=apidiscovery.k8s.io;v={version};"
                                              "as=APIGroupDiscoveryList")
-        return Response(body=registry.api_versions() if legacy else registry.api_group_list())
+        return Response(body=registry.api_versions() if legacy else self.kinds.api_group_list())
 
     def _group(self, group: str) -> Response:
-        for item in registry.api_group_list()["groups"]:
-            if item["name"] == group:
-                return Response(body={"kind": "APIGroup", "apiVersion": "v1", **item})
-        raise errors.no_route()
+        found = self.kinds.api_group(group)
+        if found is None:
+            raise errors.no_route()
+        return Response(body=found)
 
     def _openapi(self, rest: str) -> Response:
         parts = rest.split("/")
@@ -149,20 +153,20 @@ class Router:
             group, version = parts[1], parts[2]
         else:
             raise errors.no_route()
-        if (group, version) not in registry.GROUP_VERSIONS:
+        if (group, version) not in self.kinds.group_versions():
             raise errors.no_route()
-        return Response(body=openapi.document(group, version),
-                        headers={"Cache-Control": "public, immutable", "Etag": '"static"'})
+        body, etag = openapi.document_for(self.kinds, group, version)
+        return Response(body=body, headers={"Cache-Control": "public, immutable", "Etag": f'"{etag}"'})
 
     # -- resources --------------------------------------------------------------------------
     def _group_version(self, req: Request, group: str, version: str, rest: list[str]):
-        if (group, version) not in registry.GROUP_VERSIONS:
+        if (group, version) not in self.kinds.group_versions():
             raise errors.no_route()
         if not rest:
             if req.method != "GET":
                 raise errors.method_not_allowed()
-            return Response(body=registry.api_resource_list(group, version))
-        res, namespace, name, sub = _resource_path(group, version, rest)
+            return Response(body=self.kinds.api_resource_list(group, version))
+        res, namespace, name, sub = _resource_path(self.kinds, group, version, rest)
         self._authorize(req, rbac.Attributes(
             rbac.request_verb(req.method, req.q("watch") in ("true", "1"), name or "", sub), res.plural, res.group,
             sub, name or "", namespace or ""))
@@ -187,6 +191,13 @@ class Router:
             return self._pod_io(req, namespace, name, sub)
         if sub in UNSUPPORTED_SUBRESOURCES:
             raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
+        if sub == "eviction":
+            if req.method != "POST":
+                raise errors.method_not_allowed()
+            from .disruption import evict
+
+            return Response(201, evict(self.cluster, namespace, name or "", self.app.decode_body(req, res),
+                                       req.dry_run))
         if res.plural in registry.REVIEWS or sub == "token":
             if name is not None and not sub:
                 raise errors.method_not_allowed()
@@ -201,7 +212,7 @@ class Router:
                                     req.q("includeObject", "Metadata"))
             items, rv = self.cluster.list(res, namespace, req.q("labelSelector"), req.q("fieldSelector"))
             if wants_table(req.accept):
-                return Response(body=tables.table(res.kind, items, rv, req.q("includeObject", "Metadata")),
+                return Response(body=columns.table_for(res, items, rv, req.q("includeObject", "Metadata")),
                                 content_type=TABLE_TYPE)
             return Response(body={"kind": f"{res.kind}List", "apiVersion": res.api_version,
                                   "metadata": {"resourceVersion": rv}, "items": items})
@@ -227,8 +238,8 @@ class Router:
         if req.method == "GET":
             obj = self.cluster.get(res, namespace, name)
             if wants_table(req.accept) and not sub:
-                return Response(body=tables.table(res.kind, [obj], obj["metadata"].get("resourceVersion", ""),
-                                                  req.q("includeObject", "Metadata")), content_type=TABLE_TYPE)
+                return Response(body=columns.table_for(res, [obj], obj["metadata"].get("resourceVersion", ""),
+                                                      req.q("includeObject", "Metadata")), content_type=TABLE_TYPE)
             return Response(body=obj)
         if req.method == "PUT":
             body = self.app.decode_body(req, res)

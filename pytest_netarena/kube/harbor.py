@@ -138,7 +138,11 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
     server = runtime = None
     try:
         prepare(source, root)
-        server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl")).start()
+        from .k3s import from_compose
+
+        nodes, profile = from_compose(source) or (None, None)  # the k3s services the task declares
+        server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl"), nodes=nodes,
+                                   profile=profile).start()
         server.wait_ready()
         runtime = pods(server) if pods is not None else None
         result.mode = server.mode

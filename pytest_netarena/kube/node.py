@@ -1,4 +1,4 @@
-"""The one node: its name and address, and a kubelet stand-in that schedules pods on it and gives them addresses."""
+"""Placing a new pod on a node (nodes.py's eligible ones) with an address, and a kubelet stand-in without a runtime."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import copy
 import hashlib
 import ipaddress
 
-from . import rollout
+from . import nodes, rollout
 from .tables import timestamp
 
-NODE_NAME = "netarena-node"
-NODE_IP = "172.18.0.2"
+NODE_NAME = nodes.DEFAULT_NAME  #: the node of a cluster started without declared nodes
+NODE_IP = nodes.address(0)
 POD_CIDR = ipaddress.ip_network("10.244.0.0/16")
 
 
@@ -32,20 +32,40 @@ def _allocate_ip(store) -> str:
             return ip
 
 
+def choose_node(store, pod: dict) -> dict | None:
+    """The node a new pod goes to: the one it names, else the eligible node (nodes.eligible: ready, not cordoned,
+    taints tolerated, nodeSelector matched) with the fewest pods; None leaves it Pending. A scheduler that weighs
+    resources and affinity replaces this choice."""
+    wanted = (pod.get("spec") or {}).get("nodeName")
+    if wanted:
+        return store.get("nodes", "", wanted)
+    fitting = [n for n in store.list("nodes") if nodes.eligible(n, pod)]
+    if len(fitting) <= 1:
+        return fitting[0] if fitting else None
+    load = {n["metadata"]["name"]: 0 for n in fitting}
+    for other in store.list("pods", ordered=False):
+        name = (other.get("spec") or {}).get("nodeName")
+        if name in load:
+            load[name] += 1
+    return min(fitting, key=lambda n: (load[n["metadata"]["name"]], n["metadata"]["name"]))
+
+
 def start_pod(writer, pod: dict) -> None:
-    """Schedule an unscheduled pod on the node with an address; without a runtime, mark it Running and Ready."""
+    """Schedule an unscheduled pod on a node with an address; without a runtime, mark it Running and Ready."""
     status = pod.get("status") or {}
-    if status.get("phase"):
+    if status.get("hostIP") or status.get("phase") not in (None, "Pending") or pod["metadata"].get("deletionTimestamp"):
+        return  # placed already, finished, or going
+    node = choose_node(writer.store, pod)
+    if node is None:
         return
     spec = pod.get("spec") or {}
-    if spec.get("nodeName") and spec["nodeName"] != NODE_NAME:
-        return
+    node_name, node_ip = node["metadata"]["name"], nodes.node_address(node)
     now = timestamp()
     ip = _allocate_ip(writer.store)
     updated = copy.deepcopy(pod)
-    updated["spec"]["nodeName"] = NODE_NAME
+    updated["spec"]["nodeName"] = node_name
     if writer.live:  # scheduled; the runtime starts it and reports what happens
-        updated["status"] = rollout.scheduled_status(pod, NODE_NAME, NODE_IP, ip, now)
+        updated["status"] = rollout.scheduled_status(pod, node_name, node_ip, ip, now)
         writer.put("pods", updated, pod)
         return
     conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
@@ -57,7 +77,7 @@ def start_pod(writer, pod: dict) -> None:
                                (pod["metadata"]["uid"] + str(c.get("name"))).encode()).hexdigest(),
                            "ready": True, "started": True, "restartCount": 0, "lastState": {},
                            "state": {"running": {"startedAt": now}}})
-    updated["status"] = {"phase": "Running", "conditions": conditions, "hostIP": NODE_IP,
-                         "hostIPs": [{"ip": NODE_IP}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+    updated["status"] = {"phase": "Running", "conditions": conditions, "hostIP": node_ip,
+                         "hostIPs": [{"ip": node_ip}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
                          "containerStatuses": containers, "qosClass": "BestEffort"}
     writer.put("pods", updated, pod)

@@ -13,7 +13,7 @@ import traceback
 from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
+from . import audit, baseline, bodies, errors, handlers, limits, notices, podio, rbac, sessions
 from .ops import Cluster
 from .storeapi import StoreAPI
 from .store import Store
@@ -140,6 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, method: str) -> None:
         app = self.server.app
+        collecting = notices.begin()
         try:
             try:
                 body = self._read_body()
@@ -166,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
             result = handlers.Response(500, errors.internal(f"{type(error).__name__}: {error}").status())
+        self.warnings = notices.end(collecting)
         try:
             if isinstance(result, handlers.WatchRequest):
                 self._watch(app, result)
@@ -218,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", result.headers.pop("Cache-Control", "no-cache, private"))
         for key, value in result.headers.items():
             self.send_header(key, value)
+        for warning in getattr(self, "warnings", ()):
+            self.send_header("Warning", notices.header(warning))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
@@ -273,7 +277,8 @@ class EmbeddedAPIServer(StoreAPI):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
                  minor: int | None = None, request_log: bool = False, sock: socket.socket | None = None,
-                 scope: str | None = None, tls: bool = False, audit_log: str | None = None):
+                 scope: str | None = None, tls: bool = False, audit_log: str | None = None,
+                 nodes: list | None = None, profile=None):
         """sock: a bound socket to listen on (e.g. made inside a network namespace) instead of host:port.
 
         scope: None serves every request with full rights (the harness's own server); a namespace name
@@ -284,7 +289,9 @@ class EmbeddedAPIServer(StoreAPI):
         tls: the main listener speaks https with a certificate of this server's own CA; there requests are
         who their bearer token (a ServiceAccount's) or client certificate (the admin kubeconfig's) says,
         authorized by the stored RBAC objects, and anonymous without either (docs/kube.md, "Identities").
-        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line)."""
+        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line).
+        nodes: the cluster's nodes (kube.nodes.NodeSpec; one node when None); profile: a kube.k3s.Profile, whose
+        bundled objects (traefik, the local-path StorageClass, ...) the cluster starts with."""
         from .pki import Authority
 
         self.scope = scope
@@ -316,7 +323,7 @@ class EmbeddedAPIServer(StoreAPI):
         #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
         #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
         self.runtime = None
-        baseline.load(self.cluster)
+        baseline.load(self.cluster, nodes, profile)
         self.store.snapshot()
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -176,10 +176,11 @@ def _images(obj: dict) -> tuple[str, str]:
 
 
 def _node_ready(node: dict) -> str:
+    state = "Unknown"
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return "Ready" if cond.get("status") == "True" else "NotReady"
-    return "Unknown"
+            state = "Ready" if cond.get("status") == "True" else "NotReady"
+    return state + (",SchedulingDisabled" if (node.get("spec") or {}).get("unschedulable") else "")
 
 
 def _event_object(ev: dict) -> str:
@@ -315,9 +316,13 @@ COLUMNS = {
 COLUMNS["Event"][0][5] = _c("Name", fmt="name", priority=1)
 
 
-def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata") -> dict:
-    columns, row_fn = COLUMNS.get(kind, ([NAME, AGE], lambda o: [o["metadata"]["name"],
-                                                                  age(o["metadata"].get("creationTimestamp"))]))
+def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata",
+          layout: tuple | None = None) -> dict:
+    """layout: (columns, row function), else the kind's own."""
+    if layout is None:
+        layout = COLUMNS.get(kind)
+    columns, row_fn = layout or ([NAME, AGE], lambda o: [o["metadata"]["name"],
+                                                         age(o["metadata"].get("creationTimestamp"))])
     rows = []
     for obj in objects:
         row = {"cells": row_fn(obj)}

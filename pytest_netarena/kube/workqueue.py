@@ -18,13 +18,18 @@ MANAGED_EP = "endpoints.kubernetes.io/managed-by"
 SERVICE_NAME = "kubernetes.io/service-name"
 
 Key = tuple[str, str]  # (namespace, name)
+#: writes that change what a namespace's PodDisruptionBudgets and HorizontalPodAutoscalers count
+SCALE_INPUTS = frozenset({"pods", "deployments", "replicasets", "statefulsets", "poddisruptionbudgets",
+                          "horizontalpodautoscalers"})
+#: stage -> the plural of the objects it keeps the status of
+WATCHERS = {"disruption": "poddisruptionbudgets", "autoscalers": "horizontalpodautoscalers"}
 
 
 class WorkQueue:
     """Dirty keys per controller stage; `note` is the Store's write tracker."""
 
     STAGES = ("garbage", "deployments", "replicasets", "pods", "replicaset_status", "deployment_status",
-              "services")
+              "services", "disruption", "autoscalers", "terminating_namespaces", "terminating_crds")
 
     def __init__(self, store) -> None:
         self.store = store
@@ -35,6 +40,11 @@ class WorkQueue:
         self.replicaset_status: set[Key] = set()
         self.deployment_status: set[Key] = set()
         self.services: set[Key] = set()  # Endpoints and EndpointSlices
+        self.disruption: set[str] = set()  # namespaces whose PodDisruptionBudgets' status is to be computed again
+        self.autoscalers: set[str] = set()  # namespaces whose HorizontalPodAutoscalers are to be reconciled again
+        # deletions that wait for finalizers (deletion.py): namespaces and CRDs whose objects are going
+        self.terminating_namespaces: set[str] = set()
+        self.terminating_crds: set[str] = set()
         # identity controllers (accounts.py): namespaces' default ServiceAccount and CA, token Secrets, aggregation
         self.accounts: set[str] = set()
         self.tokens: set[Key] = set()
@@ -65,6 +75,10 @@ class WorkQueue:
         obj = new if new is not None else old
         meta = obj["metadata"]
         key = (meta.get("namespace", ""), meta["name"])
+        if new is None or meta.get("deletionTimestamp"):
+            self._deleting(plural, key, new is None)
+        if plural in SCALE_INPUTS:
+            self._watchers(plural, key[0], old, new)
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":
@@ -79,6 +93,11 @@ class WorkQueue:
         elif plural == "endpoints":
             if (meta.get("labels") or {}).get(MANAGED_EP):
                 self.services.add(key)
+        elif plural == "nodes":  # a node came, was uncordoned or relabelled: pods waiting for one are placed again
+            for pod in self.store.list("pods", ordered=False):
+                if not (pod.get("status") or {}).get("hostIP"):
+                    self.pods.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+            return
         elif plural == "endpointslices":
             service = (meta.get("labels") or {}).get(SERVICE_NAME)
             if service:
@@ -95,6 +114,35 @@ class WorkQueue:
         self.clear()
 
     # -- helpers -------------------------------------------------------------------------------------
+    def _watchers(self, plural: str, namespace: str, old: dict | None, new: dict | None) -> None:
+        """Queue the namespace for the budgets and autoscalers that count what changed (their own status writes
+        queue nothing: only a new spec or generation does)."""
+        for stage, watcher in WATCHERS.items():
+            if not self.store.list(watcher, namespace, ordered=False):
+                continue
+            if plural == watcher and old is not None and new is not None and old.get("spec") == new.get("spec") \
+                    and old["metadata"].get("generation") == new["metadata"].get("generation"):
+                continue
+            getattr(self, stage).add(namespace)
+
+    def _deleting(self, plural: str, key: Key, gone: bool) -> None:
+        """A deletion went on: the namespace or CRD waiting for it is looked at again."""
+        namespace, name = key
+        if not gone:
+            if plural == "namespaces":
+                self.terminating_namespaces.add(name)
+            elif plural == "customresourcedefinitions":
+                self.terminating_crds.add(name)
+            return
+        if namespace:
+            ns = self.store.get("namespaces", "", namespace)
+            if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                self.terminating_namespaces.add(namespace)
+        if "." in plural:  # a custom object (its store key is its CRD's name)
+            crd = self.store.get("customresourcedefinitions", "", plural)
+            if crd is not None and crd["metadata"].get("deletionTimestamp"):
+                self.terminating_crds.add(plural)
+
     def _deployment(self, key: Key) -> None:
         self.deployments.add(key)
         self.deployment_status.add(key)
