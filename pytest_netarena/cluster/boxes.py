@@ -10,6 +10,7 @@ sessions in that container, so what the container wrote is there to read.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -27,6 +28,9 @@ _pod_numbers = itertools.count()
 #: per-container bounds (the pod's cgroup bounds them together)
 CONTAINER_LIMITS = Limits(wall_s=365 * 86400.0, cpu_s=3600, memory_bytes=512 << 20, processes=128,
                           file_bytes=8 << 20, open_files=256, output_bytes=1 << 20, tmp_bytes=16 << 20)
+#: a Go program (kubectl) reserves more address space than it uses: images holding one get this much (the pod's
+#: cgroup still bounds what it really uses)
+CLIENT_ADDRESS_SPACE = 2 << 30
 #: an exec session's bounds: wall clock and bytes of output per stream
 EXEC_WALL_S = 60.0
 EXEC_OUTPUT_BYTES = 4 << 20
@@ -157,6 +161,8 @@ def spec(*, network: NetNamespace, root: str, uid: int, hostname: str, files: Ma
          image: Image | None = None) -> BoxSpec:
     # NET_RAW, as a container runtime gives by default (ping, traceroute): raw packets stay in the pod's own
     # namespace, and the node drops any whose source is not the pod's address (firewall.py)
+    if image is not None and "kubectl" in image.clients:
+        limits = dataclasses.replace(limits, memory_bytes=max(limits.memory_bytes, CLIENT_ADDRESS_SPACE))
     return BoxSpec(programs=programs(image.clients if image is not None else ()), files=dict(files), network=network,
                    env=dict(env), limits=limits, hostname=hostname[:63], uid=uid, root=root, caps=("NET_RAW",),
                    mounts=mounts)

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..kube import errors
+from ..kube.node import NODE_IP
 from ..kube.podio import ExecRequest, LogRequest
 from . import boxes, dns
 from .cgroups import Groups
@@ -32,6 +33,8 @@ from .standins import PROBE, Identity
 from .support import LiveUnavailable, Scratch, live_support
 
 KUBE_DNS_IP = "10.96.0.10"
+#: the API server's port for pods, at the control plane node's address (the `kubernetes` Service's endpoint)
+API_PORT = 6443
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
 #: writes of these kinds reach running pods (volumes rewritten, waiting starts retried)
 CONFIG_KINDS = frozenset({"configmaps", "secrets", "persistentvolumeclaims", "persistentvolumes", "serviceaccounts"})
@@ -95,7 +98,9 @@ class LiveCluster:
         self.groups = Groups()
         self.loop = Loop()
         self.identity = Identity()
-        self.dataplane = DataPlane(self.server, self.network, self.served_rate)
+        self.api_url = self.server.listen(sock=self.network.api_socket(NODE_IP, API_PORT), tls=True,
+                                         small_clients=True)
+        self.dataplane = DataPlane(self.server, self.network, self.served_rate, (NODE_IP, API_PORT))
         resolver = dns.Responder(lambda: self.dataplane.records)
         self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch.path, self.identity,
                                resolver, KUBE_DNS_IP, self.backoff_s)
@@ -125,6 +130,7 @@ class LiveCluster:
         self.started = False
         server = self.server
         server.remove_listener(self._written)
+        server.stop_listening(self.api_url)
         server.runtime = None
         server.cluster.live_pods = False
         self.kubelet.stop_all()

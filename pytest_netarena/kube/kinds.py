@@ -39,6 +39,10 @@ def admit(store, res, obj: dict, old: dict | None) -> None:
         from .nodes import cordon_taint
 
         cordon_taint(obj)
+    elif res.kind == "Pod" and old is None:
+        from . import podaccounts
+
+        podaccounts.admit(store, obj)
     elif res.kind == "Namespace":
         from . import errors, notices, podsecurity
 

@@ -13,6 +13,7 @@ from .allocate import allocate
 from .registry import Registry, Resource
 from .store import Store
 from .tables import timestamp
+from .timers import Timers
 from .uids import generated_name, object_uid
 from .versions import from_storage, to_storage
 from .workqueue import WorkQueue
@@ -39,6 +40,9 @@ class Cluster:
         self.queue = WorkQueue(store)
         store.tracker = self.queue
         self._batch_depth = 0
+        #: work the controllers asked to do later (a CronJob's schedule, a back-off): timers.py
+        self.timers = store.timers = Timers(self)
+        self.timer_errors: list[str] = []
 
     # -- reads ----------------------------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> dict:
@@ -242,6 +246,10 @@ class Cluster:
         return name
 
     # -- controllers ------------------------------------------------------------------------------
+    def settle_now(self) -> None:
+        """Run the controllers over what is queued (the controllers' clock calls it, inside a transaction)."""
+        self._settle()
+
     def _settle(self) -> None:
         """Run the controllers over what the writes so far touched, unless a batch defers it.
 

@@ -335,12 +335,23 @@ class EmbeddedAPIServer(StoreAPI):
         return self
 
     def listen(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None,
-               scope: str | None = None, tls: bool = False) -> str:
+               scope: str | None = None, tls: bool = False, small_clients: bool = False) -> str:
         """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
         scoped inside a network namespace, or an https one beside a plain one); returns its URL. Stopped
-        with the server."""
-        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, self._context() if tls else None))
+        with the server. small_clients: TLS for clients as small as busybox's (pki.Authority.server_context)."""
+        context = self.authority.server_context(small_clients) if tls else None
+        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, context))
         return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
+
+    def stop_listening(self, url: str) -> None:
+        """Stop the listener `listen` returned url for (the others keep serving)."""
+        for httpd, thread in list(self._listeners[1:]):
+            host, port = httpd.server_address[:2]
+            if url.endswith(f"://{host}:{port}"):
+                self._listeners.remove((httpd, thread))
+                httpd.shutdown()
+                httpd.server_close()
+                thread.join(timeout=5)
 
     def _context(self) -> ssl.SSLContext:
         return self.authority.server_context()
@@ -354,6 +365,7 @@ class EmbeddedAPIServer(StoreAPI):
 
     def stop(self) -> None:
         self.stopping = True
+        self.cluster.timers.stop()
         self.store.close()
         listeners, self._listeners = self._listeners, []
         # side by side: each shutdown waits for its loop's next poll
