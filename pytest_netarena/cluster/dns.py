@@ -4,7 +4,8 @@ It runs as the stand-in of the `coredns` image, in the kube-dns pods of kube-sys
 it through the kube-dns Service's ClusterIP like any Service, and NetworkPolicies decide whether it
 may (a policy that isolates a pod's egress must admit UDP and TCP 53 to kube-dns). Records:
 `SERVICE.NAMESPACE.svc.cluster.local` (the ClusterIP, or the ready pods' addresses of a headless
-Service), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domain get SERVFAIL
+Service), `HOSTNAME.SERVICE.NAMESPACE.svc.cluster.local` (a headless Service's pod that names it as its
+subdomain, a StatefulSet's), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domain get SERVFAIL
 (there is no upstream resolver); AAAA and other types of known names answer with no records.
 """
 
@@ -27,6 +28,7 @@ MAX_QUERY = 512
 def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterable[Mapping]) -> dict[str, tuple[str, ...]]:
     """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods."""
     ready: dict[tuple[str, str], set[str]] = {}
+    hosts: dict[str, tuple[str, ...]] = {}  #: HOSTNAME.SERVICE.NAMESPACE.svc.cluster.local of headless endpoints
     for item in slices:
         meta = item.get("metadata") or {}
         name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
@@ -35,6 +37,9 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
         for endpoint in item.get("endpoints") or []:
             if (endpoint.get("conditions") or {}).get("ready") is not False:
                 ready.setdefault((meta.get("namespace", ""), name), set()).update(endpoint.get("addresses") or ())
+                if endpoint.get("hostname") and endpoint.get("addresses"):
+                    hosts[f"{endpoint['hostname']}.{name}.{meta.get('namespace', '')}.svc.{DOMAIN}".lower()] = \
+                        tuple(endpoint["addresses"][:1])
     table: dict[str, tuple[str, ...]] = {}
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
@@ -45,6 +50,9 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
             table[name] = (cluster_ip,)
         elif cluster_ip == "None":
             table[name] = tuple(sorted(ready.get(key, ())))
+            for host, found in hosts.items():
+                if host.endswith(f".{name}"):
+                    table[host] = found
     for pod in pods:
         address = (pod.get("status") or {}).get("podIP")
         if address:

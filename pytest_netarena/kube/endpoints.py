@@ -1,4 +1,8 @@
-"""The endpoints controllers: a Service's Endpoints and EndpointSlices from the ready pods its selector picks."""
+"""The endpoints controllers: a Service's Endpoints and EndpointSlices from the ready pods its selector picks.
+
+With spec.publishNotReadyAddresses the pods count before they are ready (a StatefulSet's peers finding each
+other); a pod whose hostname and subdomain name the Service carries its hostname (its own DNS name).
+"""
 
 from __future__ import annotations
 
@@ -37,8 +41,9 @@ def service_endpoints(writer: Writer, ns: str, name: str) -> None:
     if not selector or (svc.get("spec") or {}).get("type") == "ExternalName":
         return
     chosen = selector_from_dict({"matchLabels": selector})  # read once, matched against every pod
-    members = [p for p in store.list("pods", ns) if ready(p) and (p.get("status") or {}).get("podIP")
-               and chosen.matches(p["metadata"].get("labels"))]
+    early = bool((svc.get("spec") or {}).get("publishNotReadyAddresses"))
+    members = [p for p in store.list("pods", ns) if (ready(p) or early and _alive(p))
+               and (p.get("status") or {}).get("podIP") and chosen.matches(p["metadata"].get("labels"))]
     groups: dict[str, tuple[list, list]] = {}  # pods with the same resolved ports share a subset and a slice
     for pod in members:
         ports = _endpoint_ports(svc, pod)
@@ -63,6 +68,17 @@ def _endpoint_ports(svc: dict, pod: dict) -> list[dict]:
     return ports
 
 
+def _alive(pod: dict) -> bool:
+    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in (
+        "Succeeded", "Failed")
+
+
+def _hostname(pod: dict, service: str) -> dict:
+    """{"hostname": ...} for a pod that names this Service as its subdomain, else {}."""
+    spec = pod.get("spec") or {}
+    return {"hostname": spec["hostname"]} if spec.get("hostname") and spec.get("subdomain") == service else {}
+
+
 def _target(pod: dict) -> dict:
     meta = pod["metadata"]
     return {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]}
@@ -77,8 +93,9 @@ def _write_endpoints(writer: Writer, svc: dict, groups) -> None:
     subsets = []
     for key in sorted(groups):
         ports, pods = groups[key]
-        subset = {"addresses": [{"ip": p["status"]["podIP"], "nodeName": p["spec"].get("nodeName", NODE_NAME),
-                                 "targetRef": _target(p)} for p in sorted(pods, key=_ip_key)]}
+        subset = {"addresses": [{"ip": p["status"]["podIP"], **_hostname(p, name),
+                                 "nodeName": p["spec"].get("nodeName", NODE_NAME), "targetRef": _target(p)}
+                                for p in sorted(pods, key=_ip_key)]}
         if ports:
             subset["ports"] = ports
         subsets.append(subset)
@@ -117,7 +134,7 @@ def _write_slices(writer: Writer, svc: dict, groups) -> None:
                          "ownerReferences": [owner(svc)], "generation": 1},
             "addressType": "IPv4",
             "endpoints": [{"addresses": [p["status"]["podIP"]],
-                           "conditions": {"ready": True, "serving": True, "terminating": False},
+                           "conditions": {"ready": True, "serving": True, "terminating": False}, **_hostname(p, name),
                            "nodeName": p["spec"].get("nodeName", NODE_NAME), "targetRef": _target(p)}
                           for p in sorted(pods, key=_ip_key)],
             "ports": [{"name": p.get("name", ""), **{k: v for k, v in p.items() if k != "name"}} for p in ports]}

@@ -55,9 +55,12 @@ class Writer:
         return self.store.put(plural, obj, "MODIFIED" if old is not None else "ADDED")
 
     def create(self, plural: str, obj: dict) -> dict:
+        from .kinds import created
+
         meta = obj["metadata"]
         meta["uid"] = object_uid(self.store, plural, meta.get("namespace", ""), meta["name"])
         meta["creationTimestamp"] = timestamp()
+        created(obj.get("kind", ""), obj)  # what the server adds once the object has its uid (a Job's selector)
         return self.put(plural, obj, None)
 
     def remove(self, plural: str, namespace: str, name: str) -> None:
