@@ -8,7 +8,7 @@ import ipaddress
 import json
 
 from ..core.selectors import selector_from_dict
-from . import accounts, autoscaler, defaults, deletion, disruption, limits, rollout
+from . import accounts, autoscaler, defaults, deletion, disruption, limits, rollout, storage
 from .node import NODE_NAME, start_pod
 from .tables import timestamp
 from .uids import object_uid
@@ -93,6 +93,9 @@ def process(store, queue, live: bool = False) -> None:
         for ns in queue.drain("disruption"):
             disruption.reconcile(writer, ns)
         autoscaler.process(writer, queue.drain("autoscalers"))
+        if queue.volumes:
+            queue.volumes = False
+            storage.process(writer)
         accounts.process(writer, queue)
         deletion.process(store, queue)
     queue.clear()  # a controller that never settles must not spin forever
