@@ -8,7 +8,7 @@ import ipaddress
 import json
 
 from ..core.selectors import selector_from_dict
-from . import accounts, autoscaler, defaults, deletion, disruption, limits, rollout, storage
+from . import accounts, autoscaler, defaults, deletion, disruption, limits, podsecurity, rollout, storage
 from .node import NODE_NAME, start_pod
 from .tables import timestamp
 from .uids import object_uid
@@ -246,6 +246,8 @@ def _replicaset(writer: _Writer, rs: dict) -> None:
         if meta.get("annotations"):
             pod["metadata"]["annotations"] = meta["annotations"]
         defaults.pod(pod)
+        if podsecurity.refused(writer, rs, pod):
+            break
         pods.append(writer.create("pods", pod))
     if len(pods) > wanted:
         # Newest first, like the ReplicaSet controller's preference for young pods.
@@ -276,6 +278,8 @@ def _replicaset_status(writer: _Writer, rs: dict) -> None:
     _set(status, "readyReplicas", ready)
     _set(status, "availableReplicas", ready)
     status["observedGeneration"] = rs["metadata"].get("generation", 1)
+    if len(pods) < (rs.get("spec") or {}).get("replicas", 1) and (rs.get("status") or {}).get("conditions"):
+        status["conditions"] = rs["status"]["conditions"]  # a refused pod (podsecurity.refused) stays reported
     if status != rs.get("status"):
         updated = copy.deepcopy(rs)
         updated["status"] = status
