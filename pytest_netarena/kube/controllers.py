@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 
-from . import accounts, autoscaler, defaults, deletion, disruption, endpoints, limits, rollout
+from . import accounts, autoscaler, defaults, deletion, disruption, endpoints, limits, rollout, storage
 from .node import start_pod
 from .tables import timestamp
 from .workloads import Writer, create_pod, owned_by, owner, pod_from_template, ready, suffix
@@ -58,6 +58,9 @@ def process(store, queue, live: bool = False) -> None:
         for ns in queue.drain("disruption"):
             disruption.reconcile(writer, ns)
         autoscaler.process(writer, queue.drain("autoscalers"))
+        if queue.volumes:
+            queue.volumes = False
+            storage.process(writer)
         accounts.process(writer, queue)
         deletion.process(store, queue)
     queue.clear()  # a controller that never settles must not spin forever
@@ -227,6 +230,8 @@ def _replicaset_status(writer: Writer, rs: dict) -> None:
     _set(status, "readyReplicas", ready_count)
     _set(status, "availableReplicas", ready_count)
     status["observedGeneration"] = rs["metadata"].get("generation", 1)
+    if len(pods) < (rs.get("spec") or {}).get("replicas", 1) and (rs.get("status") or {}).get("conditions"):
+        status["conditions"] = rs["status"]["conditions"]  # a refused pod (podsecurity.refused) stays reported
     if status != rs.get("status"):
         updated = copy.deepcopy(rs)
         updated["status"] = status

@@ -64,6 +64,15 @@ class Request:
         return "All" in self.query.get("dryRun", [])
 
     @property
+    def manager(self) -> str:
+        """The request's field manager: fieldManager, else its User-Agent's product name (as the real server)."""
+        named = self.q("fieldManager")
+        if named:
+            return named
+        agent = (self.headers.get("user-agent") or "").split("/", 1)[0].strip()
+        return agent or "unknown"
+
+    @property
     def strict(self) -> bool:
         return (self.q("fieldValidation") or "").lower() == "strict"
 
@@ -220,7 +229,7 @@ class Router:
             if res.namespaced and namespace is None:
                 raise errors.method_not_allowed()
             body = self.app.decode_body(req, res)
-            obj = self.cluster.create(res, namespace or "", body, req.dry_run, req.strict)
+            obj = self.cluster.create(res, namespace or "", body, req.dry_run, req.strict, manager=req.manager)
             return Response(201, obj)
         if req.method == "DELETE":
             if res.namespaced and namespace is None:
@@ -243,12 +252,17 @@ class Router:
             return Response(body=obj)
         if req.method == "PUT":
             body = self.app.decode_body(req, res)
-            return Response(body=self.cluster.update(res, namespace, name, body, sub, req.dry_run, req.strict))
+            return Response(body=self.cluster.update(res, namespace, name, body, sub, req.dry_run, req.strict,
+                                                     manager=req.manager))
         if req.method == "PATCH":
             patch_type = self._patch_type(req)
+            if patch_type == "apply":
+                code, obj = self.cluster.apply(res, namespace, name, self.app.decode_body(req, res), req.manager,
+                                               req.q("force") in ("true", "1"), req.dry_run, req.strict, sub)
+                return Response(code, obj)
             body = self.app.decode_json(req.body)
             return Response(body=self.cluster.patch(res, namespace, name, patch_type, body, sub, req.dry_run,
-                                                    req.strict))
+                                                    req.strict, req.manager))
         if req.method == "DELETE" and not sub:
             options = self.app.decode_json(req.body) if req.body.strip() else {}
             dry_run = req.dry_run or "All" in ((options or {}).get("dryRun") or [])
@@ -273,11 +287,8 @@ class Router:
 
     def _patch_type(self, req: Request) -> str:
         media = req.content_type
-        if media == "application/apply-patch+yaml" or media == "application/apply-patch+cbor":
-            raise errors.ApiError(
-                415, "UnsupportedMediaType",
-                "server-side apply (kubectl apply --server-side) is not supported by this embedded Kubernetes "
-                "API server; use client-side `kubectl apply` (without --server-side) instead")
+        if media == "application/apply-patch+yaml":
+            return "apply"
         if media not in PATCH_TYPES:
             raise errors.unsupported_media(media, list(PATCH_TYPES))
         return PATCH_TYPES[media]
@@ -287,7 +298,7 @@ class Router:
             return Response(body=self.cluster.get_scale(res, namespace, name))
         if req.method == "PUT":
             return Response(body=self.cluster.set_scale(res, namespace, name, self.app.decode_json(req.body),
-                                                        req.dry_run))
+                                                        req.dry_run, req.manager))
         if req.method == "PATCH":
             from . import patch as patches
 
@@ -300,7 +311,7 @@ class Router:
                 raise errors.bad_request("patch body must be a JSON object")
             else:
                 wanted = patches.merge_patch(current, body)
-            return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run))
+            return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run, req.manager))
         raise errors.method_not_allowed()
 
     def _authorize(self, req: Request, attrs: rbac.Attributes) -> None:
@@ -316,9 +327,17 @@ class Router:
         if req.method == "PATCH":
             from . import patch as patches
 
+            kind = self._patch_type(req)
+            if kind == "apply":  # what the applier sets, over what the object holds now (if it exists)
+                body = self.app.decode_body(req, res)
+                try:
+                    current = self.cluster.get(res, namespace, name or "")
+                except errors.ApiError:
+                    current = {}
+                wanted = patches.merge_patch(current, body) if isinstance(body, dict) else body
+                return self._guard_checked(req, res, namespace, name, wanted)
             current = self.cluster.get(res, namespace, name or "")
             body = self.app.decode_json(req.body)
-            kind = self._patch_type(req)
             if kind == "json":
                 wanted = patches.json_patch(current, body)
             elif not isinstance(body, dict):
@@ -327,6 +346,10 @@ class Router:
                 wanted = patches.merge_patch(current, body)  # lists of rules and subjects are replaced whole
         else:
             wanted = self.app.decode_body(req, res)
+        self._guard_checked(req, res, namespace, name, wanted)
+
+    def _guard_checked(self, req: Request, res: Resource, namespace: str, name: str | None, wanted) -> None:
+        user = req.user
         if isinstance(wanted, dict):
             wanted = {**wanted, "metadata": {**(wanted.get("metadata") or {}), **({"name": name} if name else {})}}
         rbac.guard_write(self.app.store, user, res.plural, namespace, wanted)

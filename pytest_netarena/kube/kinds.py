@@ -5,7 +5,7 @@ Custom resource definitions, storage, autoscaling, ingress, disruption budgets, 
 
 from __future__ import annotations
 
-from . import crds, disruption, hpa
+from . import crds, disruption, hpa, ingress, storage
 
 
 def _nothing(*_args) -> list:
@@ -17,12 +17,20 @@ VALIDATORS = {
     "CustomResourceDefinition": (crds.validate, crds.validate_update),
     "HorizontalPodAutoscaler": (hpa.validate, hpa.validate_update),
     "PodDisruptionBudget": (disruption.validate, disruption.validate_update),
+    "PersistentVolume": (storage.validate_volume, storage.validate_volume_update),
+    "PersistentVolumeClaim": (storage.validate_claim, storage.validate_claim_update),
+    "StorageClass": (storage.validate_class, storage.validate_class_update),
+    "Ingress": (ingress.validate, ingress.validate_update),
+    "IngressClass": (ingress.validate_class, ingress.validate_class_update),
 }
 
 #: kind -> default(obj), in place, after the common defaults
 DEFAULTS = {
     "CustomResourceDefinition": crds.apply_defaults,
     "HorizontalPodAutoscaler": hpa.apply_defaults,
+    "PersistentVolume": storage.volume_defaults,
+    "PersistentVolumeClaim": storage.claim_defaults,
+    "StorageClass": storage.class_defaults,
 }
 
 
@@ -33,8 +41,9 @@ def default(kind: str, obj: dict) -> None:
 
 
 def admit(store, res, obj: dict, old: dict | None) -> None:
-    """Admission beyond defaults, by kind: a namespace's Pod Security labels (checked, and a stricter enforce level
-    warned about the pods it would refuse)."""
+    """Admission beyond defaults, by kind: a node's cordon taint, a claim's default StorageClass and an Ingress's default
+    IngressClass, a namespace's Pod
+    Security labels (checked, and a stricter enforce level warned about the pods it would refuse)."""
     if res.kind == "Node":
         from .nodes import cordon_taint
 
@@ -43,6 +52,10 @@ def admit(store, res, obj: dict, old: dict | None) -> None:
         from . import podaccounts
 
         podaccounts.admit(store, obj)
+    elif res.kind == "PersistentVolumeClaim":
+        storage.admit_claim(store, obj, old)
+    elif res.kind == "Ingress":
+        ingress.admit(store, obj, old)
     elif res.kind == "Namespace":
         from . import errors, notices, podsecurity
 

@@ -6,7 +6,7 @@ import copy
 import hashlib
 import ipaddress
 
-from . import nodes, rollout
+from . import nodes, rollout, storage
 from .tables import timestamp
 
 NODE_NAME = nodes.DEFAULT_NAME  #: the node of a cluster started without declared nodes
@@ -39,7 +39,9 @@ def choose_node(store, pod: dict) -> dict | None:
     wanted = (pod.get("spec") or {}).get("nodeName")
     if wanted:
         return store.get("nodes", "", wanted)
-    fitting = [n for n in store.list("nodes") if nodes.eligible(n, pod)]
+    claims = storage.uses_claims(pod)
+    fitting = [n for n in store.list("nodes") if nodes.eligible(n, pod)
+               and (not claims or storage.node_allows(store, pod, n))]
     if len(fitting) <= 1:
         return fitting[0] if fitting else None
     load = {n["metadata"]["name"]: 0 for n in fitting}
@@ -56,7 +58,7 @@ def start_pod(writer, pod: dict) -> None:
     if status.get("hostIP") or status.get("phase") not in (None, "Pending") or pod["metadata"].get("deletionTimestamp"):
         return  # placed already, finished, or going
     node = choose_node(writer.store, pod)
-    if node is None:
+    if node is None or (storage.uses_claims(pod) and not storage.claims_ready(writer, pod, node["metadata"]["name"])):
         return
     spec = pod.get("spec") or {}
     node_name, node_ip = node["metadata"]["name"], nodes.node_address(node)

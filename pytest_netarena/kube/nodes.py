@@ -205,6 +205,40 @@ def selector_matches(node: dict, pod: dict) -> bool:
     return all(labels.get(k) == v for k, v in wanted.items())
 
 
+def _expression_matches(labels: dict, expr: dict) -> bool:
+    key, op, values = expr.get("key", ""), expr.get("operator"), expr.get("values") or []
+    if op == "In":
+        return labels.get(key) in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt") and key in labels and values:
+        try:
+            return int(labels[key]) > int(values[0]) if op == "Gt" else int(labels[key]) < int(values[0])
+        except ValueError:
+            return False
+    return False
+
+
+def node_matches_terms(node: dict, terms: list) -> bool:
+    """A node selector's terms (ORed; each term's expressions ANDed) hold for node (labels and metadata.name)."""
+    labels = node["metadata"].get("labels") or {}
+    for term in terms:
+        if not isinstance(term, dict):
+            continue
+        exprs = term.get("matchExpressions") or []
+        fields = term.get("matchFields") or []
+        if not exprs and not fields:
+            continue
+        if all(_expression_matches(labels, e) for e in exprs) and all(
+                _expression_matches({"metadata.name": node["metadata"]["name"]}, f) for f in fields):
+            return True
+    return False
+
+
 def eligible(node: dict, pod: dict) -> bool:
     """The node may take the pod as far as readiness, cordon, taints and nodeSelector go."""
     if not ready(node) or (node.get("spec") or {}).get("unschedulable"):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from . import admission, deletion, errors, kinds, limits, selectors, validation
+from . import apply as fields
 from . import patch as patches
 from . import schema as sch
 from .allocate import allocate
@@ -64,7 +65,10 @@ class Cluster:
 
     # -- writes ---------------------------------------------------------------------------------
     def create(self, res: Resource, namespace: str, body: dict, dry_run: bool = False,
-               strict: bool = False, privileged: bool = False) -> dict:
+               strict: bool = False, privileged: bool = False, manager: str | None = None,
+               managed: list | None = None) -> dict:
+        """manager: the request's field manager, who then owns every field (None: managedFields are not kept, as
+        for the harness's own writes); managed: managedFields already worked out (a server-side apply's)."""
         # Everything that depends only on the request is computed before the store lock is taken.
         obj = admission.prepare(res, namespace, body, None, strict, check_types=not privileged)
         meta = obj["metadata"]
@@ -79,6 +83,10 @@ class Cluster:
         if admission.owns_status(res) and not privileged and res.kind not in admission.STATUS_ON_CREATE:
             obj.pop("status", None)
         admission.complete(self, res, obj, None)
+        if managed is not None:
+            meta["managedFields"] = managed
+        elif manager is not None:
+            fields.track(res, None, obj, manager)
         limits.check_object_size(obj)
         with self.store.transaction():
             if res.namespaced and not privileged:
@@ -111,20 +119,21 @@ class Cluster:
             raise errors.namespace_terminating(res.plural, res.group, meta.get("name") or "", meta["namespace"])
 
     def update(self, res: Resource, namespace: str, name: str, body: dict, subresource: str = "",
-               dry_run: bool = False, strict: bool = False, privileged: bool = False) -> dict:
+               dry_run: bool = False, strict: bool = False, privileged: bool = False,
+               manager: str | None = None) -> dict:
         wanted = admission.prepare(res, namespace, body, name, strict, check_types=not privileged)
 
         def updated(old: dict) -> dict:
             wanted_rv = wanted["metadata"].get("resourceVersion")
             if wanted_rv and wanted_rv != old["metadata"].get("resourceVersion"):
                 raise errors.conflict(res.plural, res.group, name)
-            return self._updated(res, old, to_storage(res, copy.deepcopy(wanted)), subresource, privileged)
+            return self._updated(res, old, to_storage(res, copy.deepcopy(wanted)), subresource, privileged, manager)
 
         return self._guaranteed_update(res, namespace if res.namespaced else "", name, updated, dry_run,
                                        quota=res.namespaced and not privileged)
 
     def patch(self, res: Resource, namespace: str, name: str, patch_type: str, body, subresource: str = "",
-              dry_run: bool = False, strict: bool = False) -> dict:
+              dry_run: bool = False, strict: bool = False, manager: str | None = None) -> dict:
         if patch_type == "strategic" and res.custom is not None:
             raise errors.ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
                                   "accepted media types include: application/json-patch+json, "
@@ -149,10 +158,36 @@ class Cluster:
                 raise errors.bad_request("the patch produced something that is not an object")
             obj = admission.prepare(res, namespace, result, name, strict)
             obj["metadata"].pop("resourceVersion", None)
-            return self._updated(res, stored, to_storage(res, obj), subresource, False)
+            return self._updated(res, stored, to_storage(res, obj), subresource, False, manager)
 
         return self._guaranteed_update(res, namespace if res.namespaced else "", name, patched, dry_run,
                                        quota=res.namespaced)
+
+    def apply(self, res: Resource, namespace: str, name: str, body, manager: str, force: bool = False,
+              dry_run: bool = False, strict: bool = False, subresource: str = "") -> tuple[int, dict]:
+        """Server-side apply: (201, created) or (200, updated) after manager applies its configuration; 409 when it
+        would change fields other managers own (unless force)."""
+        if not manager:
+            raise errors.invalid(res.kind, res.group, name, [validation.required(
+                "fieldManager", "is required for apply requests")])
+        applied = admission.prepare(res, namespace, body, name, strict)
+        key_ns = namespace if res.namespaced else ""
+        if self.store.get(res.key, key_ns, name) is None:
+            made = fields.apply(res, None, applied, manager, force)
+            try:
+                return 201, self.create(res, namespace, made, dry_run, managed=made["metadata"]["managedFields"])
+            except errors.ApiError as error:
+                if error.code != 409 or error.reason != "AlreadyExists":
+                    raise  # else it was made meanwhile: apply to it
+
+        def applied_to(stored: dict) -> dict:
+            result = fields.apply(res, from_storage(res, stored), applied, manager, force)
+            obj = admission.prepare(res, namespace, result, name, False)
+            obj["metadata"].pop("resourceVersion", None)
+            return self._updated(res, stored, to_storage(res, obj), subresource, False,
+                                 managed=result["metadata"]["managedFields"])
+
+        return 200, self._guaranteed_update(res, key_ns, name, applied_to, dry_run, quota=res.namespaced)
 
     def _guaranteed_update(self, res: Resource, key_ns: str, name: str, compute, dry_run: bool,
                            quota: bool = False) -> dict:
@@ -203,10 +238,12 @@ class Cluster:
             return copy.deepcopy(from_storage(res, after if after is not None else old))
 
     # -- helpers --------------------------------------------------------------------------------
-    def _updated(self, res: Resource, old: dict, obj: dict, subresource: str, privileged: bool) -> dict:
+    def _updated(self, res: Resource, old: dict, obj: dict, subresource: str, privileged: bool,
+                 manager: str | None = None, managed: list | None = None) -> dict:
         """obj (the requested new version of old, in the stored version) completed and checked as the server
-        stores it."""
+        stores it; its managedFields: managed when given, else manager's update tracked (None: old's kept)."""
         meta, old_meta = obj["metadata"], old["metadata"]
+        requested = meta.get("managedFields")
         if subresource == "status":
             merged = copy.deepcopy(old)
             merged["status"] = obj.get("status")
@@ -233,6 +270,14 @@ class Cluster:
             else:
                 meta.pop(field, None)
         meta.pop("managedFields", None)
+        if managed is not None:
+            meta["managedFields"] = managed
+        elif old_meta.get("managedFields"):
+            meta["managedFields"] = old_meta["managedFields"]
+        if manager is not None and managed is None:
+            if requested is not None:
+                meta["managedFields"] = requested
+            fields.track(res, old, obj, manager, subresource)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in meta and _spec_of(obj, res) != _spec_of(old, res):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
@@ -290,7 +335,8 @@ class Cluster:
     def get_scale(self, res: Resource, namespace: str, name: str) -> dict:
         return to_scale(self.get(res, namespace, name))
 
-    def set_scale(self, res: Resource, namespace: str, name: str, scale_body: dict, dry_run: bool = False) -> dict:
+    def set_scale(self, res: Resource, namespace: str, name: str, scale_body: dict, dry_run: bool = False,
+                  manager: str | None = None) -> dict:
         wanted_rv = (scale_body.get("metadata") or {}).get("resourceVersion")
         replicas = (scale_body.get("spec") or {}).get("replicas")
 
@@ -304,7 +350,8 @@ class Cluster:
             current = copy.deepcopy(old)
             current.setdefault("spec", {})["replicas"] = replicas
             current["metadata"].pop("resourceVersion", None)
-            return self._updated(res, old, admission.prepare(res, namespace, current, name, False), "", False)
+            return self._updated(res, old, admission.prepare(res, namespace, current, name, False), "scale", False,
+                                 manager)
 
         return to_scale(self._guaranteed_update(res, namespace if res.namespaced else "", name, scaled, dry_run,
                                                 quota=res.namespaced))

@@ -5,6 +5,7 @@ The labels are `pod-security.kubernetes.io/*`; the words are the real admission 
 
 from __future__ import annotations
 
+import copy
 import re
 
 from . import errors, notices
@@ -449,3 +450,24 @@ def namespace_warnings(store, name: str, old_labels: dict | None, new_labels: di
         lines.append(f"{prefix}: {reasons}")
     return [f'existing pods in namespace "{name}" violate the new PodSecurity enforce level "{_name(after)}"',
             *sorted(lines)]
+
+
+def refused(writer, owner: dict, pod: dict) -> bool:
+    """A controller about to make pod for owner (a ReplicaSet) asks admission first: when enforce refuses, the
+    owner reports it (a FailedCreate event, its ReplicaFailure condition) and no pod is made."""
+    from . import recorder
+    from .tables import timestamp
+
+    error = pod_refusal(writer.store, pod)
+    if error is None:
+        return False
+    recorder.record(writer, owner, "FailedCreate", f"Error creating: {error.message}", warning=True,
+                    component="replicaset-controller")
+    old = (owner.get("status") or {}).get("conditions") or []
+    kept = next((c for c in old if c.get("type") == "ReplicaFailure"), None)  # the first refusal stays reported
+    condition = kept or {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": error.message,
+                         "lastTransitionTime": timestamp()}
+    updated = copy.deepcopy(owner)
+    updated.setdefault("status", {})["conditions"] = [condition]
+    writer.put("replicasets", updated, owner)
+    return True

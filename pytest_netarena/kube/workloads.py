@@ -8,6 +8,7 @@ level (podsecurity.py). A refused pod is the controller's FailedCreate event ("E
 
 from __future__ import annotations
 
+import copy
 import hashlib
 
 from . import defaults, errors, podaccounts, recorder
@@ -97,14 +98,26 @@ def create_pod(writer: Writer, parent: dict, pod: dict, component: str, stage: s
         if refusal is not None:
             raise refusal
     except errors.ApiError as error:
-        recorder.record(writer, parent, "FailedCreate", f"Error creating: {error.message}", warning=True,
-                        component=component)
-        timers = getattr(writer.store, "timers", None)
-        if timers is not None and stage:
-            timers.after(RETRY_S, stage, (parent["metadata"]["namespace"], parent["metadata"]["name"]))
+        _refused(writer, parent, error.message, component, stage)
         return None
     created = writer.create("pods", pod)
     if announce:
         recorder.record(writer, parent, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}",
                         component=component)
     return created
+
+
+def _refused(writer: Writer, parent: dict, message: str, component: str, stage: str) -> None:
+    """A refused pod: the parent's FailedCreate event (a ReplicaSet's ReplicaFailure condition too), a retry later."""
+    recorder.record(writer, parent, "FailedCreate", f"Error creating: {message}", warning=True, component=component)
+    if parent.get("kind") == "ReplicaSet":
+        old = (parent.get("status") or {}).get("conditions") or []
+        kept = next((c for c in old if c.get("type") == "ReplicaFailure"), None)  # the first refusal stays reported
+        condition = kept or {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": message,
+                             "lastTransitionTime": timestamp()}
+        updated = copy.deepcopy(parent)
+        updated.setdefault("status", {})["conditions"] = [condition]
+        writer.put("replicasets", updated, parent)
+    timers = getattr(writer.store, "timers", None)
+    if timers is not None and stage:
+        timers.after(RETRY_S, stage, (parent["metadata"]["namespace"], parent["metadata"]["name"]))

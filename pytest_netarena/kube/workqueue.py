@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..core.selectors import selector_from_dict
 from .accounts import queue_change
+from .storage import uses_claims
 
 OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
 MANAGED_EP = "endpoints.kubernetes.io/managed-by"
@@ -21,6 +22,8 @@ Key = tuple[str, str]  # (namespace, name)
 #: writes that change what a namespace's PodDisruptionBudgets and HorizontalPodAutoscalers count
 SCALE_INPUTS = frozenset({"pods", "deployments", "replicasets", "statefulsets", "poddisruptionbudgets",
                           "horizontalpodautoscalers"})
+#: writes the volume controllers look at again (storage.py); a pod's only when it uses a claim
+VOLUME_INPUTS = frozenset({"persistentvolumes", "persistentvolumeclaims", "storageclasses"})
 #: stage -> the plural of the objects it keeps the status of
 WATCHERS = {"disruption": "poddisruptionbudgets", "autoscalers": "horizontalpodautoscalers"}
 
@@ -41,6 +44,7 @@ class WorkQueue:
         self.deployment_status: set[Key] = set()
         self.services: set[Key] = set()  # Endpoints and EndpointSlices
         self.disruption: set[str] = set()  # namespaces whose PodDisruptionBudgets' status is to be computed again
+        self.volumes = False  # claims to bind, volumes to release, protection finalizers to drop (storage.py)
         self.autoscalers: set[str] = set()  # namespaces whose HorizontalPodAutoscalers are to be reconciled again
         # deletions that wait for finalizers (deletion.py): namespaces and CRDs whose objects are going
         self.terminating_namespaces: set[str] = set()
@@ -52,7 +56,7 @@ class WorkQueue:
 
     def __bool__(self) -> bool:
         return any(getattr(self, stage) for stage in self.STAGES) or bool(self.accounts or self.tokens
-                                                                          or self.aggregation)
+                                                                          or self.aggregation or self.volumes)
 
     def clear(self) -> None:
         for stage in self.STAGES:
@@ -60,6 +64,7 @@ class WorkQueue:
         self.accounts.clear()
         self.tokens.clear()
         self.aggregation = False
+        self.volumes = False
 
     def drain(self, stage: str) -> list:
         """The stage's keys in a stable order (pod IPs and names must not depend on set hashing)."""
@@ -79,6 +84,8 @@ class WorkQueue:
             self._deleting(plural, key, new is None)
         if plural in SCALE_INPUTS:
             self._watchers(plural, key[0], old, new)
+        if plural in VOLUME_INPUTS or (plural == "pods" and (uses_claims(old) or uses_claims(new))):
+            self.volumes = True
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":
