@@ -162,7 +162,7 @@ def _rmdir(folder: Path) -> None:
 
 def pod_bounds(pod: dict) -> dict:
     """The pod's cgroup bounds: its containers' limits where they set them, never above the defaults."""
-    from .quantities import parse
+    from ..kube.quantity import parse
 
     cpu = memory = 0.0
     for container in (pod.get("spec") or {}).get("containers") or ():

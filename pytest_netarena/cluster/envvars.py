@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 
-from . import quantities
+from ..kube import quantity
 
 #: a valid environment variable name (envFrom skips the keys that are not, as the kubelet does)
 _NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
@@ -102,8 +102,8 @@ def resource_value(pod: dict, container_name: str, ref: dict, allocatable: Mappi
         amount = ((container.get("resources") or {}).get("limits") or {}).get(name)
     if amount is None:
         amount = allocatable.get(name, "0") if which == "limits" else "0"
-    divisor = quantities.parse(ref.get("divisor") or "1") or 1.0
-    return str(math.ceil(quantities.parse(amount) / divisor - 1e-9))
+    divisor = quantity.parse(ref.get("divisor") or "1") or 1.0
+    return str(math.ceil(quantity.parse(amount) / divisor - 1e-9))
 
 
 def environment(store, pod: dict, container: dict, links: Mapping[str, str],

@@ -138,8 +138,6 @@ class Kubelet:
         run.volumes = PodVolumes(self.scratch / meta["uid"] / "volumes", pod, box_uid, self.server.store,
                                  self.storage, self._token, self._allocatable(pod))
         self.runs[meta["uid"]] = run
-        self.events.pod(pod, "Scheduled", f"Successfully assigned {run.key} to {spec.get('nodeName')}",
-                        component="default-scheduler")
         self._advance(run)
         self._write_status(run)
 

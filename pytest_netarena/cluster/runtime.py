@@ -42,6 +42,15 @@ CONFIG_KINDS = frozenset({"configmaps", "secrets", "persistentvolumeclaims", "pe
 ANSWER_S = 2.0
 
 
+def default_storage_class() -> dict:
+    """A default StorageClass of the local provisioner (as kind ships `standard`): claims of no class get a folder on
+    their pod's node, made when the first pod using them is placed."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer"}
+
+
 def system_objects() -> list[dict]:
     """The cluster DNS, as kubeadm installs it (one replica here)."""
     labels = {"k8s-app": "kube-dns"}
@@ -111,6 +120,9 @@ class LiveCluster:
         self.started = True
         if server.get_object("Service", "kube-system", "kube-dns") is None:
             server.apply_objects(system_objects())
+        if not any((sc["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true"
+                   for sc in server.store.list("storageclasses")):
+            server.apply_objects([default_storage_class()])
         self._written("RESET", "", None)
         return self
 

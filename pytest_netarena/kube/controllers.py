@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 import json
 
-from . import accounts, autoscaler, defaults, deletion, disruption, endpoints, limits, rollout, storage
+from . import (accounts, autoscaler, cronjobs, daemonsets, defaults, deletion, disruption, endpoints, jobs, limits, rollout,
+               statefulsets, storage)
 from .node import start_pod
 from .tables import timestamp
 from .workloads import Writer, create_pod, owned_by, owner, pod_from_template, ready, suffix
@@ -66,21 +67,35 @@ def process(store, queue, live: bool = False) -> None:
     queue.clear()  # a controller that never settles must not spin forever
 
 
+#: what the garbage collector looks at: objects that may have owners
+DEPENDENTS = ("replicasets", "pods", "endpointslices", "endpoints", "jobs", "persistentvolumeclaims", "configmaps",
+              "secrets", "services")
+
+
 def _collect_garbage(writer: Writer, namespaces: list[str]) -> None:
+    """Remove what lost every owner (background propagation): an owner is alive when an object of its kind, name and
+    uid is stored (any kind the server serves, custom ones too)."""
     store = writer.store
+    alive: dict[tuple, bool] = {}
+
+    def owner_alive(ns: str, ref: dict) -> bool:
+        key = (ns, ref.get("apiVersion"), ref.get("kind"), ref.get("name"), ref.get("uid"))
+        if key not in alive:
+            try:
+                res = store.registry.for_kind(ref.get("kind", ""), ref.get("apiVersion", ""))
+            except Exception:  # noqa: BLE001  (a kind this server does not serve: its owner cannot be alive here)
+                res = None
+            found = store.get(res.key, ns if res.namespaced else "", ref.get("name", "")) if res is not None else None
+            alive[key] = found is not None and found["metadata"].get("uid") == ref.get("uid")
+        return alive[key]
+
     for ns in namespaces:
-        uids = None
-        for plural in ("replicasets", "pods", "endpointslices", "endpoints"):
+        for plural in DEPENDENTS:
             for obj in store.list(plural, ns):
                 refs = obj["metadata"].get("ownerReferences") or []
-                if not refs:
-                    continue
-                if uids is None:
-                    uids = {o["metadata"]["uid"] for p in ("deployments", "replicasets", "services")
-                            for o in store.list(p, ns)}
-                if not any(ref.get("uid") in uids for ref in refs):
+                if refs and not any(owner_alive(ns, ref) for ref in refs):
                     writer.remove(plural, ns, obj["metadata"]["name"])
-                    uids = None
+                    alive.clear()
 
 
 def _revision(obj: dict) -> int:
@@ -288,5 +303,7 @@ def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: 
 
 # (queue stage, plural, controller) in the order a real cluster's cascade runs.
 _STAGES = (("deployments", "deployments", _deployment), ("replicasets", "replicasets", _replicaset),
+           ("cronjobs", "cronjobs", cronjobs.reconcile), ("jobs", "jobs", jobs.reconcile),
+           ("statefulsets", "statefulsets", statefulsets.reconcile), ("daemonsets", "daemonsets", daemonsets.reconcile),
            ("pods", "pods", start_pod), ("replicaset_status", "replicasets", _replicaset_status),
            ("deployment_status", "deployments", _deployment_status))

@@ -1,4 +1,4 @@
-"""Placing a new pod on a node (nodes.py's eligible ones) with an address, and a kubelet stand-in without a runtime."""
+"""Binding a new pod to the node the scheduler chose (scheduler.py), with an address; a kubelet stand-in without a runtime."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 import hashlib
 import ipaddress
 
-from . import nodes, rollout, storage
+from . import nodes, recorder, rollout, scheduler, storage
 from .tables import timestamp
 
 NODE_NAME = nodes.DEFAULT_NAME  #: the node of a cluster started without declared nodes
@@ -32,33 +32,24 @@ def _allocate_ip(store) -> str:
             return ip
 
 
-def choose_node(store, pod: dict) -> dict | None:
-    """The node a new pod goes to: the one it names, else the eligible node (nodes.eligible: ready, not cordoned,
-    taints tolerated, nodeSelector matched) with the fewest pods; None leaves it Pending. A scheduler that weighs
-    resources and affinity replaces this choice."""
-    wanted = (pod.get("spec") or {}).get("nodeName")
-    if wanted:
-        return store.get("nodes", "", wanted)
-    claims = storage.uses_claims(pod)
-    fitting = [n for n in store.list("nodes") if nodes.eligible(n, pod)
-               and (not claims or storage.node_allows(store, pod, n))]
-    if len(fitting) <= 1:
-        return fitting[0] if fitting else None
-    load = {n["metadata"]["name"]: 0 for n in fitting}
-    for other in store.list("pods", ordered=False):
-        name = (other.get("spec") or {}).get("nodeName")
-        if name in load:
-            load[name] += 1
-    return min(fitting, key=lambda n: (load[n["metadata"]["name"]], n["metadata"]["name"]))
-
-
 def start_pod(writer, pod: dict) -> None:
-    """Schedule an unscheduled pod on a node with an address; without a runtime, mark it Running and Ready."""
+    """Schedule an unscheduled pod on a node with an address (scheduler.py; Pending with FailedScheduling when no node
+    can take it); without a runtime, mark it Running and Ready."""
     status = pod.get("status") or {}
     if status.get("hostIP") or status.get("phase") not in (None, "Pending") or pod["metadata"].get("deletionTimestamp"):
         return  # placed already, finished, or going
-    node = choose_node(writer.store, pod)
-    if node is None or (storage.uses_claims(pod) and not storage.claims_ready(writer, pod, node["metadata"]["name"])):
+    wanted = (pod.get("spec") or {}).get("nodeName")
+    if wanted:
+        node = writer.store.get("nodes", "", wanted)
+        if node is None:
+            return  # a node that does not exist runs nothing: the pod waits (as with a kubelet that never came)
+    else:
+        decision = scheduler.schedule(writer.store, pod)
+        if decision.node is None:
+            _unschedulable(writer, pod, decision.message(len(writer.store.list("nodes"))))
+            return
+        node = decision.node
+    if storage.uses_claims(pod) and not storage.claims_ready(writer, pod, node["metadata"]["name"]):
         return
     spec = pod.get("spec") or {}
     node_name, node_ip = node["metadata"]["name"], nodes.node_address(node)
@@ -68,7 +59,10 @@ def start_pod(writer, pod: dict) -> None:
     updated["spec"]["nodeName"] = node_name
     if writer.live:  # scheduled; the runtime starts it and reports what happens
         updated["status"] = rollout.scheduled_status(pod, node_name, node_ip, ip, now)
-        writer.put("pods", updated, pod)
+        placed = writer.put("pods", updated, pod)
+        recorder.record(writer, placed, "Scheduled", f"Successfully assigned {pod['metadata']['namespace']}/"
+                                                     f"{pod['metadata']['name']} to {node_name}",
+                        component="default-scheduler")
         return
     conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
                   for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
@@ -83,3 +77,20 @@ def start_pod(writer, pod: dict) -> None:
                          "hostIPs": [{"ip": node_ip}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
                          "containerStatuses": containers, "qosClass": "BestEffort"}
     writer.put("pods", updated, pod)
+
+
+def _unschedulable(writer, pod: dict, message: str) -> None:
+    """The pod stays Pending: PodScheduled False (Unschedulable) with the scheduler's message, and its event."""
+    old = pod.get("status") or {}
+    conditions = [c for c in old.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    before = next((c for c in old.get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+    if before.get("message") == message and old.get("phase") == "Pending":
+        recorder.record(writer, pod, "FailedScheduling", message, warning=True, component="default-scheduler")
+        return
+    conditions.append({"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                       "lastTransitionTime": before.get("lastTransitionTime") or timestamp(), "reason": "Unschedulable",
+                       "message": message})
+    updated = copy.deepcopy(pod)
+    updated["status"] = {"phase": "Pending", "conditions": conditions, "qosClass": rollout.qos_class(pod)}
+    writer.put("pods", updated, pod)
+    recorder.record(writer, pod, "FailedScheduling", message, warning=True, component="default-scheduler")

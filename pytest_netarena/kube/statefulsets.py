@@ -69,18 +69,11 @@ def _claims(writer: Writer, sts: dict, ordinal: int) -> None:
 
 
 def _claim_defaults(store, claim: dict) -> None:
-    """The defaults the API server gives a claim (the storage module's, when it is there)."""
-    try:
-        from . import storage
-    except ImportError:
-        claim["spec"].setdefault("volumeMode", "Filesystem")
-        return
+    """The defaults and default class the API server gives a new claim."""
+    from . import storage
+
     storage.claim_defaults(claim)
-    default_class = getattr(storage, "default_class", None)
-    if "storageClassName" not in claim["spec"] and default_class is not None:
-        chosen = default_class(store)
-        if chosen:
-            claim["spec"]["storageClassName"] = chosen
+    storage.admit_claim(store, claim, None)
 
 
 def _new_pod(sts: dict, ordinal: int, update: str) -> dict:
@@ -157,7 +150,7 @@ def _roll(writer: Writer, sts: dict, pods: dict, replicas: int, update: str) -> 
 
 def _status(writer: Writer, sts: dict, pods: dict, replicas: int, update: str) -> None:
     old = sts.get("status") or {}
-    live = [p for o, p in pods.items() if o < replicas or True]
+    live = list(pods.values())
     updated = sum(1 for p in live if (p["metadata"].get("labels") or {}).get(REVISION) == update)
     ready_count = sum(1 for p in live if ready(p))
     current_revision = old.get("currentRevision") or update

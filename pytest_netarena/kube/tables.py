@@ -215,6 +215,51 @@ NAME = _c("Name", fmt="name")
 AGE = _c("Age")
 
 # kind -> (columns, row function)
+def _job_row(job: dict) -> list:
+    """kubectl's Job columns: NAME, STATUS, COMPLETIONS, DURATION, AGE."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    kinds = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    shown = "Running"
+    for kind, text in (("Complete", "Complete"), ("Failed", "Failed")):
+        if kind in kinds:
+            shown = text
+            break
+    else:
+        if job["metadata"].get("deletionTimestamp"):
+            shown = "Terminating"
+        elif "Suspended" in kinds:
+            shown = "Suspended"
+        elif "FailureTarget" in kinds:
+            shown = "FailureTarget"
+        elif "SuccessCriteriaMet" in kinds:
+            shown = "SuccessCriteriaMet"
+    completions = spec.get("completions")
+    done = f"{status.get('succeeded', 0)}/{completions}" if completions is not None else \
+        f"{status.get('succeeded', 0)}/1 of {spec.get('parallelism', 1)}"
+    duration = ""
+    if status.get("startTime"):
+        end = _parse_time(status.get("completionTime")) or dt.datetime.now(dt.UTC)
+        start = _parse_time(status["startTime"])
+        duration = _short((end - start).total_seconds()) if start else ""
+    return [job["metadata"]["name"], shown, done, duration, age(job["metadata"].get("creationTimestamp"))]
+
+
+def _short(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60}s" if seconds < 600 else f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60}m"
+
+
+def _parse_time(stamp: str | None):
+    try:
+        return dt.datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+
+
 COLUMNS = {
     "Pod": ([NAME, _c("Ready"), _c("Status"), _c("Restarts"), AGE, _c("IP", priority=1),
              _c("Node", priority=1), _c("Nominated Node", priority=1), _c("Readiness Gates", priority=1)],
@@ -300,10 +345,9 @@ COLUMNS = {
                     lambda o: [o["metadata"]["name"],
                                f"{_status(o, 'readyReplicas')}/{(o.get('spec') or {}).get('replicas', 1)}",
                                age(o["metadata"].get("creationTimestamp")), *_images(o)]),
-    "Job": ([NAME, _c("Status"), _c("Completions"), _c("Duration"), AGE],
-            lambda o: [o["metadata"]["name"], "Complete" if _status(o, "succeeded") else "Running",
-                       f"{_status(o, 'succeeded')}/{(o.get('spec') or {}).get('completions', 1)}", "",
-                       age(o["metadata"].get("creationTimestamp"))]),
+    "Job": ([NAME, _c("Status"), _c("Completions"), _c("Duration"), AGE, _c("Containers", priority=1),
+             _c("Images", priority=1), _c("Selector", priority=1)],
+            lambda o: [*_job_row(o), *_images(o), selector_string((o.get("spec") or {}).get("selector"))]),
     "CronJob": ([NAME, _c("Schedule"), _c("Timezone"), _c("Suspend", "boolean"), _c("Active", "integer"),
                  _c("Last Schedule"), AGE],
                 lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("schedule", ""),

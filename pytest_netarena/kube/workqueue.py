@@ -14,7 +14,12 @@ from ..core.selectors import selector_from_dict
 from .accounts import queue_change
 from .storage import uses_claims
 
-OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services"}
+OWNER_PLURALS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Service": "services", "Job": "jobs",
+                 "CronJob": "cronjobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
+#: kinds whose deletion sends the garbage collector after what they owned
+OWNERS = frozenset({"deployments", "replicasets", "services", "jobs", "cronjobs", "statefulsets", "daemonsets"})
+#: the workload controllers beside Deployments and ReplicaSets: stage (= plural) -> the kind of the pods' owner
+WORKLOADS = {"jobs": "Job", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
 MANAGED_EP = "endpoints.kubernetes.io/managed-by"
 SERVICE_NAME = "kubernetes.io/service-name"
 
@@ -31,7 +36,8 @@ WATCHERS = {"disruption": "poddisruptionbudgets", "autoscalers": "horizontalpoda
 class WorkQueue:
     """Dirty keys per controller stage; `note` is the Store's write tracker."""
 
-    STAGES = ("garbage", "deployments", "replicasets", "pods", "replicaset_status", "deployment_status",
+    STAGES = ("garbage", "deployments", "replicasets", "cronjobs", "jobs", "statefulsets", "daemonsets", "pods",
+              "replicaset_status", "deployment_status",
               "services", "disruption", "autoscalers", "terminating_namespaces", "terminating_crds")
 
     def __init__(self, store) -> None:
@@ -39,7 +45,11 @@ class WorkQueue:
         self.garbage: set[str] = set()  # namespaces where an owner went away or an orphan appeared
         self.deployments: set[Key] = set()
         self.replicasets: set[Key] = set()
-        self.pods: set[Key] = set()  # the kubelet stand-in
+        self.cronjobs: set[Key] = set()  # the workload controllers of their own modules (jobs.py, cronjobs.py, ...)
+        self.jobs: set[Key] = set()
+        self.statefulsets: set[Key] = set()
+        self.daemonsets: set[Key] = set()
+        self.pods: set[Key] = set()  # the scheduler and the kubelet stand-in
         self.replicaset_status: set[Key] = set()
         self.deployment_status: set[Key] = set()
         self.services: set[Key] = set()  # Endpoints and EndpointSlices
@@ -82,10 +92,14 @@ class WorkQueue:
         key = (meta.get("namespace", ""), meta["name"])
         if new is None or meta.get("deletionTimestamp"):
             self._deleting(plural, key, new is None)
+        if new is None and "." in plural and key[0]:  # a custom object: what it owned goes too
+            self.garbage.add(key[0])
         if plural in SCALE_INPUTS:
             self._watchers(plural, key[0], old, new)
         if plural in VOLUME_INPUTS or (plural == "pods" and (uses_claims(old) or uses_claims(new))):
             self.volumes = True
+        if plural == "persistentvolumeclaims":  # a claim came or was bound: the pods waiting for it are placed again
+            self._waiting_pods(key[0])
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":
@@ -94,16 +108,24 @@ class WorkQueue:
         elif plural == "pods":
             self.pods.add(key)
             self._owners(obj, "ReplicaSet", self._replicaset)
+            for stage, kind in WORKLOADS.items():
+                self._owners(obj, kind, getattr(self, stage).add)
             self._selecting_services(key[0], old, new)
+            if old is not None and (old.get("spec") or {}).get("nodeName") and _holds_node(old) and not _holds_node(new):
+                self._waiting_pods()  # a node's room was freed: pods waiting for one are placed again
+        elif plural in WORKLOADS or plural == "cronjobs":
+            getattr(self, plural).add(key)
+            if plural == "jobs":
+                self._owners(obj, "CronJob", self.cronjobs.add)
         elif plural == "services":
             self.services.add(key)
         elif plural == "endpoints":
             if (meta.get("labels") or {}).get(MANAGED_EP):
                 self.services.add(key)
         elif plural == "nodes":  # a node came, was uncordoned or relabelled: pods waiting for one are placed again
-            for pod in self.store.list("pods", ordered=False):
-                if not (pod.get("status") or {}).get("hostIP"):
-                    self.pods.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+            self._waiting_pods()
+            for ds in self.store.list("daemonsets", ordered=False):  # and daemon sets see which nodes they cover
+                self.daemonsets.add((ds["metadata"]["namespace"], ds["metadata"]["name"]))
             return
         elif plural == "endpointslices":
             service = (meta.get("labels") or {}).get(SERVICE_NAME)
@@ -112,7 +134,7 @@ class WorkQueue:
         else:
             queue_change(self, plural, old, new)
             return
-        if new is None and plural in ("deployments", "replicasets", "services"):
+        if new is None and plural in OWNERS:
             self.garbage.add(key[0])  # what it owned goes too
         elif new is not None and old is None and meta.get("ownerReferences") and not self._has_owner(new):
             self.garbage.add(key[0])
@@ -121,6 +143,11 @@ class WorkQueue:
         self.clear()
 
     # -- helpers -------------------------------------------------------------------------------------
+    def _waiting_pods(self, namespace: str | None = None) -> None:
+        for pod in self.store.list("pods", namespace, ordered=False):
+            if not (pod.get("status") or {}).get("hostIP") and not (pod.get("spec") or {}).get("nodeName"):
+                self.pods.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+
     def _watchers(self, plural: str, namespace: str, old: dict | None, new: dict | None) -> None:
         """Queue the namespace for the budgets and autoscalers that count what changed (their own status writes
         queue nothing: only a new spec or generation does)."""
@@ -189,9 +216,17 @@ class WorkQueue:
             self.garbage.add(ns)
             self.accounts.add(ns)
             for plural, queue in (("deployments", self._deployment), ("replicasets", self._replicaset),
-                                  ("pods", self.pods.add), ("services", self.services.add)):
+                                  ("pods", self.pods.add), ("services", self.services.add),
+                                  ("cronjobs", self.cronjobs.add), ("jobs", self.jobs.add),
+                                  ("statefulsets", self.statefulsets.add), ("daemonsets", self.daemonsets.add)):
                 for obj in store.list(plural, ns):
                     queue((ns, obj["metadata"]["name"]))
             for ep in store.list("endpoints", ns):
                 if (ep["metadata"].get("labels") or {}).get(MANAGED_EP):
                     self.services.add((ns, ep["metadata"]["name"]))
+
+
+def _holds_node(pod: dict | None) -> bool:
+    """The pod holds room on its node (not gone, not finished)."""
+    return pod is not None and not pod["metadata"].get("deletionTimestamp") and \
+        (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
