@@ -66,11 +66,13 @@ class Groups:
         for controller in ("cpu", "memory", "pids"):
             if not (ROOT / controller).is_dir():
                 raise OSError(f"no cgroup v1 {controller} hierarchy at {ROOT / controller}")
-        for controller in ("cpu", "memory", "pids"):
+        # cpuacct (CPU time used, for the pods' metrics) where it is a hierarchy of its own, not cpu's
+        accounting = (ROOT / "cpuacct").is_dir() and not (ROOT / "cpu" / "cpuacct.usage").exists()
+        for controller in ("cpu", "memory", "pids", *(("cpuacct",) if accounting else ())):
             parent = ROOT / controller / _own_path(controller).lstrip("/") / tag
             parent.mkdir()
             self.parents.append(parent)
-        cpu, memory, pids = self.parents
+        cpu, memory, pids = self.parents[:3]
         _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
         _write(cpu / "cpu.cfs_quota_us", str(int(CLUSTER_CPU * PERIOD_US)))
         _write(memory / "memory.limit_in_bytes", str(CLUSTER_MEMORY))
@@ -99,7 +101,7 @@ class Groups:
         for folder in folders:
             folder.mkdir(exist_ok=True)
         if self.version == 1:
-            cpu_dir, memory_dir, pids_dir = folders
+            cpu_dir, memory_dir, pids_dir = folders[:3]
             _write(cpu_dir / "cpu.cfs_period_us", str(PERIOD_US))
             _write(cpu_dir / "cpu.cfs_quota_us", str(max(1000, int(cpu * PERIOD_US))))
             _write(memory_dir / "memory.limit_in_bytes", str(memory))
@@ -110,6 +112,22 @@ class Groups:
             _write(folder / "memory.max", str(memory))
             _write(folder / "pids.max", str(pids))
         return [str(folder) for folder in folders]
+
+    def usage(self, folders: list[str]) -> tuple[float, int] | None:
+        """(CPU seconds used so far, bytes of memory in use) of a pod's groups; None where they cannot be read."""
+        try:
+            if self.version == 2:
+                folder = Path(folders[0])
+                stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines() if line)
+                return int(stat["usage_usec"]) / 1e6, int((folder / "memory.current").read_text())
+            if self.version == 1:
+                cpu = next((Path(f) / "cpuacct.usage" for f in folders if (Path(f) / "cpuacct.usage").exists()), None)
+                if cpu is None:
+                    return None
+                return int(cpu.read_text()) / 1e9, int((Path(folders[1]) / "memory.usage_in_bytes").read_text())
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+        return None
 
     def kill(self, folders: list[str]) -> None:
         """SIGKILL every process in the groups (again until none is left: a dying shell may still fork)."""

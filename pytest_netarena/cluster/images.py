@@ -9,6 +9,8 @@ No image is pulled. An image is known by its repository name:
 - Online Boutique's images (`microservices-demo/<service>`) and `redis` are stand-ins listening on the
   declared ports and calling the services the real one calls;
 - `coredns` is the cluster DNS (the kube-dns Service's pods);
+- an ingress controller (k3s's traefik, ingress-nginx's controller) routes HTTP by host and path to the
+  Services its class's Ingresses name (ingress.py);
 - any other image with a command runs it with busybox's applets; without one it is a generic stand-in
   answering HTTP on its declared ports.
 
@@ -41,7 +43,7 @@ BOUTIQUE_LANGUAGE = {"frontend": "go", "checkoutservice": "go", "shippingservice
 class Image:
     """How to run one container."""
 
-    kind: str  #: "busybox" (a process), "nginx", "boutique", "redis", "coredns" or "generic" (stand-ins)
+    kind: str  #: "busybox" (a process), "nginx", "boutique", "redis", "coredns", "ingress" or "generic" (stand-ins)
     service: str = ""  #: for "boutique": which Online Boutique service
     argv: tuple[str, ...] = ()  #: for "busybox": the command line
     clients: tuple[str, ...] = ()  #: API clients the image holds beside busybox's applets (kubectl, curl)
@@ -92,6 +94,8 @@ def resolve(container: dict) -> Image:
         return Image("boutique", service=name)
     if name in ("nginx", "redis", "coredns"):
         return Image(name)
+    if "traefik" in name or "ingress-nginx" in image or "nginx-ingress" in image:
+        return Image("ingress")
     return Image("generic")
 
 

@@ -8,7 +8,6 @@ reports always follows from what its processes and probes really did.
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import shutil
 import threading
@@ -19,25 +18,25 @@ from pathlib import Path
 from ..kube import errors
 from ..kube.node import NODE_NAME
 from ..kube.registry import BY_PLURAL
-from . import boxes, envvars, images, probes
+from . import boxes, envvars, images, ingress
 from .cgroups import Groups, pod_bounds
 from .events import Recorder
 from .files import ContainerFiles
 from .loop import Loop
 from .network import ClusterNetwork
 from .pods import BACKOFF_S, ContainerRun, PodRun
+from .probing import PROBE_KINDS, Probing
 from .processes import ContainerProcess, ExecSession
 from .standins import Identity, PodContext, StandIn
 from .volumes import PodVolumes, VolumeError
 
-PROBE_KINDS = (("startup", "startupProbe"), ("liveness", "livenessProbe"), ("readiness", "readinessProbe"))
 #: how soon after its start a container process is seen running (the kubelet's relist, PLEG, is 1 s)
 RELIST_S = 0.5
 #: how soon a start that lacked something (a ConfigMap key, a volume's source) is tried again
 RETRY_S = 1.0
 
 
-class Kubelet:
+class Kubelet(Probing):
     """Keeps the pods of the API server's store running on this node."""
 
     def __init__(self, server, network: ClusterNetwork, loop: Loop, groups: Groups, scratch: Path,
@@ -309,7 +308,7 @@ class Kubelet:
         files = ContainerFiles(self._root(run, container), run.volumes.mounts(container.spec))
         return StandIn(self.loop, context, container.spec, image, container.log, self.identity,
                        images.dependencies(container.spec, image), self.resolver if image.kind == "coredns" else None,
-                       files)
+                       files, self._routes(container.spec) if image.kind == "ingress" else None)
 
     def _root(self, run: PodRun, container: ContainerRun) -> str:
         with self._roots:  # an exec session may make a stand-in's root while the kubelet starts it
@@ -357,69 +356,6 @@ class Kubelet:
         self._start_container(run, container)
         self._write_status(run)
 
-    # -- probes ----------------------------------------------------------------------------------
-    async def _probe_loop(self, run: PodRun, container: ContainerRun, generation: int, kind: str, probe: dict) -> None:
-        period = float(probe.get("periodSeconds") or 10)
-        need_ok = int(probe.get("successThreshold") or 1)
-        need_bad = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        good = bad = 0
-        while not run.stopping and generation == container.generation and container.state == "running":
-            if kind != "startup" and not container.started:
-                await asyncio.sleep(min(period, 1.0))
-                continue
-            if kind == "startup" and container.started:
-                return
-            ok, why = await self._attempt(run, container, probe)
-            good, bad = (good + 1, 0) if ok else (0, bad + 1)
-            if not ok:
-                self.post(lambda why=why: self._unhealthy(run, container, generation, kind, why))
-            if ok and good >= need_ok or not ok and bad >= need_bad:
-                self.post(lambda ok=ok: self._verdict(run, container, generation, kind, ok))
-                if kind in ("startup", "liveness") and not ok:
-                    return  # the container is killed: the next run has a probe loop of its own
-            await asyncio.sleep(period)
-
-    async def _attempt(self, run: PodRun, container: ContainerRun, probe: dict) -> tuple[bool, str]:
-        if "exec" in probe:
-            argv = tuple((probe.get("exec") or {}).get("command") or ())
-            code, output = await asyncio.get_running_loop().run_in_executor(
-                None, self._exec_probe, run, container, argv, probes.timeout_of(probe))
-            return code == 0, output.strip() or (f"command {list(argv)} exited with {code}" if code is not None
-                                                  else f"command timed out after {probes.timeout_of(probe):g}s")
-        return await probes.network(self.network.node, run.network.address, container.spec, probe)
-
-    def _exec_probe(self, run: PodRun, container: ContainerRun, argv: tuple[str, ...], timeout: float):
-        if not argv:
-            return 1, "no command"
-        output: list[bytes] = []
-        session = ExecSession(self._box(run, container), argv, run.groups, False, timeout, 64 * 1024)
-        code = session.run(lambda channel, data: output.append(data), None)
-        return code, b"".join(output).decode(errors="replace")[:1024]
-
-    def _unhealthy(self, run: PodRun, container: ContainerRun, generation: int, kind: str, why: str) -> None:
-        if run.stopping or generation != container.generation:
-            return
-        self.events.pod(run.pod, "Unhealthy", f"{kind.capitalize()} probe failed: {why}", warning=True,
-                        container=container.field_path)
-
-    def _verdict(self, run: PodRun, container: ContainerRun, generation: int, kind: str, ok: bool) -> None:
-        if run.stopping or generation != container.generation or container.state != "running":
-            return
-        if kind == "readiness":
-            container.ready = ok
-        elif kind == "startup" and ok:
-            container.started = True
-            container.ready = not container.spec.get("readinessProbe")
-        elif not ok:  # a failed liveness or startup probe: the container is killed and restarted
-            self.events.pod(run.pod, "Killing", f"Container {container.name} failed {kind} probe, will be restarted",
-                            container=container.field_path)
-            self._stop_runner(container)
-            container.terminated(137, "Error")
-            self._ended(run, container, generation, 137, started=False)
-            return
-        self._write_status(run)
-
     # -- status ----------------------------------------------------------------------------------
     def _write_status(self, run: PodRun) -> None:
         meta = run.pod["metadata"]
@@ -440,6 +376,19 @@ class Kubelet:
                 raise
 
     # -- what pods are given -----------------------------------------------------------------------
+    def _routes(self, container: dict):
+        """An ingress controller's routing table, read from the store per request."""
+        name = ingress.controller_class(str(container.get("image") or ""))[0]
+        store = self.server.store
+
+        def table():
+            with store.lock:
+                ingresses, services = list(store.list("ingresses")), list(store.list("services"))
+                classes = list(store.list("ingressclasses"))
+            return ingress.routes(ingresses, services, classes, name)
+
+        return table
+
     def _token(self, pod: dict, seconds: int, audiences: list[str] | None) -> str:
         """A token of the pod's ServiceAccount bound to the pod (the kubelet's TokenRequest for a projected volume)."""
         account = (pod.get("spec") or {}).get("serviceAccountName") or "default"

@@ -27,6 +27,7 @@ from .dataplane import DataPlane
 from .firewall import SERVED_BURST, SERVED_RATE
 from .kubelet import Kubelet
 from .loop import Loop, connect, udp_socket
+from .metrics import PodMetrics
 from .network import ClusterNetwork
 from .pods import BACKOFF_S
 from .standins import PROBE, Identity
@@ -114,6 +115,11 @@ class LiveCluster:
         self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch.path, self.identity,
                                resolver, KUBE_DNS_IP, self.backoff_s)
         server = self.server
+        profile = getattr(server, "profile", None)
+        # the pods' metrics, as metrics-server gives them (k3s's unless --disable=metrics-server)
+        self.metrics = PodMetrics(server, self.kubelet, self.groups)
+        if profile is None or profile.has("metrics-server"):
+            self.metrics.start()
         server.cluster.live_pods = True
         server.runtime = self
         server.add_listener(self._written)
@@ -142,6 +148,7 @@ class LiveCluster:
         self.started = False
         server = self.server
         server.remove_listener(self._written)
+        self.metrics.stop()
         server.stop_listening(self.api_url)
         server.runtime = None
         server.cluster.live_pods = False

@@ -23,6 +23,10 @@ REVISION = "deployment.kubernetes.io/revision"
 #: pods the ReplicaSet controller keeps in one namespace at most (as a ResourceQuota of `pods` would):
 #: a scale to millions of replicas stops there instead of filling the harness's memory
 MAX_PODS_PER_NAMESPACE = 10_000
+#: annotations of a Deployment its ReplicaSets do not get (the controller's own, kubectl's last applied state)
+NOT_COPIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration", REVISION,
+                        "deployment.kubernetes.io/revision-history", "deployment.kubernetes.io/desired-replicas",
+                        "deployment.kubernetes.io/max-replicas"})
 MAX_ROUNDS = 50  # cascades (deployment -> rs -> pods -> status -> endpoints) settle in a few rounds
 
 
@@ -120,7 +124,9 @@ def _deployment(writer: Writer, deploy: dict) -> None:
     top = max((_revision(rs) for rs in owned), default=0)
     # a new template, or a rollback to an older one, takes the next revision
     revision = top + 1 if current is None or _revision(current) < top else _revision(current)
-    annotations = {"deployment.kubernetes.io/desired-replicas": str(desired),
+    # the Deployment's own annotations go to its current ReplicaSet (kubernetes.io/change-cause for rollout history)
+    copied = {k: v for k, v in (deploy["metadata"].get("annotations") or {}).items() if k not in NOT_COPIED}
+    annotations = {**copied, "deployment.kubernetes.io/desired-replicas": str(desired),
                    "deployment.kubernetes.io/max-replicas": str(desired + 1), REVISION: str(revision)}
     if current is None:
         rs = _new_replicaset(writer, deploy, template, digest, replicas, annotations)

@@ -323,6 +323,7 @@ class EmbeddedAPIServer(StoreAPI):
         #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
         #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
         self.runtime = None
+        self.profile = profile  #: the k3s profile (kube.k3s.Profile) it was started with, None: plain Kubernetes
         baseline.load(self.cluster, nodes, profile)
         self.store.snapshot()
 
