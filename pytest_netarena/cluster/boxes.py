@@ -87,17 +87,44 @@ exit "$status"
 """
 
 
-@functools.lru_cache(maxsize=1)
-def _wget_wrapper() -> str:
+#: applets of the busybox image that Debian's build leaves out, as scripts run by busybox's sh
+SHIMS = {
+    "printenv": r"""#!/bin/sh
+[ $# -eq 0 ] && exec busybox env
+status=0
+for name do
+  case $name in ''|*[!A-Za-z0-9_]*) status=1; continue ;; esac
+  if eval "[ -n \"\${$name+set}\" ]"; then eval "printf '%s\n' \"\$$name\""; else status=1; fi
+done
+exit $status
+""",
+    "nohup": """#!/bin/sh
+trap '' HUP
+exec "$@"
+""",
+}
+
+
+def _script(name: str, text: str) -> str:
     folder = views.cache_root() / "scripts"
     folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-    path = folder / f"wget-{hashlib.sha256(WGET_WRAPPER.encode()).hexdigest()[:16]}"
+    path = folder / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     if not path.exists():
         staging = path.with_name(path.name + f".{os.getpid()}")
-        staging.write_text(WGET_WRAPPER)
+        staging.write_text(text)
         staging.chmod(0o755)
         staging.replace(path)
     return str(path)
+
+
+@functools.lru_cache(maxsize=1)
+def _wget_wrapper() -> str:
+    return _script("wget", WGET_WRAPPER)
+
+
+@functools.lru_cache(maxsize=1)
+def _shims() -> dict[str, str]:
+    return {name: _script(name, text) for name, text in SHIMS.items()}
 
 
 def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
@@ -106,7 +133,7 @@ def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
     binary = busybox()
     if not binary:
         return {}
-    found = {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper()}
+    found = {**_shims(), **{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper()}
     for name in clients:
         path = _client(name)
         if path:

@@ -60,15 +60,14 @@ def repository(image: str) -> str:
     return last.split(":", 1)[0].lower()
 
 
-def command_line(container: dict, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """command + args as the runtime combines them (args alone replace the image's default arguments)."""
+def command_line(container: dict, entrypoint: tuple[str, ...] = (), cmd: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """command + args as the runtime combines them with the image's ENTRYPOINT and CMD: command replaces the
+    entrypoint (and drops the CMD), args replace the CMD."""
     command = [str(part) for part in container.get("command") or ()]
     args = [str(part) for part in container.get("args") or ()]
     if command:
         return (*command, *args)
-    if args:
-        return (*default[:1], *args) if default else tuple(args)
-    return default
+    return (*entrypoint, *(args or cmd))
 
 
 def clients(image: str) -> tuple[str, ...]:
@@ -81,21 +80,29 @@ def clients(image: str) -> tuple[str, ...]:
     return ()
 
 
+#: daemons whose images run their own program (their args are its options): stand-ins even when given args
+DAEMONS = ("local-path-provisioner", "metrics-server", "mirrored-metrics-server", "klipper-helm", "klipper-lb")
+
+
 def resolve(container: dict) -> Image:
     image = str(container.get("image") or "")
     name = repository(image)
-    explicit = bool(container.get("command") or container.get("args"))
-    if name == "busybox":
-        return Image("busybox", argv=command_line(container, ("sh",)))
-    if explicit:
-        default = ("kubectl",) if "kubectl" in clients(image) and name != "k8s" else ()
-        return Image("busybox", argv=command_line(container, default), clients=clients(image))
+    if name == "busybox":  # no ENTRYPOINT, CMD sh
+        return Image("busybox", argv=command_line(container, (), ("sh",)))
+    held = clients(image)
+    if container.get("command"):
+        return Image("busybox", argv=command_line(container), clients=held)
     if "microservices-demo/" in image and name in BOUTIQUE_LANGUAGE:
         return Image("boutique", service=name)
     if name in ("nginx", "redis", "coredns"):
         return Image(name)
     if "traefik" in name or "ingress-nginx" in image or "nginx-ingress" in image:
         return Image("ingress")
+    if name in DAEMONS:
+        return Image("generic")
+    if container.get("args"):  # an image whose CMD the args replace (alpine, a kubectl image's entrypoint)
+        entrypoint = ("kubectl",) if "kubectl" in held and name != "k8s" else ()
+        return Image("busybox", argv=command_line(container, entrypoint), clients=held)
     return Image("generic")
 
 

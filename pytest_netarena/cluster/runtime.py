@@ -253,6 +253,26 @@ class LiveCluster:
 
         return self.loop.run(all_of(), timeout * 2 + 10)
 
+    def http(self, address: str, port: int, path: str = "/", host: str = "", timeout: float = 10.0) -> bytes:
+        """An HTTP GET from the node (as the harness reaches a Service: its ClusterIP, an ingress controller's), the
+        whole answer as it came (settles first)."""
+        self.settle()
+
+        async def fetch() -> bytes:
+            sock = await connect(self.network.node, address, port, timeout)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host or address}\r\nConnection: close\r\n\r\n".encode())
+            answer = await asyncio.wait_for(reader.read(1 << 20), timeout)
+            while True:
+                more = await asyncio.wait_for(reader.read(1 << 20), timeout)
+                if not more or len(answer) > 4 << 20:
+                    break
+                answer += more
+            writer.close()
+            return answer
+
+        return self.loop.run(fetch(), timeout * 2 + 5)
+
     async def _probe(self, namespace, address: str, port: int, protocol: str, timeout: float) -> Reach:
         nonce = os.urandom(16).hex().encode()
         loop = asyncio.get_running_loop()

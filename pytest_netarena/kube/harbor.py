@@ -109,6 +109,9 @@ def prepare(folder: Path, work: Path) -> None:
         path.chmod(path.stat().st_mode | 0o755)
     for relative in MOUNTS.values():
         (work / relative).mkdir(parents=True, exist_ok=True)
+    app = work / "task" / "environment" / "workspace" / "app"
+    if app.is_dir() and not app.is_symlink():  # the task's images COPY workspace/app/ into /app
+        shutil.copytree(app, work / "app", symlinks=True, dirs_exist_ok=True)
     (work / "home").mkdir(exist_ok=True)
     (work / "hidden").mkdir(exist_ok=True)
     for name in HIDDEN:

@@ -63,8 +63,9 @@ class _HTTPServer(ThreadingHTTPServer):
         return conn, address
 
     def handle_error(self, request, client_address):
-        if sys.exc_info()[0] in (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError):
-            return  # a client that gave up the TLS handshake or the connection: nothing to report
+        kind = sys.exc_info()[0]
+        if kind is not None and issubclass(kind, (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return  # a client that gave up the TLS handshake or the connection (an EOF mid-TLS): nothing to report
         super().handle_error(request, client_address)
 
 
