@@ -24,6 +24,9 @@ from .images import Image
 
 #: uids of pods: far from real users and from the agent boxes' range (sandbox.box.UID_BASE)
 POD_UID_BASE = 1_700_000_000
+#: the group every pod's processes run as: a file one pod leaves in a volume another pod mounts (a claim, a hostPath)
+#: stays writable to it, as it is between containers that all run as root; no host file has this group
+POD_GID = 1_699_999_999
 _pod_numbers = itertools.count()
 #: per-container bounds (the pod's cgroup bounds them together)
 CONTAINER_LIMITS = Limits(wall_s=365 * 86400.0, cpu_s=3600, memory_bytes=512 << 20, processes=128,
@@ -97,6 +100,33 @@ for name do
   if eval "[ -n \"\${$name+set}\" ]"; then eval "printf '%s\n' \"\$$name\""; else status=1; fi
 done
 exit $status
+""",
+    # busybox 1.36's nc has -z (connect, then close): Debian's small nc has not; `-e true` connects and closes at once
+    "nc": r"""#!/bin/sh
+scan=
+verbose=
+seconds=
+for argument do
+  shift
+  if [ "$wanted" = w ]; then seconds=$argument; wanted=; continue; fi
+  case $argument in
+    -[zvw]*[!zvw0-9]*|-) set -- "$@" "$argument"; continue ;;
+    -*z*|-*v*|-w*)
+      flags=${argument#-}
+      case $flags in *z*) scan=1 ;; esac
+      case $flags in *v*) verbose=1 ;; esac
+      case $flags in *w) wanted=w ;; *w*) seconds=${flags#*w} ;; esac
+      continue ;;
+  esac
+  set -- "$@" "$argument"
+done
+if [ -z "$scan" ]; then exec busybox nc ${seconds:+-w "$seconds"} "$@"; fi
+busybox nc -w "${seconds:-5}" "$@" -e true 2>/dev/null
+status=$?
+if [ -n "$verbose" ]; then
+  if [ "$status" -eq 0 ]; then echo "$1 ($1:$2) open" >&2; else echo "nc: connect to $1 port $2 (tcp) failed" >&2; fi
+fi
+exit "$status"
 """,
     "nohup": """#!/bin/sh
 trap '' HUP
@@ -191,5 +221,5 @@ def spec(*, network: NetNamespace, root: str, uid: int, hostname: str, files: Ma
     if image is not None and "kubectl" in image.clients:
         limits = dataclasses.replace(limits, memory_bytes=max(limits.memory_bytes, CLIENT_ADDRESS_SPACE))
     return BoxSpec(programs=programs(image.clients if image is not None else ()), files=dict(files), network=network,
-                   env=dict(env), limits=limits, hostname=hostname[:63], uid=uid, root=root, caps=("NET_RAW",),
-                   mounts=mounts)
+                   env=dict(env), limits=limits, hostname=hostname[:63], uid=uid, gid=POD_GID, root=root,
+                   caps=("NET_RAW",), mounts=mounts)

@@ -27,8 +27,9 @@ POD_PIDS = 128
 PERIOD_US = 100_000
 _names = itertools.count()
 
-#: the shim a box is started through: it joins its groups, then becomes the box (same pid)
-SHIM = 'for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
+#: the shim a box is started through: it joins its groups, then becomes the box (same pid); with umask 002, so what
+#: a pod writes the pods' common group (boxes.POD_GID) may write too
+SHIM = 'umask 002; for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
 
 
 def _own_path(controller: str) -> str:

@@ -67,6 +67,8 @@ class BoxSpec:
     trusted_root: bool = False
     #: root-made boxes only: the uid to run as (None: a fresh private one); boxes sharing it share its process limit
     uid: int | None = None
+    #: root-made boxes only: the gid to run as (None: the uid's own); boxes sharing one share what it may write
+    gid: int | None = None
     #: a host folder bound writable as the box's / (a pod's file system, shared by its containers and exec
     #: sessions): it already holds the mount points (`usr`, `etc`, `proc`, `dev`, `tmp`, ... and the `bin`,
     #: `lib` links) as root-owned entries of a sticky folder, so its owner may add files but never swap them
@@ -210,7 +212,8 @@ def _privileges(spec: BoxSpec, root: bool, uid: int, count_inside: bool) -> list
         for cap in ("SETUID", "SETGID", "SETPCAP", *keep):
             box += ["--cap-add", f"CAP_{cap}"]
         listed = "".join(f",+{cap.lower()}" for cap in keep)
-        return [*box, "--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        gid = spec.gid if spec.gid is not None else uid
+        return [*box, "--", "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
                 f"--inh-caps=-all{listed}", f"--ambient-caps=-all{listed}", f"--bounding-set=-all{listed}",
                 "--no-new-privs", "--"]
     box.append("--")

@@ -31,6 +31,9 @@ class Run:
 RUNS = (
     Run("first_command.py", ("--runs", "1", "--pause", "0", "--", "--queries", "1", "--levels", "1", "-k", "route"),
         (rf"default: median {NUMBER} s over 1 runs", rf"--in-flight 1 / default = {NUMBER}x"), needs="root"),
+    Run("harbor.py", ("--limit", "1", "--ready-runs", "1", "--skip-broken"),
+        (rf"cluster ready .*: median {NUMBER} ms", rf"solved task .*: median {NUMBER} s over 1 tasks", r"passed: 1/1"),
+        needs="pods"),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),
         (rf"text path \(reply read and run\): median {NUMBER} ms", rf"tools / text cost per step: {NUMBER}x",
          rf"MCP / text cost per step: {NUMBER}x")),

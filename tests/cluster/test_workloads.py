@@ -175,3 +175,44 @@ def test_rollout_history_and_undo_bring_back_the_previous_template(live):
     live.wait_for(lambda: live.kubectl("-n", ns, "logs", "deployment/web").stdout == "v1\n", what="v1 running again")
     assert live.json("-n", ns, "get", "deployment", "web")["metadata"]["annotations"][
         "deployment.kubernetes.io/revision"] == "3"
+
+
+CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ledger}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ledger}
+spec:
+  selector: {matchLabels: {app: ledger}}
+  template:
+    metadata: {labels: {app: ledger}}
+    spec:
+      containers:
+      - name: ledger
+        image: busybox
+        command: [sh, -c, "echo entry-$(hostname) >> /var/lib/ledger/entries; cat /var/lib/ledger/entries; sleep 3600"]
+        volumeMounts: [{name: data, mountPath: /var/lib/ledger}]
+      volumes:
+      - name: data
+        persistentVolumeClaim: {claimName: ledger}
+"""
+
+
+def test_a_claim_of_the_default_class_binds_mounts_and_keeps_its_data_across_pods(live):
+    ns = live.namespace()
+    live.kubectl("-n", ns, "apply", "-f", "-", input=CLAIM)
+    live.kubectl("-n", ns, "rollout", "status", "deployment/ledger", "--timeout=60s")
+    claim = live.json("-n", ns, "get", "pvc", "ledger")
+    assert claim["status"]["phase"] == "Bound" and claim["spec"]["storageClassName"] == "standard"
+    volume = live.json("get", "pv", claim["spec"]["volumeName"])
+    assert volume["spec"]["claimRef"]["name"] == "ledger"
+    first = live.pod(ns, "ledger-")["metadata"]["name"]
+    live.kubectl("-n", ns, "delete", "pod", first)
+    live.kubectl("-n", ns, "rollout", "status", "deployment/ledger", "--timeout=60s")
+    second = live.pod(ns, "ledger-")["metadata"]["name"]
+    live.wait_for(lambda: live.kubectl("-n", ns, "logs", second).stdout == f"entry-{first}\nentry-{second}\n",
+                  what="the second pod to see the first one's entry")
