@@ -34,6 +34,8 @@ from .volumes import PodVolumes, VolumeError
 RELIST_S = 0.5
 #: how soon a start that lacked something (a ConfigMap key, a volume's source) is tried again
 RETRY_S = 1.0
+#: how often every pod's content volumes are brought up to date whatever was written (projected tokens renew)
+REFRESH_S = 60.0
 
 
 class Kubelet(Probing):
@@ -57,6 +59,7 @@ class Kubelet(Probing):
         self._busy = 0
         self._thread = threading.Thread(target=self._work, name="netarena-kubelet", daemon=True)
         self._thread.start()
+        self._later(REFRESH_S, self._periodic_refresh)
 
     def in_own_thread(self) -> bool:
         """True while the kubelet itself writes (pod status as the pods run), not a client's request."""
@@ -171,6 +174,11 @@ class Kubelet(Probing):
     def config_changed(self) -> None:
         """A ConfigMap, Secret or claim was written: content volumes follow it, and waiting starts are retried."""
         self.post(self._refresh_all)
+
+    def _periodic_refresh(self) -> None:
+        if not self._closing:
+            self._refresh_all()
+            self._later(REFRESH_S, self._periodic_refresh)
 
     def _refresh_all(self) -> None:
         for run in list(self.runs.values()):
