@@ -17,8 +17,10 @@ import os
 import stat
 from dataclasses import dataclass
 
-#: what a missing mount point or subPath folder is made with
+#: what a missing mount point, a folder on its way (sticky: the box may add to it, as to a container's /var/run,
+#: but never rename what root made there) and a subPath folder are made with
 MOUNT_POINT_MODE = 0o755
+WAY_MODE = 0o1777
 SUB_PATH_MODE = 0o777
 #: volumes one box may have bound (each costs a descriptor and a mount at every launch)
 MAX_MOUNTS = 64
@@ -103,6 +105,12 @@ def prepare_target(root: str, target: str, directory: bool) -> None:
                                      0o644, dir_fd=fd))
                     return
                 os.mkdir(part, MOUNT_POINT_MODE, dir_fd=fd)
+                if not last:
+                    made = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                    try:
+                        os.fchmod(made, WAY_MODE)
+                    finally:
+                        os.close(made)
                 info = os.stat(part, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(info.st_mode):
                 raise UnsafeMount(f"mount point {target}: {part!r} is a symbolic link")

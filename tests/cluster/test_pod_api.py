@@ -36,6 +36,7 @@ def test_the_token_ca_and_namespace_are_projected_and_the_api_answers_over_tls(l
         return live.kubectl("-n", ns, "exec", "ctl", "--", "sh", "-c", command, check=check)
 
     assert sh(f"cat {TOKEN}/namespace").stdout == ns
+    assert sh("mkdir -p /var/run/app && touch /var/run/app/pid && echo made").stdout == "made\n"  # beside the mount
     assert sh(f"head -1 {TOKEN}/ca.crt").stdout == "-----BEGIN CERTIFICATE-----\n"
     review = live.kubectl("create", "-f", "-", "-o", "jsonpath={.status.user.username}", input=(
         '{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "'
