@@ -213,6 +213,22 @@ def resolv_conf(namespace: str, nameserver: str) -> bytes:
             "options ndots:5\n").encode()
 
 
+def cgroup_files(container: Mapping) -> dict[str, bytes]:
+    """The container's own cgroup (v2) as it reads it at /sys/fs/cgroup: cpu.max and memory.max from its limits,
+    cpu.weight from its request (what an app that sizes itself, or checks its throttling, looks at)."""
+    from ..kube.quantity import parse
+
+    resources = container.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    cpu, memory = parse(limits.get("cpu")), parse(limits.get("memory"))
+    shares = max(2, int(parse(requests.get("cpu") or limits.get("cpu")) * 1024)) if (
+        requests.get("cpu") or limits.get("cpu")) else 2
+    weight = 1 + ((shares - 2) * 9999) // 262142  # the kubelet's shares-to-weight conversion
+    return {"/sys/fs/cgroup/cpu.max": (f"{max(1000, int(cpu * 100000))} 100000" if cpu else "max 100000").encode() + b"\n",
+            "/sys/fs/cgroup/memory.max": (str(int(memory)) if memory else "max").encode() + b"\n",
+            "/sys/fs/cgroup/cpu.weight": f"{weight}\n".encode()}
+
+
 def spec(*, network: NetNamespace, root: str, uid: int, hostname: str, files: Mapping[str, bytes],
          env: Mapping[str, str], limits: Limits = CONTAINER_LIMITS, mounts: tuple[Mount, ...] = (),
          image: Image | None = None) -> BoxSpec:

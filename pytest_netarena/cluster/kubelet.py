@@ -325,9 +325,9 @@ class Kubelet(Probing):
         return container.root
 
     def _box(self, run: PodRun, container: ContainerRun, limits=boxes.CONTAINER_LIMITS):
-        meta = run.pod["metadata"]
+        files = {**run.files, **boxes.cgroup_files(container.spec)}
         return boxes.spec(network=run.network.namespace, root=self._root(run, container), uid=run.box_uid,
-                          hostname=_hostname(run.pod), files=run.files, env=container.env, limits=limits,
+                          hostname=_hostname(run.pod), files=files, env=container.env, limits=limits,
                           mounts=run.volumes.mounts(container.spec), image=container.image)
 
     def _ended(self, run: PodRun, container: ContainerRun, generation: int, code: int, started: bool = True) -> None:

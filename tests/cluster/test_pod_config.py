@@ -175,3 +175,15 @@ def test_a_failing_init_container_holds_the_app_back(live):
     live.apply(ns, never)
     live.wait_for(lambda: live.json("-n", ns, "get", "pod", "once")["status"]["phase"] == "Failed",
                   what="a Never pod to fail on its init container")
+
+
+def test_a_container_reads_its_own_limits_in_its_cgroup_files(live):
+    ns = live.namespace()
+    pod = busybox_pod("sized", "sleep 3600")
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "250m"}, "limits": {"cpu": "750m",
+                                                                                        "memory": "128Mi"}}
+    live.apply(ns, pod)
+    live.ready(ns)
+    out = live.kubectl("-n", ns, "exec", "sized", "--", "cat", "/sys/fs/cgroup/cpu.max",
+                       "/sys/fs/cgroup/memory.max").stdout
+    assert out == "75000 100000\n134217728\n"
