@@ -131,8 +131,9 @@ def apply(res, live: dict | None, applied: dict, manager: str, force: bool) -> d
                                                      if k not in fp.SERVER_FIELDS},
                                   (schema or {}).get("properties", {}).get("metadata") if schema else None)
     others = set().union(*(paths for k, (_, paths) in table.items() if k != key)) if table else set()
-    for path in sorted(table.get(key, ("", set()))[1] - mine - others, key=len, reverse=True):
-        fp.remove(result, path, schema)
+    dropped = table.get(key, ("", set()))[1] - mine - others
+    for path in sorted(p for p in dropped if not any(p[:i] in dropped for i in range(1, len(p)))):
+        fp.remove(result, path, schema)  # the outermost dropped field goes with what it holds
     for other, (api_version, paths) in list(table.items()):
         if other != key:
             table[other] = (api_version, paths - (taken if force else set()))
