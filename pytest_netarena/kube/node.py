@@ -59,6 +59,7 @@ def start_pod(writer, pod: dict) -> None:
         return  # placed already, finished, or going
     node = choose_node(writer.store, pod)
     if node is None or (storage.uses_claims(pod) and not storage.claims_ready(writer, pod, node["metadata"]["name"])):
+        _unschedulable(writer, pod)
         return
     spec = pod.get("spec") or {}
     node_name, node_ip = node["metadata"]["name"], nodes.node_address(node)
@@ -83,3 +84,58 @@ def start_pod(writer, pod: dict) -> None:
                          "hostIPs": [{"ip": node_ip}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
                          "containerStatuses": containers, "qosClass": "BestEffort"}
     writer.put("pods", updated, pod)
+
+
+def why_unschedulable(store, pod: dict) -> str:
+    """The scheduler's words for why no node takes pod: a claim it lacks, else each node's reason, counted."""
+    namespace = pod["metadata"].get("namespace", "")
+    all_nodes = store.list("nodes")
+    total = len(all_nodes)
+
+    def said(text: str) -> str:
+        return (f"0/{total} nodes are available: {text}. preemption: 0/{total} nodes are available: {total} "
+                "Preemption is not helpful for scheduling.")
+
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        claim_name = ((volume or {}).get("persistentVolumeClaim") or {}).get("claimName")
+        if claim_name is None:
+            continue
+        claim = store.get("persistentvolumeclaims", namespace, claim_name)
+        if claim is None:
+            return said(f'persistentvolumeclaim "{claim_name}" not found')
+        if claim["metadata"].get("deletionTimestamp"):
+            return said(f'persistentvolumeclaim "{claim_name}" is being deleted')
+    reasons: dict[str, int] = {}
+    for node in all_nodes:
+        taints = nodes.untolerated(node, pod)
+        if not nodes.ready(node):
+            reason = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
+        elif (node.get("spec") or {}).get("unschedulable"):
+            reason = "node(s) were unschedulable"
+        elif taints:
+            reason = f"node(s) had untolerated taint {{{taints[0].get('key')}: {taints[0].get('value', '')}}}"
+        elif not nodes.selector_matches(node, pod):
+            reason = "node(s) didn't match Pod's node affinity/selector"
+        elif storage.uses_claims(pod) and not storage.node_allows(store, pod, node):
+            reason = "node(s) had volume node affinity conflict"
+        else:
+            reason = "pod has unbound immediate PersistentVolumeClaims"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return said(", ".join(sorted(f"{n} {r}" if r.startswith("node") else r for r, n in reasons.items())))
+
+
+def _unschedulable(writer, pod: dict) -> None:
+    """Report a pod no node takes as the scheduler does: Pending, PodScheduled False, a FailedScheduling event."""
+    from . import recorder
+
+    message = why_unschedulable(writer.store, pod)
+    status = pod.get("status") or {}
+    old = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+    if status.get("phase") == "Pending" and old.get("message") == message:
+        return
+    updated = copy.deepcopy(pod)
+    updated["status"] = {"phase": "Pending", "qosClass": rollout.qos_class(pod), "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+         "lastProbeTime": None, "lastTransitionTime": old.get("lastTransitionTime") or timestamp()}]}
+    writer.put("pods", updated, pod)
+    recorder.record(writer, pod, "FailedScheduling", message, warning=True, component="default-scheduler")

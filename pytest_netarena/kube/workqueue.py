@@ -86,6 +86,10 @@ class WorkQueue:
             self._watchers(plural, key[0], old, new)
         if plural in VOLUME_INPUTS or (plural == "pods" and (uses_claims(old) or uses_claims(new))):
             self.volumes = True
+        if plural in ("persistentvolumeclaims", "persistentvolumes"):  # pods waiting for a claim are placed again
+            for pod in self.store.list("pods", key[0] or None, ordered=False):
+                if uses_claims(pod) and not (pod.get("status") or {}).get("hostIP"):
+                    self.pods.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":
