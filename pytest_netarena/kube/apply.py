@@ -53,12 +53,17 @@ def _leaves(paths: set) -> set:
 
 
 def _fields(res, obj: dict, subresource: str) -> set:
-    paths = fp.field_set(obj, root_schema(res), skip_status=subresource != "status")
+    return set(_values(res, obj, subresource))
+
+
+def _values(res, obj: dict, subresource: str) -> dict:
+    """The fields (path -> value) a write to subresource may own of obj."""
+    values = fp.field_values(obj, root_schema(res), skip_status=subresource != "status")
     if subresource == "status":
-        paths = {p for p in paths if p[0] == ("f", "status")}
-    elif subresource == "scale":
-        paths = {p for p in paths if p == (("f", "spec"), ("f", "replicas"))}
-    return paths
+        return {p: v for p, v in values.items() if p[0] == ("f", "status")}
+    if subresource == "scale":
+        return {p: v for p, v in values.items() if p == (("f", "spec"), ("f", "replicas"))}
+    return values
 
 
 def track(res, old: dict | None, new: dict, manager: str, subresource: str = "") -> None:
@@ -68,19 +73,17 @@ def track(res, old: dict | None, new: dict, manager: str, subresource: str = "")
     previous = (old or {}).get("metadata", {}).get("managedFields")
     if requested and requested != previous:
         return
-    schema = root_schema(res)
-    after = _fields(res, new, subresource)
-    before = _fields(res, old, subresource) if old is not None and requested != [] else set()
-    leaves = _leaves(after)
-    changed = {p for p in after if p not in before or (p in leaves and fp.value_at(old, p, schema)
-                                                          != fp.value_at(new, p, schema))}
-    changed |= before - after
+    after = _values(res, new, subresource)
+    before = _values(res, old, subresource) if old is not None and requested != [] else {}
+    leaves = _leaves(set(after))
+    changed = {p for p, value in after.items() if p not in before or (p in leaves and before[p] != value)}
+    changed |= before.keys() - after.keys()
     table = owners(old) if old is not None and requested != [] else {}
     for key, (api_version, paths) in list(table.items()):
         table[key] = (api_version, paths - changed)
     key = (manager, "Update", subresource)
     mine = table.get(key, ("", set()))[1]
-    table[key] = (new["apiVersion"], (mine | (changed & after)) & after)
+    table[key] = (new["apiVersion"], (mine | (changed & after.keys())) & after.keys())
     new["metadata"]["managedFields"] = _entries(table, old, key)
 
 
@@ -131,8 +134,9 @@ def apply(res, live: dict | None, applied: dict, manager: str, force: bool) -> d
                                                      if k not in fp.SERVER_FIELDS},
                                   (schema or {}).get("properties", {}).get("metadata") if schema else None)
     others = set().union(*(paths for k, (_, paths) in table.items() if k != key)) if table else set()
-    for path in sorted(table.get(key, ("", set()))[1] - mine - others, key=len, reverse=True):
-        fp.remove(result, path, schema)
+    dropped = table.get(key, ("", set()))[1] - mine - others
+    for path in sorted(p for p in dropped if not any(p[:i] in dropped for i in range(1, len(p)))):
+        fp.remove(result, path, schema)  # the outermost dropped field goes with what it holds
     for other, (api_version, paths) in list(table.items()):
         if other != key:
             table[other] = (api_version, paths - (taken if force else set()))

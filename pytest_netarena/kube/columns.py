@@ -51,13 +51,14 @@ def _class_name(sc: dict) -> str:
 def _target_text(metric: dict, current: dict | None) -> str:
     """One metric of an HPA's TARGETS column, `cpu: 12%/80%` (kubectl 1.31+ words it so)."""
     kind = metric.get("type")
-    source = metric.get({"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
-                         "Object": "object", "External": "external"}.get(kind, ""), {}) or {}
+    field = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods", "Object": "object",
+             "External": "external"}.get(kind, "")
+    source = metric.get(field, {}) or {}
     target = source.get("target") or {}
     name = source.get("name") or (source.get("metric") or {}).get("name") or "<unknown>"
     now = "<unknown>"
     if current is not None:
-        value = (current.get("current") or {})
+        value = (current.get(field) or {}).get("current") or {}
         if target.get("type") == "Utilization" and value.get("averageUtilization") is not None:
             now = f"{value['averageUtilization']}%"
         elif value.get("averageValue") is not None:

@@ -304,6 +304,8 @@ def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: 
     if new_rs is not None:
         conditions.append(_condition(old, "Progressing", "NewReplicaSetAvailable",
                                      f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
+        conditions += [c for c in (new_rs.get("status") or {}).get("conditions") or []
+                       if c.get("type") == "ReplicaFailure"]  # a refused pod, as the Deployment reports it
     return conditions
 
 

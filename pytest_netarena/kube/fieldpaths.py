@@ -50,7 +50,12 @@ def item_element(schema: dict, item) -> tuple:
 
 def field_set(obj: dict, root: dict | None, skip_status: bool = True) -> set[Path]:
     """Every field of obj a manager can own (leaves, keyed items, map entries, empty structs)."""
-    out: set[Path] = set()
+    return set(field_values(obj, root, skip_status))
+
+
+def field_values(obj: dict, root: dict | None, skip_status: bool = True) -> dict[Path, object]:
+    """field_set's paths, each with the value found there (one walk: comparing two objects costs no lookups)."""
+    out: dict[Path, object] = {}
     for key, value in obj.items():
         if key in ("apiVersion", "kind") or (key == "status" and skip_status):
             continue
@@ -63,24 +68,24 @@ def field_set(obj: dict, root: dict | None, skip_status: bool = True) -> set[Pat
     return out
 
 
-def _walk(value, schema, path: Path, out: set[Path]) -> None:
+def _walk(value, schema, path: Path, out: dict) -> None:
     node = _node(schema)
     if isinstance(value, dict) and not _atomic(node):
         if not value:
-            out.add(path)
+            out[path] = value
         for key, item in value.items():
             child, declared = _child(node, key)
             _walk(item, child, path + (("f", key),), out)
             if not declared:
-                out.add(path + (("f", key),))
+                out[path + (("f", key),)] = item
     elif isinstance(value, list) and _list_kind(node) in ("map", "set"):
         for item in value:
             element = path + (item_element(node, item),)
-            out.add(element)
+            out[element] = item
             if isinstance(item, dict) and _list_kind(node) == "map":
                 _walk(item, node.get("items"), element, out)
     else:
-        out.add(path)
+        out[path] = value
 
 
 def value_at(obj, path: Path, root: dict | None):

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .nodes import NodeSpec, parse_label, parse_taint
+from .nodes import DEFAULT_NAME, NodeSpec, parse_label, parse_taint
 
 COMPONENTS = ("coredns", "servicelb", "traefik", "local-storage", "metrics-server")
 TRAEFIK_IMAGE = "rancher/mirrored-library-traefik:2.11.10"
@@ -72,7 +72,10 @@ def from_compose(task: Path) -> tuple[list[NodeSpec], Profile] | None:
         command = service.get("command") or []
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
         role = argv[0] if argv and not argv[0].startswith("-") else "server"
-        spec = NodeSpec(str(service.get("hostname") or service_name), control_plane=role == "server")
+        # a node k3s names after its container's hostname (random unless set): the default node's name for the
+        # server, the service's for an agent
+        spec = NodeSpec(str(service.get("hostname") or (DEFAULT_NAME if role == "server" else service_name)),
+                        control_plane=role == "server")
         try:
             for flag, value in _flags(argv):
                 if flag == "--node-name" and value:
@@ -102,10 +105,9 @@ def _crd(group: str, kind: str, scope: str = "Namespaced", version: str = "v1") 
                          "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
 
 
-def _deployment(name: str, labels: dict, image: str, ports: list[dict], args: list[str] | None = None) -> dict:
+def _deployment(name: str, labels: dict, image: str, ports: list[dict]) -> dict:
+    """A bundled component's Deployment (no args: a runtime runs the image by its name, see cluster/images.py)."""
     container = {"name": name, "image": image, "ports": ports}
-    if args:
-        container["args"] = args
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": "kube-system", "labels": dict(labels)},
             "spec": {"replicas": 1, "selector": {"matchLabels": dict(labels)},
@@ -137,9 +139,7 @@ def objects(profile: Profile) -> list[dict]:
                  _deployment("traefik", labels, TRAEFIK_IMAGE,
                              [{"name": "web", "containerPort": 8000, "protocol": "TCP"},
                               {"name": "websecure", "containerPort": 8443, "protocol": "TCP"},
-                              {"name": "traefik", "containerPort": 9000, "protocol": "TCP"}],
-                             ["--entrypoints.web.address=:8000/tcp", "--entrypoints.websecure.address=:8443/tcp",
-                              "--providers.kubernetesingress=true", "--providers.kubernetescrd"]),
+                              {"name": "traefik", "containerPort": 9000, "protocol": "TCP"}]),
                  _service("traefik", labels, [{"name": "web", "port": 80, "targetPort": "web", "protocol": "TCP"},
                                               {"name": "websecure", "port": 443, "targetPort": "websecure",
                                                "protocol": "TCP"}], "LoadBalancer"),
@@ -150,8 +150,7 @@ def objects(profile: Profile) -> list[dict]:
     if profile.has("local-storage"):
         labels = {"app": "local-path-provisioner"}
         rest += [_account("local-path-provisioner-service-account"),
-                 _deployment("local-path-provisioner", labels, LOCAL_PATH_IMAGE, [],
-                             ["start", "--config", "/etc/config/config.json"]),
+                 _deployment("local-path-provisioner", labels, LOCAL_PATH_IMAGE, []),
                  {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                   "metadata": {"name": "local-path", "annotations": {DEFAULT_CLASS: "true"}},
                   "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete",
@@ -161,8 +160,7 @@ def objects(profile: Profile) -> list[dict]:
         labels = {"k8s-app": "metrics-server"}
         rest += [_account("metrics-server"),
                  _deployment("metrics-server", labels, METRICS_IMAGE,
-                             [{"name": "https", "containerPort": 10250, "protocol": "TCP"}],
-                             ["--cert-dir=/tmp", "--secure-port=10250", "--kubelet-use-node-status-port"]),
+                             [{"name": "https", "containerPort": 10250, "protocol": "TCP"}]),
                  _service("metrics-server", labels, [{"name": "https", "port": 443, "targetPort": "https",
                                                       "protocol": "TCP"}])]
     return crds + rest

@@ -158,8 +158,9 @@ def message(name: str, data: bytes) -> dict:
             out.setdefault(key, {})[k] = v
         elif kind.startswith("@"):
             item = message(kind[1:], value)
-            if "^" in flags:
+            if "^" in flags:  # already filtered by its own message: an empty emptyDir {} stays
                 out.update(item)
+                kept.update(item)
             elif "*" in flags:
                 out.setdefault(key, []).append(item)
             else:

@@ -146,6 +146,7 @@ def _index(resources) -> dict[tuple[str, str, str], Resource]:
 
 
 _BUILTIN = _index(RESOURCES)
+BUILTIN_GROUPS = frozenset(r.group for r in RESOURCES)
 
 
 def lookup(group: str, version: str, plural: str) -> Resource | None:
@@ -200,8 +201,8 @@ def served_resources(crds: list[dict]) -> list[Resource]:
     """The Resource of every served version of every established CRD, each group's preferred version first."""
     out = []
     for crd in crds:
-        if not established(crd):
-            continue
+        if not established(crd) or crd_spec(crd).get("group") in BUILTIN_GROUPS:
+            continue  # a built-in group is the built-in resources' alone: a CRD never takes their place
         spec, names = crd_spec(crd), crd_spec(crd).get("names") or {}
         versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served")]
         versions.sort(key=lambda v: version_priority(str(v.get("name"))), reverse=True)

@@ -98,8 +98,8 @@ class WorkQueue:
             self._watchers(plural, key[0], old, new)
         if plural in VOLUME_INPUTS or (plural == "pods" and (uses_claims(old) or uses_claims(new))):
             self.volumes = True
-        if plural == "persistentvolumeclaims":  # a claim came or was bound: the pods waiting for it are placed again
-            self._waiting_pods(key[0])
+        if plural in ("persistentvolumeclaims", "persistentvolumes"):  # pods waiting for a claim are placed again
+            self._waiting_pods(key[0] or None)
         if plural == "deployments":
             self._deployment(key)
         elif plural == "replicasets":

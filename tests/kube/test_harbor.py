@@ -33,7 +33,7 @@ def tasks() -> list[str]:
 
 def test_the_fixtures_are_complete_harbor_tasks():
     assert len(tasks()) >= 3
-    assert set(tasks()) - {"release-bot-scale"} == LIVE
+    assert LIVE < set(tasks())
     for name in tasks():
         folder = TASKS / name
         config = load_task(folder)

@@ -77,6 +77,11 @@ def test_pods_go_where_they_may_and_wait_when_nothing_fits(kc, farm):
     placed = _placed(farm)
     assert placed["trainer"] == "gpu-1" and placed["lost"] is None
     assert mask(kc("get", "pod", "lost").stdout).splitlines()[1].startswith("lost  0/1  Pending")
+    assert ("0/3 nodes are available: 1 node(s) had untolerated taint {accelerator: true}, 2 node(s) didn't match "
+            "Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+            "scheduling.") in kc("get", "events", "--field-selector", "reason=FailedScheduling").stdout
+    assert kc("get", "pod", "lost", "-o", 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}'
+              ).stdout == "Unschedulable"
     kc("label", "node", "pool-a-1", "pool=nowhere", "--overwrite")
     assert _placed(farm)["lost"] == "pool-a-1"  # a node write places the waiting pod
 

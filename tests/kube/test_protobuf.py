@@ -26,7 +26,8 @@ spec:
           tolerations: [{key: batch, operator: Equal, value: "yes", effect: NoSchedule}]
           volumes:
           - {name: config, configMap: {name: report-config, items: [{key: a, path: a.conf}], defaultMode: 420}}
-          - {name: scratch, emptyDir: {sizeLimit: 1Gi}}
+          - {name: scratch, emptyDir: {}}
+          - {name: cache, emptyDir: {sizeLimit: 1Gi}}
           containers:
           - name: report
             image: busybox:1.36

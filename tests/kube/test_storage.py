@@ -130,6 +130,16 @@ def test_a_claim_in_use_waits_for_its_pods_before_it_goes(kc, k3s):
     assert k3s.list_objects("PersistentVolume") == []  # Delete: the provisioned volume went with it
 
 
+def test_a_pod_whose_claim_does_not_exist_waits_as_the_scheduler_says(kc, k3s):
+    kc("apply", "-f", "-", input=CONSUMER)
+    pod = k3s.list_objects("Pod", "default")[0]
+    assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
+    assert ('0/1 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/1 nodes are available: '
+            "1 Preemption is not helpful for scheduling.") in kc("get", "events").stdout
+    kc("apply", "-f", "-", input=CLAIM.replace("NAME", "data").replace("SIZE", "1Gi"))
+    assert k3s.list_objects("Pod", "default")[0]["spec"]["nodeName"] == "netarena-node"
+
+
 def test_storage_objects_are_validated_with_the_real_messages(kc):
     refused = kc("apply", "-f", "-", input=textwrap.dedent("""\
         apiVersion: v1
