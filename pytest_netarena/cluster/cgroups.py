@@ -112,7 +112,22 @@ class Groups:
             _write(folder / "cpu.max", f"{max(1000, int(cpu * PERIOD_US))} {PERIOD_US}")
             _write(folder / "memory.max", str(memory))
             _write(folder / "pids.max", str(pids))
+            _write(folder / "cgroup.subtree_control", "+cpu +memory +pids")  # its containers' groups (container())
         return [str(folder) for folder in folders]
+
+    def container(self, pod_folders: list[str], name: str) -> list[str]:
+        """The folders a container's processes join: the pod's, with a group of the container's own where its usage
+        is counted (v2: below the pod's, whose limits bound it; v1: below the pod's cpuacct group)."""
+        if not pod_folders:
+            return []
+        child = "c-" + name
+        if self.version == 2:
+            (Path(pod_folders[0]) / child).mkdir(exist_ok=True)
+            return [str(Path(pod_folders[0]) / child)]
+        if len(pod_folders) > 3:  # cpuacct, a hierarchy of its own
+            (Path(pod_folders[3]) / child).mkdir(exist_ok=True)
+            return [*pod_folders[:3], str(Path(pod_folders[3]) / child)]
+        return list(pod_folders)
 
     def usage(self, folders: list[str]) -> tuple[float, int] | None:
         """(CPU seconds used so far, bytes of memory in use) of a pod's groups; None where they cannot be read."""
@@ -131,7 +146,9 @@ class Groups:
         return None
 
     def kill(self, folders: list[str]) -> None:
-        """SIGKILL every process in the groups (again until none is left: a dying shell may still fork)."""
+        """SIGKILL every process in the groups and the groups below them (again until none is left: a dying shell
+        may still fork)."""
+        folders = [str(f) for folder in folders for f in _tree(Path(folder))]
         for _ in range(50):
             pids = set()
             for folder in folders:
@@ -154,18 +171,25 @@ class Groups:
     def remove_pod(self, folders: list[str]) -> None:
         self.kill(folders)
         for folder in folders:
-            _rmdir(Path(folder))
+            for group in _tree(Path(folder)):
+                _rmdir(group)
 
     def remove(self) -> None:
         """Kill what is left in every pod's group and remove them all."""
         for parent in self.parents:
             if not parent.is_dir():
                 continue
-            children = [child for child in parent.iterdir() if child.is_dir()]
-            self.kill([str(child) for child in children] + [str(parent)])
-            for child in children:
-                _rmdir(child)
-            _rmdir(parent)
+            self.kill([str(parent)])
+            for group in _tree(parent):
+                _rmdir(group)
+
+
+def _tree(folder: Path) -> list[Path]:
+    """folder and the groups below it, the deepest first (the order they can be removed in)."""
+    found = []
+    for path, dirs, _ in os.walk(folder, topdown=False):
+        found.append(Path(path))
+    return found or [folder]
 
 
 def _rmdir(folder: Path) -> None:

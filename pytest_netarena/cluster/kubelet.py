@@ -308,7 +308,7 @@ class Kubelet(Probing):
         if image.runs_process:
             spec = self._box(run, container)
             argv = envvars.command(image.argv, container.env)
-            return ContainerProcess(spec, argv, run.groups, container.log,
+            return ContainerProcess(spec, argv, self.container_groups(run, container), container.log,
                                     lambda code: self.post(lambda: self._ended(run, container, generation, code)))
         meta = run.pod["metadata"]
         context = PodContext(run.network.namespace, run.key, meta["uid"], self.nameserver,
@@ -317,6 +317,13 @@ class Kubelet(Probing):
         return StandIn(self.loop, context, container.spec, image, container.log, self.identity,
                        images.dependencies(container.spec, image), self.resolver if image.kind == "coredns" else None,
                        files, self._routes(container.spec) if image.kind == "ingress" else None)
+
+    def container_groups(self, run: PodRun, container: ContainerRun) -> list[str]:
+        """The cgroups the container's processes join: the pod's, with the container's own (its usage, metrics.py)."""
+        with self._roots:
+            if not container.groups and run.groups:
+                container.groups = self.groups.container(run.groups, container.name)
+        return container.groups or run.groups
 
     def _root(self, run: PodRun, container: ContainerRun) -> str:
         with self._roots:  # an exec session may make a stand-in's root while the kubelet starts it
@@ -422,7 +429,8 @@ class Kubelet(Probing):
         run, container = self.find(pod, container_name)
         if container.state != "running":
             raise errors.ApiError(500, "InternalError", f'container not found ("{container_name}")')
-        return ExecSession(self._box(run, container), argv, run.groups, stdin, wall_s, output_bytes)
+        return ExecSession(self._box(run, container), argv, self.container_groups(run, container), stdin, wall_s,
+                           output_bytes)
 
 
 def _hostname(pod: dict) -> str:

@@ -28,7 +28,8 @@ class PodMetrics:
                  sync_s: float = SYNC_S) -> None:
         self.server, self.kubelet, self.groups = server, kubelet, groups
         self.sample_s, self.window_s, self.sync_s = sample_s, window_s, sync_s
-        self._samples: dict[str, collections.deque] = {}  #: pod uid -> (time, cpu seconds, memory bytes)
+        #: (pod uid, container name or "" for the whole pod) -> (time, cpu seconds, memory bytes)
+        self._samples: dict[tuple[str, str], collections.deque] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="netarena-pod-metrics", daemon=True)
@@ -47,21 +48,33 @@ class PodMetrics:
             self._thread.join(timeout=5)
 
     # -- the source -------------------------------------------------------------------------------------------
-    def usage(self, namespace: str, pods: list[dict]) -> dict[str, dict[str, float]]:
-        """{pod name: {"cpu": millicores, "memory": bytes}} for the pods with a full window of samples."""
+    def usage(self, namespace: str, pods: list[dict]) -> dict[str, dict]:
+        """{pod name: {"cpu": millicores, "memory": bytes, "containers": {name: {"cpu": ..., "memory": ...}}}} for the
+        pods with a full window of samples."""
         found = {}
         with self._lock:
             for pod in pods:
-                samples = self._samples.get(pod["metadata"].get("uid", ""))
-                if not samples or len(samples) < 2:
+                uid = pod["metadata"].get("uid", "")
+                figures = self._rate(self._samples.get((uid, "")))
+                if figures is None:
                     continue
-                first, last = samples[0], samples[-1]
-                span = last[0] - first[0]
-                if span < self.window_s / 2:
-                    continue
-                found[pod["metadata"]["name"]] = {"cpu": max(0.0, (last[1] - first[1]) / span * 1000.0),
-                                                  "memory": float(last[2])}
+                containers = {}
+                for (pod_uid, name), samples in self._samples.items():
+                    if pod_uid == uid and name:
+                        rated = self._rate(samples)
+                        if rated is not None:
+                            containers[name] = rated
+                found[pod["metadata"]["name"]] = {**figures, "containers": containers}
         return found
+
+    def _rate(self, samples) -> dict[str, float] | None:
+        if not samples or len(samples) < 2:
+            return None
+        first, last = samples[0], samples[-1]
+        span = last[0] - first[0]
+        if span < self.window_s / 2:
+            return None
+        return {"cpu": max(0.0, (last[1] - first[1]) / span * 1000.0), "memory": float(last[2])}
 
     # -- sampling ---------------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -80,16 +93,18 @@ class PodMetrics:
             for run in runs:
                 if run.stopping or not run.groups:
                     continue
-                reading = self.groups.usage(run.groups)
-                if reading is None:
-                    continue
-                live.add(run.uid)
-                samples = self._samples.setdefault(run.uid, collections.deque())
-                samples.append((now, *reading))
-                while len(samples) > 2 and now - samples[1][0] >= self.window_s:
-                    samples.popleft()
-            for uid in [u for u in self._samples if u not in live]:
-                del self._samples[uid]
+                groups = [("", run.groups)] + [(c.name, c.groups) for c in run.all_containers() if c.groups]
+                for name, folders in groups:
+                    reading = self.groups.usage(folders)
+                    if reading is None:
+                        continue
+                    live.add((run.uid, name))
+                    samples = self._samples.setdefault((run.uid, name), collections.deque())
+                    samples.append((now, *reading))
+                    while len(samples) > 2 and now - samples[1][0] >= self.window_s:
+                        samples.popleft()
+            for key in [k for k in self._samples if k not in live]:
+                del self._samples[key]
 
     def _sync(self) -> None:
         """Reconcile every autoscaler again (the sync period), as a write would."""

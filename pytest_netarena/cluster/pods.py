@@ -39,6 +39,7 @@ class ContainerRun:
     generation: int = 0  #: counts runs: reports about an older run are ignored
     init: bool = False  #: one of the pod's initContainers (run to completion, in order, before the others)
     env: dict = field(default_factory=dict)  #: its environment as resolved at its last start
+    groups: list = field(default_factory=list)  #: the cgroups its processes join (the pod's and its own)
     retry_pending: bool = False  #: a start that could not be made (a missing key) will be tried again
 
     @property

@@ -55,7 +55,8 @@ class Probing:
         if not argv:
             return 1, "no command"
         output: list[bytes] = []
-        session = ExecSession(self._box(run, container), argv, run.groups, False, timeout, 64 * 1024)
+        session = ExecSession(self._box(run, container), argv, self.container_groups(run, container), False, timeout,
+                              64 * 1024)
         code = session.run(lambda channel, data: output.append(data), None)
         return code, b"".join(output).decode(errors="replace")[:1024]
 

@@ -40,9 +40,11 @@ def _quantity(text) -> float:
     return float(text)
 
 
-def _requests(pod: dict, resource: str) -> float | None:
+def _requests(pod: dict, resource: str, only: str | None = None) -> float | None:
     total = 0.0
     for container in (pod.get("spec") or {}).get("containers") or []:
+        if only is not None and container.get("name") != only:
+            continue
         request = ((container.get("resources") or {}).get("requests") or {}).get(resource)
         if request is None:
             return None
@@ -50,23 +52,38 @@ def _requests(pod: dict, resource: str) -> float | None:
     return total
 
 
+def _used(usage: dict, pod: dict, name: str, container: str | None) -> float | None:
+    """A pod's usage of name, or its one container's (the source's "containers", when it breaks usage down)."""
+    figures = usage.get(pod["metadata"]["name"]) or {}
+    if container is not None:
+        figures = (figures.get("containers") or {}).get(container) if "containers" in figures else figures
+        if figures is None:
+            return None
+    return figures.get(name, 0)
+
+
 def _resource_metric(metric: dict, pods: list[dict], usage: dict, current: int) -> tuple[int, dict]:
-    """(replicas, the currentMetrics entry) of one Resource metric; ValueError with the controller's words."""
-    source = metric.get("resource") or {}
+    """(replicas, the currentMetrics entry) of one Resource or ContainerResource metric; ValueError with the
+    controller's words."""
+    kind = metric.get("type", "Resource")
+    field = "containerResource" if kind == "ContainerResource" else "resource"
+    source = metric.get(field) or {}
     name, target = source.get("name", ""), source.get("target") or {}
+    container = source.get("container") if kind == "ContainerResource" else None
     scale = 1000.0 if name == "cpu" else 1.0  # usage arrives in millicores for cpu
-    ready = [p for p in pods if p["metadata"]["name"] in usage]
+    ready = [p for p in pods if p["metadata"]["name"] in usage and _used(usage, p, name, container) is not None]
     if not ready:
         raise ValueError(f"failed to get {name} utilization: did not receive metrics for targeted pods (pods might "
                          "be unready)")
-    used = sum(usage[p["metadata"]["name"]].get(name, 0) / scale for p in ready)
+    used = sum(_used(usage, p, name, container) / scale for p in ready)
     if target.get("type") == "Utilization":
         requested = 0.0
         for pod in ready:
-            request = _requests(pod, name)
+            request = _requests(pod, name, container)
             if request is None:
+                holder = container or pod['spec']['containers'][0].get('name')
                 raise ValueError(f"failed to get {name} utilization: missing request for {name} in container "
-                                 f"{pod['spec']['containers'][0].get('name')} of Pod {pod['metadata']['name']}")
+                                 f"{holder} of Pod {pod['metadata']['name']}")
             requested += request
         utilization = int(round(used / requested * 100)) if requested else 0
         ratio = utilization / float(target.get("averageUtilization") or 1)
@@ -76,7 +93,9 @@ def _resource_metric(metric: dict, pods: list[dict], usage: dict, current: int) 
         ratio = (used / len(ready)) / wanted if wanted else 0.0
         status = {"averageValue": _format(used / len(ready), name)}
     replicas = current if abs(ratio - 1.0) <= TOLERANCE else math.ceil(ratio * len(ready))
-    return replicas, {"type": "Resource", "resource": {"name": name, "current": status}}
+    entry = {"name": name, "current": status} if container is None else {"name": name, "container": container,
+                                                                         "current": status}
+    return replicas, {"type": kind, field: entry}
 
 
 def _format(value: float, resource: str) -> str:
@@ -168,10 +187,12 @@ def _active(writer, hpa: dict, target: dict, current: int, spec: dict, now: str,
             raise ValueError(f"failed to get cpu utilization: unable to get metrics for resource cpu: {NO_METRICS_API}")
         best, entries, names = 0, [], []
         for metric in spec.get("metrics") or []:
-            if metric.get("type") != "Resource":
+            if metric.get("type") not in ("Resource", "ContainerResource"):
                 raise ValueError(f"unable to get metric of type {metric.get('type')}: no metrics API serves it here")
             replicas, entry = _resource_metric(metric, pods, usage, current)
-            best, names = max(best, replicas), names + [entry["resource"]["name"]]
+            found = entry.get("resource") or entry.get("containerResource")
+            best, names = max(best, replicas), names + [found["name"] + (" container" if "container" in found
+                                                                         else "")]
             entries.append(entry)
     except ValueError as error:
         message = f"the HPA was unable to compute the replica count: {error}"

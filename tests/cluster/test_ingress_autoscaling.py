@@ -152,3 +152,31 @@ def test_an_autoscaler_follows_the_pods_cpu_usage(k3s):
         assert "SuccessfulRescale" in k3s.kubectl("-n", ns, "describe", "hpa", "burner").stdout
     finally:
         k3s.kubectl("-n", ns, "delete", "deployment", "burner")
+
+
+def test_a_container_resource_autoscaler_reads_that_containers_own_usage(k3s):
+    ns = k3s.namespace()
+    pair = BURNER.replace("name: burn\n", "name: burn\n").replace(
+        "        resources: {requests: {cpu: 100m}, limits: {cpu: 200m}}\n",
+        "        resources: {requests: {cpu: 100m}, limits: {cpu: 200m}}\n"
+        "      - name: idle\n        image: busybox\n        command: [sleep, \"3600\"]\n"
+        "        resources: {requests: {cpu: 100m}}\n").replace(
+        "  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}\n",
+        "  - type: ContainerResource\n    containerResource: {name: cpu, container: CONTAINER, target: {type: "
+        "Utilization, averageUtilization: 50}}\n")
+    k3s.kubectl("-n", ns, "apply", "-f", "-", input=pair.replace("CONTAINER", "idle"))
+
+    def measured():
+        status = k3s.json("-n", ns, "get", "hpa", "burner").get("status") or {}
+        return status if status.get("currentMetrics") else None
+
+    try:
+        idle = k3s.wait_for(measured, timeout=60, what="the idle container's usage")["currentMetrics"][0]
+        assert idle["containerResource"]["container"] == "idle"
+        assert idle["containerResource"]["current"]["averageUtilization"] < 20
+        k3s.kubectl("-n", ns, "patch", "hpa", "burner", "--type=json", "-p", json.dumps(
+            [{"op": "replace", "path": "/spec/metrics/0/containerResource/container", "value": "burn"}]))
+        k3s.wait_for(lambda: (k3s.json("-n", ns, "get", "hpa", "burner").get("status") or {}).get(
+            "desiredReplicas") == 3, timeout=60, what="the burner's own usage to scale it out")
+    finally:
+        k3s.kubectl("-n", ns, "delete", "deployment", "burner")
