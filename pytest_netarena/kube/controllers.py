@@ -280,9 +280,10 @@ def _deployment_status(writer: Writer, deploy: dict) -> None:
     _set(status, "updatedReplicas", _count(new_rs, "replicas") if new_rs else 0)
     _set(status, "readyReplicas", ready)
     _set(status, "availableReplicas", ready)
-    if writer.live:
-        _set(status, "unavailableReplicas", max(0, (deploy.get("spec") or {}).get("replicas", 1) - ready))
-    status["conditions"] = _deployment_conditions(deploy, new_rs, ready, writer.live)
+    if writer.live:  # every ReplicaSet's wanted pods less the available ones (old and new, mid-rollout)
+        wanted = sum((rs.get("spec") or {}).get("replicas", 0) for rs in owned)
+        _set(status, "unavailableReplicas", max(0, wanted - ready))
+    status["conditions"] = _deployment_conditions(deploy, new_rs, ready, writer.live, owned)
     if status != deploy.get("status"):
         updated = copy.deepcopy(deploy)
         updated["status"] = status
@@ -293,8 +294,9 @@ def _count(obj: dict, key: str) -> int:
     return (obj.get("status") or {}).get(key, 0)
 
 
-def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: bool) -> list[dict]:
-    """Available (or, live, not yet), and Progressing once the current template's ReplicaSet exists."""
+def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: bool, owned: list) -> list[dict]:
+    """Available (or, live, not yet), and Progressing once the current template's ReplicaSet exists (live: "is
+    progressing" until it has all its pods available and the old ones are gone)."""
     spec = deploy.get("spec") or {}
     old = (deploy.get("status") or {}).get("conditions") or []
     if live and not rollout.available(spec, spec.get("replicas", 1), ready):
@@ -302,8 +304,13 @@ def _deployment_conditions(deploy: dict, new_rs: dict | None, ready: int, live: 
     else:
         conditions = [_condition(old, "Available", "MinimumReplicasAvailable", "Deployment has minimum availability.")]
     if new_rs is not None:
-        conditions.append(_condition(old, "Progressing", "NewReplicaSetAvailable",
-                                     f'ReplicaSet "{new_rs["metadata"]["name"]}" has successfully progressed.'))
+        name = new_rs["metadata"]["name"]
+        olds = sum((rs.get("spec") or {}).get("replicas", 0) for rs in owned if rs is not new_rs)
+        if live and (olds or _count(new_rs, "availableReplicas") < spec.get("replicas", 1)):
+            conditions.append(_condition(old, "Progressing", "ReplicaSetUpdated", f'ReplicaSet "{name}" is progressing.'))
+        else:
+            conditions.append(_condition(old, "Progressing", "NewReplicaSetAvailable",
+                                         f'ReplicaSet "{name}" has successfully progressed.'))
         conditions += [c for c in (new_rs.get("status") or {}).get("conditions") or []
                        if c.get("type") == "ReplicaFailure"]  # a refused pod, as the Deployment reports it
     return conditions
