@@ -10,6 +10,7 @@ sessions in that container, so what the container wrote is there to read.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -18,21 +19,29 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..sandbox import BoxSpec, Limits, NetNamespace, views
+from ..sandbox import BoxSpec, Limits, Mount, NetNamespace, views
+from .images import Image
 
 #: uids of pods: far from real users and from the agent boxes' range (sandbox.box.UID_BASE)
 POD_UID_BASE = 1_700_000_000
+#: the group every pod's processes run as: a file one pod leaves in a volume another pod mounts (a claim, a hostPath)
+#: stays writable to it, as it is between containers that all run as root; no host file has this group
+POD_GID = 1_699_999_999
 _pod_numbers = itertools.count()
 #: per-container bounds (the pod's cgroup bounds them together)
 CONTAINER_LIMITS = Limits(wall_s=365 * 86400.0, cpu_s=3600, memory_bytes=512 << 20, processes=128,
                           file_bytes=8 << 20, open_files=256, output_bytes=1 << 20, tmp_bytes=16 << 20)
+#: a Go program (kubectl) reserves more address space than it uses: images holding one get this much (the pod's
+#: cgroup still bounds what it really uses)
+CLIENT_ADDRESS_SPACE = 2 << 30
 #: an exec session's bounds: wall clock and bytes of output per stream
 EXEC_WALL_S = 60.0
 EXEC_OUTPUT_BYTES = 4 << 20
 #: entries of a container's root folder that belong to root: mount points and links the box needs
 SKELETON_DIRS = ("usr", "usr/bin", "usr/lib", "etc", "proc", "dev", "run", "sys")
 SKELETON_LINKS = {"bin": "usr/bin", "sbin": "usr/bin", "lib": "usr/lib", "usr/sbin": "bin"}
-#: entries the container's own user owns (as a container's root would)
+#: entries the container's user may add to (a container's root could): root's own, sticky, so that a mount point
+#: made in one (/var/run/secrets/...) is root's and cannot be swapped for a link (sandbox/mounts.py)
 OWN_DIRS = ("root", "home", "var", "opt", "srv", "mnt")
 
 
@@ -81,38 +90,61 @@ exit "$status"
 """
 
 
-#: Debian's busybox builds nc without the netcat options everyone types (`nc -z -v -w 2 HOST PORT`, `nc -lvnp
-#: PORT`), which busybox's own default build and the busybox image have: this wrapper, run by busybox's sh, takes
-#: -z, -v and -n out of the arguments (alone or in a cluster such as -zvw2); with -z it connects and closes at once
-#: (`-e true`: the exit status says whether the port answered), with -v it says so as netcat does.
-NC_WRAPPER = """#!/bin/sh
+#: applets of the busybox image that Debian's build leaves out, as scripts run by busybox's sh
+SHIMS = {
+    "printenv": r"""#!/bin/sh
+[ $# -eq 0 ] && exec busybox env
+status=0
+for name do
+  case $name in ''|*[!A-Za-z0-9_]*) status=1; continue ;; esac
+  if eval "[ -n \"\${$name+set}\" ]"; then eval "printf '%s\n' \"\$$name\""; else status=1; fi
+done
+exit $status
+""",
+    # busybox 1.36's nc has -z (connect, then close), -v and -n: Debian's small nc has none of them; they are taken out
+    # of the arguments (alone or in a cluster such as -zvw2 or -lvnp), and `-e true` connects and closes at once
+    "nc": r"""#!/bin/sh
 scan=
 verbose=
+seconds=
+wanted=
 for argument do
   shift
+  if [ "$wanted" = w ]; then seconds=$argument; wanted=; continue; fi
   case $argument in
-    -[!-]*)
-      rest=$(printf '%s' "${argument#-}" | tr -d 'zvn')
-      case ${argument#-} in *z*) scan=1 ;; esac
-      case ${argument#-} in *v*) verbose=1 ;; esac
+    -|--*) set -- "$@" "$argument"; continue ;;
+    -*)
+      flags=${argument#-}
+      case $flags in *w*)
+        after=${flags#*w}
+        flags=${flags%%w*}
+        if [ -n "$after" ]; then seconds=$after; else wanted=w; fi ;;
+      esac
+      case $flags in *z*) scan=1 ;; esac
+      case $flags in *v*) verbose=1 ;; esac
+      rest=$(printf '%s' "$flags" | tr -d 'zvn')
       [ -n "$rest" ] && set -- "$@" "-$rest"
       continue ;;
   esac
   set -- "$@" "$argument"
 done
-[ -z "$scan" ] && exec busybox nc "$@"
-busybox nc "$@" -e true
+if [ -z "$scan" ]; then exec busybox nc ${seconds:+-w "$seconds"} "$@"; fi
+busybox nc -w "${seconds:-5}" "$@" -e true
 status=$?
 if [ "$status" -eq 0 ] && [ -n "$verbose" ] && [ "$#" -ge 2 ]; then
-  eval "host=\\${$(($# - 1))} port=\\${$#}"
+  eval "host=\${$(($# - 1))} port=\${$#}"
   echo "$host ($port) open" >&2
 fi
 exit "$status"
-"""
+""",
+    "nohup": """#!/bin/sh
+trap '' HUP
+exec "$@"
+""",
+}
 
 
 def _script(name: str, text: str) -> str:
-    """A wrapper script in the cache, named by its content (written once, atomically)."""
     folder = views.cache_root() / "scripts"
     folder.mkdir(parents=True, exist_ok=True, mode=0o755)
     path = folder / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
@@ -130,19 +162,37 @@ def _wget_wrapper() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _nc_wrapper() -> str:
-    return _script("nc", NC_WRAPPER)
+def _shims() -> dict[str, str]:
+    return {name: _script(name, text) for name, text in SHIMS.items()}
 
 
-def programs() -> dict[str, str]:
-    """/usr/bin of a busybox container: every applet (all one file), wget and nc through their wrappers."""
+def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
+    """/usr/bin of a busybox container: every applet (all one file), wget and the shims as scripts, and the API
+    clients its image holds (kubectl, curl: images.clients)."""
     binary = busybox()
     if not binary:
         return {}
-    return {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper(), "nc": _nc_wrapper()}
+    found = {**{name: binary for name in (*applets(), "busybox")}, **_shims(), "wget": _wget_wrapper()}
+    for name in clients:
+        path = _client(name)
+        if path:
+            found[name] = path
+    return found
 
 
-def make_root(folder: Path, uid: int) -> str:
+@functools.lru_cache(maxsize=None)
+def _client(name: str) -> str | None:
+    if name == "kubectl":
+        from ..kube.kubectl import kubectl_path
+
+        try:
+            return kubectl_path()
+        except (OSError, RuntimeError):
+            return None
+    return views.find_program(name)
+
+
+def make_root(folder: Path) -> str:
     """A container's root folder: root-owned mount points and links in a sticky folder anyone may add to."""
     folder.mkdir(parents=True)
     for name in SKELETON_DIRS:
@@ -155,15 +205,16 @@ def make_root(folder: Path, uid: int) -> str:
     (folder / "tmp").mkdir()
     os.chmod(folder / "tmp", 0o1777)
     for name in OWN_DIRS:
-        (folder / name).mkdir(mode=0o755)
-        os.chown(folder / name, uid, uid)
+        (folder / name).mkdir()
+        os.chmod(folder / name, 0o1777)
     os.chmod(folder, 0o1777)  # sticky: new entries are the container's, the skeleton stays root's
     return str(folder)
 
 
-def hosts_file(pod_name: str, address: str) -> bytes:
+def hosts_file(hostname: str, address: str, fqdn: str = "") -> bytes:
+    names = f"{fqdn}\t{hostname}" if fqdn else hostname
     return (f"# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-            f"{address}\t{pod_name}\n").encode()
+            f"{address}\t{names}\n").encode()
 
 
 def resolv_conf(namespace: str, nameserver: str) -> bytes:
@@ -171,20 +222,29 @@ def resolv_conf(namespace: str, nameserver: str) -> bytes:
             "options ndots:5\n").encode()
 
 
-def container_env(container: Mapping, pod_name: str, extra: Mapping[str, str]) -> dict[str, str]:
-    """The container's environment: the kubelet's service variables, then its own `env` (plain values only)."""
-    env = {"HOSTNAME": pod_name, "HOME": "/root", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **extra}
-    for variable in container.get("env") or ():
-        name = variable.get("name")
-        if isinstance(name, str) and name:
-            value = variable.get("value")
-            env[name] = value if isinstance(value, str) else ""
-    return env
+def cgroup_files(container: Mapping) -> dict[str, bytes]:
+    """The container's own cgroup (v2) as it reads it at /sys/fs/cgroup: cpu.max and memory.max from its limits,
+    cpu.weight from its request (what an app that sizes itself, or checks its throttling, looks at)."""
+    from ..kube.quantity import parse
+
+    resources = container.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    cpu, memory = parse(limits.get("cpu")), parse(limits.get("memory"))
+    shares = max(2, int(parse(requests.get("cpu") or limits.get("cpu")) * 1024)) if (
+        requests.get("cpu") or limits.get("cpu")) else 2
+    weight = 1 + ((shares - 2) * 9999) // 262142  # the kubelet's shares-to-weight conversion
+    return {"/sys/fs/cgroup/cpu.max": (f"{max(1000, int(cpu * 100000))} 100000" if cpu else "max 100000").encode() + b"\n",
+            "/sys/fs/cgroup/memory.max": (str(int(memory)) if memory else "max").encode() + b"\n",
+            "/sys/fs/cgroup/cpu.weight": f"{weight}\n".encode()}
 
 
 def spec(*, network: NetNamespace, root: str, uid: int, hostname: str, files: Mapping[str, bytes],
-         env: Mapping[str, str], limits: Limits = CONTAINER_LIMITS) -> BoxSpec:
+         env: Mapping[str, str], limits: Limits = CONTAINER_LIMITS, mounts: tuple[Mount, ...] = (),
+         image: Image | None = None) -> BoxSpec:
     # NET_RAW, as a container runtime gives by default (ping, traceroute): raw packets stay in the pod's own
     # namespace, and the node drops any whose source is not the pod's address (firewall.py)
-    return BoxSpec(programs=programs(), files=dict(files), network=network, env=dict(env), limits=limits,
-                   hostname=hostname[:63], uid=uid, root=root, caps=("NET_RAW",))
+    if image is not None and "kubectl" in image.clients:
+        limits = dataclasses.replace(limits, memory_bytes=max(limits.memory_bytes, CLIENT_ADDRESS_SPACE))
+    return BoxSpec(programs=programs(image.clients if image is not None else ()), files=dict(files), network=network,
+                   env=dict(env), limits=limits, hostname=hostname[:63], uid=uid, gid=POD_GID, root=root,
+                   caps=("NET_RAW",), mounts=mounts)

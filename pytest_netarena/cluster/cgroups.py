@@ -27,8 +27,9 @@ POD_PIDS = 128
 PERIOD_US = 100_000
 _names = itertools.count()
 
-#: the shim a box is started through: it joins its groups, then becomes the box (same pid)
-SHIM = 'for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
+#: the shim a box is started through: it joins its groups, then becomes the box (same pid); with umask 002, so what
+#: a pod writes the pods' common group (boxes.POD_GID) may write too
+SHIM = 'umask 002; for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
 
 
 def _own_path(controller: str) -> str:
@@ -66,11 +67,13 @@ class Groups:
         for controller in ("cpu", "memory", "pids"):
             if not (ROOT / controller).is_dir():
                 raise OSError(f"no cgroup v1 {controller} hierarchy at {ROOT / controller}")
-        for controller in ("cpu", "memory", "pids"):
+        # cpuacct (CPU time used, for the pods' metrics) where it is a hierarchy of its own, not cpu's
+        accounting = (ROOT / "cpuacct").is_dir() and not (ROOT / "cpu" / "cpuacct.usage").exists()
+        for controller in ("cpu", "memory", "pids", *(("cpuacct",) if accounting else ())):
             parent = ROOT / controller / _own_path(controller).lstrip("/") / tag
             parent.mkdir()
             self.parents.append(parent)
-        cpu, memory, pids = self.parents
+        cpu, memory, pids = self.parents[:3]
         _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
         _write(cpu / "cpu.cfs_quota_us", str(int(CLUSTER_CPU * PERIOD_US)))
         _write(memory / "memory.limit_in_bytes", str(CLUSTER_MEMORY))
@@ -99,7 +102,7 @@ class Groups:
         for folder in folders:
             folder.mkdir(exist_ok=True)
         if self.version == 1:
-            cpu_dir, memory_dir, pids_dir = folders
+            cpu_dir, memory_dir, pids_dir = folders[:3]
             _write(cpu_dir / "cpu.cfs_period_us", str(PERIOD_US))
             _write(cpu_dir / "cpu.cfs_quota_us", str(max(1000, int(cpu * PERIOD_US))))
             _write(memory_dir / "memory.limit_in_bytes", str(memory))
@@ -109,10 +112,43 @@ class Groups:
             _write(folder / "cpu.max", f"{max(1000, int(cpu * PERIOD_US))} {PERIOD_US}")
             _write(folder / "memory.max", str(memory))
             _write(folder / "pids.max", str(pids))
+            _write(folder / "cgroup.subtree_control", "+cpu +memory +pids")  # its containers' groups (container())
         return [str(folder) for folder in folders]
 
+    def container(self, pod_folders: list[str], name: str) -> list[str]:
+        """The folders a container's processes join: the pod's, with a group of the container's own where its usage
+        is counted (v2: below the pod's, whose limits bound it; v1: below the pod's cpuacct group)."""
+        if not pod_folders:
+            return []
+        child = "c-" + name
+        if self.version == 2:
+            (Path(pod_folders[0]) / child).mkdir(exist_ok=True)
+            return [str(Path(pod_folders[0]) / child)]
+        if len(pod_folders) > 3:  # cpuacct, a hierarchy of its own
+            (Path(pod_folders[3]) / child).mkdir(exist_ok=True)
+            return [*pod_folders[:3], str(Path(pod_folders[3]) / child)]
+        return list(pod_folders)
+
+    def usage(self, folders: list[str]) -> tuple[float, int] | None:
+        """(CPU seconds used so far, bytes of memory in use) of a pod's groups; None where they cannot be read."""
+        try:
+            if self.version == 2:
+                folder = Path(folders[0])
+                stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines() if line)
+                return int(stat["usage_usec"]) / 1e6, int((folder / "memory.current").read_text())
+            if self.version == 1:
+                cpu = next((Path(f) / "cpuacct.usage" for f in folders if (Path(f) / "cpuacct.usage").exists()), None)
+                if cpu is None:
+                    return None
+                return int(cpu.read_text()) / 1e9, int((Path(folders[1]) / "memory.usage_in_bytes").read_text())
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+        return None
+
     def kill(self, folders: list[str]) -> None:
-        """SIGKILL every process in the groups (again until none is left: a dying shell may still fork)."""
+        """SIGKILL every process in the groups and the groups below them (again until none is left: a dying shell
+        may still fork)."""
+        folders = [str(f) for folder in folders for f in _tree(Path(folder))]
         for _ in range(50):
             pids = set()
             for folder in folders:
@@ -135,18 +171,25 @@ class Groups:
     def remove_pod(self, folders: list[str]) -> None:
         self.kill(folders)
         for folder in folders:
-            _rmdir(Path(folder))
+            for group in _tree(Path(folder)):
+                _rmdir(group)
 
     def remove(self) -> None:
         """Kill what is left in every pod's group and remove them all."""
         for parent in self.parents:
             if not parent.is_dir():
                 continue
-            children = [child for child in parent.iterdir() if child.is_dir()]
-            self.kill([str(child) for child in children] + [str(parent)])
-            for child in children:
-                _rmdir(child)
-            _rmdir(parent)
+            self.kill([str(parent)])
+            for group in _tree(parent):
+                _rmdir(group)
+
+
+def _tree(folder: Path) -> list[Path]:
+    """folder and the groups below it, the deepest first (the order they can be removed in)."""
+    found = []
+    for path, dirs, _ in os.walk(folder, topdown=False):
+        found.append(Path(path))
+    return found or [folder]
 
 
 def _rmdir(folder: Path) -> None:
@@ -158,3 +201,15 @@ def _rmdir(folder: Path) -> None:
             return
         except OSError:
             time.sleep(0.01)
+
+
+def pod_bounds(pod: dict) -> dict:
+    """The pod's cgroup bounds: its containers' limits where they set them, never above the defaults."""
+    from ..kube.quantity import parse
+
+    cpu = memory = 0.0
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        limits = (container.get("resources") or {}).get("limits") or {}
+        cpu += parse(limits.get("cpu")) or POD_CPU
+        memory += parse(limits.get("memory")) or POD_MEMORY
+    return {"cpu": min(cpu or POD_CPU, POD_CPU), "memory": int(min(memory or POD_MEMORY, POD_MEMORY))}

@@ -17,7 +17,6 @@ import traceback
 
 from ..netpol import Namespace, NetpolError, compile_policy
 from ..netpol.manifests import pod_from_manifest
-from ..kube.node import NODE_NAME
 from . import dns, firewall, images
 from .network import ClusterNetwork, veth_name
 
@@ -27,12 +26,20 @@ COALESCE_QUIET_S, COALESCE_MAX_S = 0.01, 0.05
 WATCHED = frozenset({"pods", "services", "endpointslices", "networkpolicies", "namespaces"})
 
 
+def api_slice(address: str, port: int) -> dict:
+    """The endpoint of default/kubernetes as kube-proxy reads it: the API server's listener for pods."""
+    return {"metadata": {"namespace": "default", "labels": {"kubernetes.io/service-name": "kubernetes"}},
+            "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+
+
 class DataPlane:
     """The node namespace's iptables rules and the cluster DNS records, following the store."""
 
     def __init__(self, server, network: ClusterNetwork, served_rate: tuple[int, int] = (
-            firewall.SERVED_RATE, firewall.SERVED_BURST)) -> None:
-        self.server, self.network, self.served_rate = server, network, served_rate
+            firewall.SERVED_RATE, firewall.SERVED_BURST), api: tuple[str, int] | None = None) -> None:
+        """api: where the API server listens in the node namespace for pods (the `kubernetes` Service's endpoint)."""
+        self.server, self.network, self.served_rate, self.api = server, network, served_rate, api
         self.records: dict[str, tuple[str, ...]] = {}
         self.rules = ""
         self.errors: list[str] = []
@@ -88,12 +95,12 @@ class DataPlane:
             slices = list(store.list("endpointslices"))
             policies = list(store.list("networkpolicies"))
             namespaces = list(store.list("namespaces"))
-        view = firewall.ClusterView(served_rate=self.served_rate)
+        view = firewall.ClusterView(served_rate=self.served_rate, api=self.api)
         for obj in namespaces:
             meta = obj["metadata"]
             view.namespaces[meta["name"]] = Namespace(meta["name"], meta.get("labels") or {})
         for obj in pods:
-            if (obj.get("spec") or {}).get("nodeName") != NODE_NAME or not (obj.get("status") or {}).get("podIP"):
+            if not (obj.get("spec") or {}).get("nodeName") or not (obj.get("status") or {}).get("podIP"):
                 continue
             try:
                 pod = pod_from_manifest(obj)
@@ -111,6 +118,8 @@ class DataPlane:
                 view.policies.append(compile_policy(obj))
             except NetpolError as error:  # the API server took it but the engine cannot read it: left out
                 self.errors.append(f"NetworkPolicy {obj['metadata'].get('name')}: {error}")
+        if self.api is not None:  # the API server's Endpoints have no EndpointSlice (as the real one's mirror skips)
+            slices = [*slices, api_slice(*self.api)]
         view.services = firewall.service_ports(services, slices)
         rules = firewall.ruleset(view)
         if rules != self.rules:

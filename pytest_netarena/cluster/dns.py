@@ -4,7 +4,8 @@ It runs as the stand-in of the `coredns` image, in the kube-dns pods of kube-sys
 it through the kube-dns Service's ClusterIP like any Service, and NetworkPolicies decide whether it
 may (a policy that isolates a pod's egress must admit UDP and TCP 53 to kube-dns). Records:
 `SERVICE.NAMESPACE.svc.cluster.local` (the ClusterIP, or the ready pods' addresses of a headless
-Service), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domain get SERVFAIL
+Service), `HOSTNAME.SERVICE.NAMESPACE.svc.cluster.local` (a headless Service's pod that names it as its
+subdomain, a StatefulSet's), `A-B-C-D.NAMESPACE.pod.cluster.local`. Names outside the cluster domain get SERVFAIL
 (there is no upstream resolver); AAAA and other types of known names answer with no records.
 """
 
@@ -42,6 +43,7 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
     """name (lower case, no trailing dot) -> IPv4 addresses, from the store's Services, EndpointSlices and pods (a
     value that is no IPv4 address is left out)."""
     ready: dict[tuple[str, str], set[str]] = {}
+    hosts: dict[str, tuple[str, ...]] = {}  #: HOSTNAME.SERVICE.NAMESPACE.svc.cluster.local of headless endpoints
     for item in slices:
         meta = item.get("metadata") or {}
         name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
@@ -49,8 +51,11 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
             continue
         for endpoint in item.get("endpoints") or []:
             if isinstance(endpoint, Mapping) and (endpoint.get("conditions") or {}).get("ready") is not False:
-                found = (_ipv4(text) for text in endpoint.get("addresses") or ())
-                ready.setdefault((meta.get("namespace", ""), name), set()).update(a for a in found if a)
+                found = [a for a in (_ipv4(text) for text in endpoint.get("addresses") or ()) if a]
+                ready.setdefault((meta.get("namespace", ""), name), set()).update(found)
+                hostname = endpoint.get("hostname")
+                if isinstance(hostname, str) and hostname and found:
+                    hosts[f"{hostname}.{name}.{meta.get('namespace', '')}.svc.{DOMAIN}".lower()] = tuple(found[:1])
     table: dict[str, tuple[str, ...]] = {}
     for svc in services:
         meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
@@ -62,6 +67,9 @@ def records(services: Iterable[Mapping], slices: Iterable[Mapping], pods: Iterab
                 table[name] = (_ipv4(cluster_ip),)
         elif cluster_ip == "None":
             table[name] = tuple(sorted(ready.get(key, ())))
+            for host, found in hosts.items():
+                if host.endswith(f".{name}"):
+                    table[host] = found
     for pod in pods:
         address = _ipv4((pod.get("status") or {}).get("podIP"))
         if address:

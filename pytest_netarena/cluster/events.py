@@ -27,8 +27,8 @@ class Recorder:
         meta = pod["metadata"]
         involved = {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta.get("uid", ""),
                     "apiVersion": "v1", "resourceVersion": meta.get("resourceVersion", "")}
-        if container is not None:
-            involved["fieldPath"] = f"spec.containers{{{container}}}"
+        if container is not None:  # a container's name, or its field path (spec.initContainers{name})
+            involved["fieldPath"] = container if container.startswith("spec.") else f"spec.containers{{{container}}}"
         self.record(involved, reason, message, warning, component)
 
     def record(self, involved: dict, reason: str, message: str, warning: bool = False,

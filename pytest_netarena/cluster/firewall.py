@@ -41,6 +41,8 @@ SERVICE_RANGE = "10.96.0.0/12"
 #: packets per second (new TCP connections and UDP datagrams, all stand-ins together) the harness's stand-ins
 #: are sent at most; the rest is dropped in the kernel, so a pod flooding one costs the harness nothing more
 SERVED_RATE, SERVED_BURST = 2000, 500
+#: new connections per second (and burst) all pods together may open to the API server
+API_RATE, API_BURST = 100, 50
 
 
 #: iptables' names of the protocols a Service or a policy may name
@@ -87,6 +89,8 @@ class ClusterView:
     #: pods whose servers are the harness's own stand-ins (in its process): what reaches them is rate-limited
     served: set[str] = field(default_factory=set)
     served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)  #: packets per second to them, and the burst
+    #: the API server's listener in the node namespace (the `kubernetes` Service's endpoint), None: pods reach none
+    api: tuple[str, int] | None = None
 
 
 def _chain(prefix: str, *parts: str) -> str:
@@ -143,7 +147,9 @@ def _port_matches(entry: PortRule, destination: Pod | None) -> list[str]:
 
 
 def _policy_chains(rules: _Rules, direction: str) -> tuple[list[str], list[str]]:
-    """(chain declarations, rule lines) for every pod isolated in `direction`, and its FORWARD jumps."""
+    """(chain declarations, rule lines) for every pod isolated in `direction`, and its FORWARD jumps; for egress,
+    the same jumps from INPUT too (a pod's only way to the node is the API server, which its egress policies judge
+    as they judge any destination)."""
     declarations: list[str] = []
     lines: list[str] = []
     jumps: list[str] = []
@@ -164,8 +170,9 @@ def _policy_chains(rules: _Rules, direction: str) -> tuple[list[str], list[str]]
                 lines += _rule_lines(rules, chain, rule, pod, direction, peer_flag, mark, f"{policy.key}#{index}",
                                      declarations)
         veth = rules.view.veths[pod_key]
-        jumps.append(f"-A FORWARD {own_flag} {veth} -j {chain}")
-        jumps.append(f"-A FORWARD {own_flag} {veth} -m mark ! --mark {mark} -j DROP")
+        for hook in ("FORWARD", "INPUT") if direction == EGRESS else ("FORWARD",):
+            jumps.append(f"-A {hook} {own_flag} {veth} -j {chain}")
+            jumps.append(f"-A {hook} {own_flag} {veth} -m mark ! --mark {mark} -j DROP")
     return declarations, lines + jumps
 
 
@@ -241,16 +248,31 @@ class _RuleWriter:
 def filter_table(view: ClusterView) -> str:
     rules = _Rules(view)
     lines = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]"]
-    body = [
-        # the node itself: its own traffic and replies to it; nothing of a pod may open a connection to it
-        "-A INPUT -i lo -j ACCEPT",
-        "-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+    declarations = [":STANDIN-LIMIT - [0:0]", ":API-LIMIT - [0:0]"]
+    policy_lines = []
+    for direction in (EGRESS, INGRESS):
+        chains, chain_lines = _policy_chains(rules, direction)
+        declarations += chains
+        policy_lines += chain_lines
+    input_jumps = [line for line in policy_lines if line.startswith("-A INPUT ")]
+    forward = [line for line in policy_lines if not line.startswith("-A INPUT ")]
+    # the node itself: its own traffic and replies to it; nothing of a pod may open a connection to it but the API
+    # server's listener, within its egress policies and a rate
+    body = ["-A INPUT -i lo -j ACCEPT", "-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"]
+    if view.api is not None:
+        address, port = view.api
+        api = f"-d {address}/32 -p tcp -m tcp --dport {port}"
+        body += [f"-A INPUT -i {view.veths[pod.key]} ! -s {pod.ip}/32 -j DROP" for pod in rules.pods]
+        body += [*input_jumps, f"-A INPUT {api} --syn -j API-LIMIT", f"-A INPUT {api} -j ACCEPT"]
+    body += [
         # a ClusterIP port no DNAT rule took (no ready endpoints, no such Service) is refused, as kube-proxy does
         f"-A INPUT -d {SERVICE_RANGE} -j REJECT --reject-with icmp-port-unreachable",
         "-A INPUT -j DROP",
         "-A FORWARD -m conntrack --ctstate INVALID -j DROP",
         f"-A STANDIN-LIMIT -m limit --limit {view.served_rate[0]}/sec --limit-burst {view.served_rate[1]} -j RETURN",
         "-A STANDIN-LIMIT -j DROP",
+        f"-A API-LIMIT -m limit --limit {API_RATE}/sec --limit-burst {API_BURST} -j RETURN",
+        "-A API-LIMIT -j DROP",
     ]
     for pod in rules.pods:  # a pod sends only from its own address, whatever conntrack knows (rp_filter agrees)
         body.append(f"-A FORWARD -i {view.veths[pod.key]} ! -s {rules.address[pod.key]}/32 -j DROP")
@@ -259,11 +281,7 @@ def filter_table(view: ClusterView) -> str:
             body.append(f"-A FORWARD -o {view.veths[key]} -p udp -j STANDIN-LIMIT")
             body.append(f"-A FORWARD -o {view.veths[key]} -p tcp --syn -j STANDIN-LIMIT")
     body.append("-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT")
-    declarations = [":STANDIN-LIMIT - [0:0]"]
-    for direction in (EGRESS, INGRESS):
-        chains, chain_lines = _policy_chains(rules, direction)
-        declarations += chains
-        body += chain_lines
+    body += forward
     body.append("-A FORWARD -j ACCEPT")
     return "\n".join([*lines, *declarations, *body, "COMMIT", ""])
 

@@ -9,8 +9,13 @@ No image is pulled. An image is known by its repository name:
 - Online Boutique's images (`microservices-demo/<service>`) and `redis` are stand-ins listening on the
   declared ports and calling the services the real one calls;
 - `coredns` is the cluster DNS (the kube-dns Service's pods);
+- an ingress controller (k3s's traefik, ingress-nginx's controller) routes HTTP by host and path to the
+  Services its class's Ingresses name (ingress.py);
 - any other image with a command runs it with busybox's applets; without one it is a generic stand-in
   answering HTTP on its declared ports.
+
+Images made to call the API server (`alpine/k8s`, `bitnami/kubectl`, `rancher/kubectl`, ...) get the
+harness's kubectl and curl beside the applets; `curlimages/curl` gets curl.
 """
 
 from __future__ import annotations
@@ -38,9 +43,10 @@ BOUTIQUE_LANGUAGE = {"frontend": "go", "checkoutservice": "go", "shippingservice
 class Image:
     """How to run one container."""
 
-    kind: str  #: "busybox" (a process), "nginx", "boutique", "redis", "coredns" or "generic" (stand-ins)
+    kind: str  #: "busybox" (a process), "nginx", "boutique", "redis", "coredns", "ingress" or "generic" (stand-ins)
     service: str = ""  #: for "boutique": which Online Boutique service
     argv: tuple[str, ...] = ()  #: for "busybox": the command line
+    clients: tuple[str, ...] = ()  #: API clients the image holds beside busybox's applets (kubectl, curl)
 
     @property
     def runs_process(self) -> bool:
@@ -54,29 +60,49 @@ def repository(image: str) -> str:
     return last.split(":", 1)[0].lower()
 
 
-def command_line(container: dict, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """command + args as the runtime combines them (args alone replace the image's default arguments)."""
+def command_line(container: dict, entrypoint: tuple[str, ...] = (), cmd: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """command + args as the runtime combines them with the image's ENTRYPOINT and CMD: command replaces the
+    entrypoint (and drops the CMD), args replace the CMD."""
     command = [str(part) for part in container.get("command") or ()]
     args = [str(part) for part in container.get("args") or ()]
     if command:
         return (*command, *args)
-    if args:
-        return (*default[:1], *args) if default else tuple(args)
-    return default
+    return (*entrypoint, *(args or cmd))
+
+
+def clients(image: str) -> tuple[str, ...]:
+    """The API clients an image is known to hold: kubectl images (alpine/k8s, bitnami/kubectl...) kubectl and curl."""
+    name = repository(image)
+    if name in ("k8s", "kubectl", "k8s-kubectl") or name.startswith("kubectl"):
+        return ("kubectl", "curl")
+    if name == "curl":
+        return ("curl",)
+    return ()
+
+
+#: daemons whose images run their own program (their args are its options): stand-ins even when given args
+DAEMONS = ("local-path-provisioner", "metrics-server", "mirrored-metrics-server", "klipper-helm", "klipper-lb")
 
 
 def resolve(container: dict) -> Image:
     image = str(container.get("image") or "")
     name = repository(image)
-    explicit = bool(container.get("command") or container.get("args"))
-    if name == "busybox":
-        return Image("busybox", argv=command_line(container, ("sh",)))
-    if explicit:
-        return Image("busybox", argv=command_line(container))
+    if name == "busybox":  # no ENTRYPOINT, CMD sh
+        return Image("busybox", argv=command_line(container, (), ("sh",)))
+    held = clients(image)
+    if container.get("command"):
+        return Image("busybox", argv=command_line(container), clients=held)
     if "microservices-demo/" in image and name in BOUTIQUE_LANGUAGE:
         return Image("boutique", service=name)
     if name in ("nginx", "redis", "coredns"):
         return Image(name)
+    if "traefik" in name or "ingress-nginx" in image or "nginx-ingress" in image:
+        return Image("ingress")
+    if name in DAEMONS:
+        return Image("generic")
+    if container.get("args"):  # an image whose CMD the args replace (alpine, a kubectl image's entrypoint)
+        entrypoint = ("kubectl",) if "kubectl" in held and name != "k8s" else ()
+        return Image("busybox", argv=command_line(container, entrypoint), clients=held)
     return Image("generic")
 
 

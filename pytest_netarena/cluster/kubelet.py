@@ -8,7 +8,6 @@ reports always follows from what its processes and probes really did.
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 import traceback
@@ -17,30 +16,37 @@ from collections.abc import Callable
 from ..kube import errors
 from ..kube.node import NODE_NAME
 from ..kube.registry import BY_PLURAL
-from . import boxes, images, probes
-from .cgroups import Groups
+from . import boxes, envvars, images, ingress
+from .cgroups import Groups, pod_bounds
 from .events import Recorder
+from .files import ContainerFiles
 from .logs import CLUSTER_READ_RATE, READ_RATE, Throttle
 from .loop import Loop
 from .network import ClusterNetwork
 from .pods import BACKOFF_S, ContainerRun, PodRun
+from .probing import PROBE_KINDS, Probing
 from .processes import ContainerProcess, ExecSession
 from .standins import Identity, PodContext, StandIn
 from .support import Scratch
+from .volumes import PodVolumes, VolumeError
 
-PROBE_KINDS = (("startup", "startupProbe"), ("liveness", "livenessProbe"), ("readiness", "readinessProbe"))
 #: how soon after its start a container process is seen running (the kubelet's relist, PLEG, is 1 s)
 RELIST_S = 0.5
+#: how soon a start that lacked something (a ConfigMap key, a volume's source) is tried again
+RETRY_S = 1.0
+#: how often every pod's content volumes are brought up to date whatever was written (projected tokens renew)
+REFRESH_S = 60.0
 
 
-class Kubelet:
+class Kubelet(Probing):
     """Keeps the pods of the API server's store running on this node."""
 
     def __init__(self, server, network: ClusterNetwork, loop: Loop, groups: Groups, scratch: Scratch,
                  identity: Identity, resolver, nameserver: str, backoff_s: float = BACKOFF_S) -> None:
         self.server, self.network, self.loop, self.groups = server, network, loop, groups
-        self.scratch_space = scratch  #: each pod's files: a tmpfs of its own in it
+        self.scratch_space = scratch  #: each pod's files (its containers' roots and its own volumes): a tmpfs each
         self.identity, self.resolver, self.nameserver = identity, resolver, nameserver
+        self.storage = scratch.path / "nodes"  #: the nodes' own folders: hostPath volumes, claims' volumes
         self.log_throttle = Throttle(CLUSTER_READ_RATE)  #: what all containers' output is read at, together
         self.backoff_s = backoff_s
         self.events = Recorder(server)
@@ -55,6 +61,7 @@ class Kubelet:
         self._busy = 0
         self._thread = threading.Thread(target=self._work, name="netarena-kubelet", daemon=True)
         self._thread.start()
+        self._later(REFRESH_S, self._periodic_refresh)
 
     def in_own_thread(self) -> bool:
         """True while the kubelet itself writes (pod status as the pods run), not a client's request."""
@@ -102,7 +109,8 @@ class Kubelet:
         wanted = {}
         for pod in self.server.store.list("pods"):
             status, spec = pod.get("status") or {}, pod.get("spec") or {}
-            if spec.get("nodeName") == NODE_NAME and status.get("podIP") and not pod["metadata"].get("deletionTimestamp"):
+            if spec.get("nodeName") in self.nodes() and status.get("podIP") \
+                    and not pod["metadata"].get("deletionTimestamp"):
                 wanted[pod["metadata"]["uid"]] = pod
         for uid in [uid for uid in self.runs if uid not in wanted]:
             self._stop_pod(self.runs.pop(uid))
@@ -111,6 +119,10 @@ class Kubelet:
                 self._start_pod(pod)
             elif report_all:
                 self._write_status(self.runs[uid])
+
+    def nodes(self) -> set[str]:
+        """The nodes this kubelet runs pods for: every Node of the cluster (one process plays them all)."""
+        return {n["metadata"]["name"] for n in self.server.store.list("nodes")} or {NODE_NAME}
 
     def _start_pod(self, pod: dict) -> None:
         meta = pod["metadata"]
@@ -121,27 +133,77 @@ class Kubelet:
             self.events.pod(pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {error}", warning=True)
             return
         try:
-            self.scratch_space.mount_pod(meta["uid"], _pod_disk(pod))
+            disk = self.scratch_space.mount_pod(meta["uid"], _pod_disk(pod))
         except OSError as error:
             self.network.remove_pod(network)
             self.events.pod(pod, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {error}", warning=True)
             return
         box_uid = boxes.pod_uid()
-        limits = _pod_limits(pod)
-        groups = self.groups.pod(f"pod-{meta['uid']}", **limits)
-        files = {"/etc/hosts": boxes.hosts_file(meta["name"], address),
+        groups = self.groups.pod(f"pod-{meta['uid']}", **pod_bounds(pod))
+        files = {"/etc/hosts": boxes.hosts_file(_hostname(pod), address, _fqdn(pod)),
                  "/etc/resolv.conf": boxes.resolv_conf(meta["namespace"], self.nameserver)}
-        containers = {c.get("name", ""): ContainerRun(c, images.resolve(c)) for c in pod["spec"].get("containers") or ()}
-        run = PodRun(pod, network, box_uid, groups, files, containers)
+        spec = pod.get("spec") or {}
+        containers = {c.get("name", ""): ContainerRun(c, images.resolve(c)) for c in spec.get("containers") or ()}
+        inits = [ContainerRun(c, images.resolve(c), init=True) for c in spec.get("initContainers") or ()]
+        if inits:
+            for container in containers.values():
+                container.reason = "PodInitializing"
+        run = PodRun(pod, network, box_uid, groups, files, containers, inits)
+        run.volumes = PodVolumes(disk / "volumes", pod, box_uid, self.server.store,
+                                 self.storage, self._token, self._allocatable(pod))
         self.runs[meta["uid"]] = run
-        self.events.pod(pod, "Scheduled", f"Successfully assigned {run.key} to {NODE_NAME}", component="default-scheduler")
-        for container in containers.values():
-            self._start_container(run, container)
+        self._advance(run)
         self._write_status(run)
+
+    def _advance(self, run: PodRun) -> None:
+        """Start what comes next: the volumes, then each init container in turn, then the others."""
+        if run.stopping:
+            return
+        if not run.volumes_ready:
+            try:
+                run.volumes.setup()
+            except VolumeError as error:
+                if str(error) != run.mount_error:
+                    self.events.pod(run.pod, "FailedMount", str(error), warning=True)
+                run.mount_error = str(error)
+                self._later(RETRY_S, lambda: self._advance(run))
+                return
+            run.volumes_ready, run.mount_error = True, ""
+        for init in run.inits:
+            if init.done:
+                continue
+            if not init.generation and not init.retry_pending:
+                self._start_container(run, init)
+                self._write_status(run)
+            if not init.done:
+                return
+        for container in run.containers.values():
+            if not container.generation and not container.retry_pending:
+                container.reason = "ContainerCreating" if container.reason == "PodInitializing" else container.reason
+                self._start_container(run, container)
+        self._write_status(run)
+
+    def config_changed(self) -> None:
+        """A ConfigMap, Secret or claim was written: content volumes follow it, and waiting starts are retried."""
+        self.post(self._refresh_all)
+
+    def _periodic_refresh(self) -> None:
+        if not self._closing:
+            self._refresh_all()
+            self._later(REFRESH_S, self._periodic_refresh)
+
+    def _refresh_all(self) -> None:
+        for run in list(self.runs.values()):
+            if run.stopping:
+                continue
+            if run.volumes_ready:
+                run.volumes.refresh()
+            else:
+                self._advance(run)
 
     def _stop_pod(self, run: PodRun) -> None:
         run.stopping = True
-        for container in run.containers.values():
+        for container in run.all_containers():
             self._stop_runner(container)
         self.groups.remove_pod(run.groups)
         self.network.remove_pod(run.network)
@@ -156,7 +218,7 @@ class Kubelet:
         self._thread.join(timeout=10)
         for run in list(self.runs.values()):  # a copy: a work item that outlived the join may still add one
             run.stopping = True
-            for container in run.containers.values():
+            for container in run.all_containers():
                 self._stop_runner(container)
             run.network.close()
         self.runs.clear()
@@ -167,15 +229,55 @@ class Kubelet:
         if runner is not None:
             runner.stop()
 
+    def _later(self, delay: float, work) -> None:
+        """work() on the kubelet's thread after delay seconds."""
+        self.loop.loop.call_soon_threadsafe(self.loop.loop.call_later, delay, lambda: self.post(work))
+
     # -- containers ------------------------------------------------------------------------------
-    def _start_container(self, run: PodRun, container: ContainerRun) -> None:
+    def _configure(self, run: PodRun, container: ContainerRun) -> bool:
+        """Resolve the container's environment; False (waiting as CreateContainerConfigError, retried) when a
+        reference is missing."""
+        pod = run.pod
+        links = envvars.service_links(self.server.store, pod["metadata"]["namespace"],
+                                      (pod.get("spec") or {}).get("enableServiceLinks", True) is not False)
+        try:
+            env, skipped = envvars.environment(self.server.store, pod, container.spec, links, self._allocatable(pod))
+        except envvars.ConfigError as error:
+            if container.reason != "CreateContainerConfigError" or container.message != str(error):
+                self.events.pod(pod, "Failed", f"Error: {error}", warning=True, container=container.field_path)
+            container.waiting("CreateContainerConfigError", str(error))
+            container.retry_pending = True
+            generation = container.generation
+            self._later(RETRY_S, lambda: self._retry(run, container, generation))
+            return False
+        if skipped:
+            self.events.pod(pod, "InvalidEnvironmentVariableNames", "Keys [" + ", ".join(skipped) + "] from the "
+                            "EnvFrom configMap were skipped since they are considered invalid environment variable "
+                            "names.", warning=True, container=container.field_path)
+        container.env = {"HOSTNAME": pod["metadata"]["name"], "HOME": "/root",
+                         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}
+        return True
+
+    def _retry(self, run: PodRun, container: ContainerRun, generation: int) -> None:
+        if run.stopping or generation != container.generation or not container.retry_pending:
+            return
+        container.retry_pending = False
+        if container.init or run.initialized:
+            self._start_container(run, container, again=True)
+            self._write_status(run)
+            if container.init and container.done:
+                self._advance(run)
+
+    def _start_container(self, run: PodRun, container: ContainerRun, again: bool = False) -> None:
+        pod, name = run.pod, container.name
+        if not container.restarts and not again:
+            self.events.pod(pod, "Pulled", f'Container image "{container.spec.get("image", "")}" already present '
+                                           "on machine", container=container.field_path)
+        if not self._configure(run, container):
+            return
         container.generation += 1
         generation = container.generation
-        pod, name = run.pod, container.name
-        if not container.restarts:
-            self.events.pod(pod, "Pulled", f'Container image "{container.spec.get("image", "")}" already present '
-                                           "on machine", container=name)
-        self.events.pod(pod, "Created", f"Created container: {name}", container=name)
+        self.events.pod(pod, "Created", f"Created container: {name}", container=container.field_path)
         try:
             container.runner = self._runner(run, container, generation)
             container.runner.start()
@@ -187,14 +289,13 @@ class Kubelet:
             container.terminated(128, "StartError")
             container.message = str(error)
             self.events.pod(pod, "Failed", f"Error: failed to start container {name!r}: {error}", warning=True,
-                            container=name)
+                            container=container.field_path)
             self.post(lambda: self._ended(run, container, generation, 128, started=False))
             return
         container.running()
-        self.events.pod(pod, "Started", f"Started container {name}", container=name)
+        self.events.pod(pod, "Started", f"Started container {name}", container=container.field_path)
         if container.image.runs_process:  # seen running at the next relist: a process that dies at once never is
-            self.loop.loop.call_soon_threadsafe(self.loop.loop.call_later, RELIST_S, lambda: self.post(
-                lambda: self._observed(run, container, generation)))
+            self._later(RELIST_S, lambda: self._observed(run, container, generation))
         else:
             self._observed(run, container, generation, write=False)
 
@@ -204,9 +305,13 @@ class Kubelet:
             return
         container.started = not container.spec.get("startupProbe")
         container.ready = container.started and not container.spec.get("readinessProbe")
+        if container.init and not container.sidecar:
+            container.ready = False
         for kind, field in PROBE_KINDS:
-            if container.spec.get(field):
+            if container.spec.get(field) and (not container.init or container.sidecar):
                 self.loop.submit(self._probe_loop(run, container, generation, kind, container.spec[field]))
+        if container.sidecar and container.started:
+            self._advance(run)
         if write:
             self._write_status(run)
 
@@ -214,23 +319,36 @@ class Kubelet:
         image = container.image
         if image.runs_process:
             spec = self._box(run, container)
-            return ContainerProcess(spec, image.argv, run.groups, container.log,
+            argv = envvars.command(image.argv, container.env)
+            return ContainerProcess(spec, argv, self.container_groups(run, container), container.log,
                                     lambda code: self.post(lambda: self._ended(run, container, generation, code)),
                                     (Throttle(READ_RATE), self.log_throttle))
         meta = run.pod["metadata"]
         context = PodContext(run.network.namespace, run.key, meta["uid"], self.nameserver,
                              (f"{meta['namespace']}.svc.cluster.local", "svc.cluster.local", "cluster.local"))
+        files = ContainerFiles(self._root(run, container), run.volumes.mounts(container.spec))
         return StandIn(self.loop, context, container.spec, image, container.log, self.identity,
-                       images.dependencies(container.spec, image), self.resolver if image.kind == "coredns" else None)
+                       images.dependencies(container.spec, image), self.resolver if image.kind == "coredns" else None,
+                       files, self._routes(container.spec) if image.kind == "ingress" else None)
 
-    def _box(self, run: PodRun, container: ContainerRun, limits=boxes.CONTAINER_LIMITS):
+    def container_groups(self, run: PodRun, container: ContainerRun) -> list[str]:
+        """The cgroups the container's processes join: the pod's, with the container's own (its usage, metrics.py)."""
+        with self._roots:
+            if not container.groups and run.groups:
+                container.groups = self.groups.container(run.groups, container.name)
+        return container.groups or run.groups
+
+    def _root(self, run: PodRun, container: ContainerRun) -> str:
         with self._roots:  # an exec session may make a stand-in's root while the kubelet starts it
             if container.root is None:
-                container.root = boxes.make_root(self.scratch_space.pod_disk(run.uid) / container.name, run.box_uid)
-        meta = run.pod["metadata"]
-        env = boxes.container_env(container.spec, meta["name"], _service_variables(self.server, meta["namespace"]))
-        return boxes.spec(network=run.network.namespace, root=container.root, uid=run.box_uid,
-                          hostname=meta["name"], files=run.files, env=env, limits=limits)
+                container.root = boxes.make_root(self.scratch_space.pod_disk(run.uid) / "roots" / container.name)
+        return container.root
+
+    def _box(self, run: PodRun, container: ContainerRun, limits=boxes.CONTAINER_LIMITS):
+        files = {**run.files, **boxes.cgroup_files(container.spec)}
+        return boxes.spec(network=run.network.namespace, root=self._root(run, container), uid=run.box_uid,
+                          hostname=_hostname(run.pod), files=files, env=container.env, limits=limits,
+                          mounts=run.volumes.mounts(container.spec), image=container.image)
 
     def _ended(self, run: PodRun, container: ContainerRun, generation: int, code: int, started: bool = True) -> None:
         if run.stopping or generation != container.generation:
@@ -241,18 +359,20 @@ class Kubelet:
             container.runner = None
             container.terminated(code, "Error" if code and container.reason != "OOMKilled" else None)
         container.ended(run.uid)
+        if container.init and container.done:
+            self._write_status(run)
+            self._advance(run)
+            return
         if run.restarts(container):
             delay = container.backoff(self.backoff_s)
             if delay:
-                container.state, container.reason = "waiting", "CrashLoopBackOff"
-                container.message = (f"back-off {delay:g}s restarting failed container={container.name} "
-                                     f"pod={run.pod['metadata']['name']}_{run.pod['metadata']['namespace']}({run.uid})")
+                pod_name = f"{run.pod['metadata']['name']}_{run.pod['metadata']['namespace']}({run.uid})"
+                container.waiting("CrashLoopBackOff", f"back-off {delay:g}s restarting failed container="
+                                                      f"{container.name} pod={pod_name}")
                 self.events.pod(run.pod, "BackOff", f"Back-off restarting failed container {container.name} in pod "
-                                f"{run.pod['metadata']['name']}_{run.pod['metadata']['namespace']}({run.uid})",
-                                warning=True, container=container.name)
+                                f"{pod_name}", warning=True, container=container.field_path)
             self._write_status(run)
-            self.loop.loop.call_soon_threadsafe(
-                self.loop.loop.call_later, delay, lambda: self.post(lambda: self._restart(run, container, generation)))
+            self._later(delay, lambda: self._restart(run, container, generation))
             return
         container.state = "terminated"
         self._write_status(run)
@@ -262,69 +382,6 @@ class Kubelet:
             return
         container.restarts += 1
         self._start_container(run, container)
-        self._write_status(run)
-
-    # -- probes ----------------------------------------------------------------------------------
-    async def _probe_loop(self, run: PodRun, container: ContainerRun, generation: int, kind: str, probe: dict) -> None:
-        period = float(probe.get("periodSeconds") or 10)
-        need_ok = int(probe.get("successThreshold") or 1)
-        need_bad = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        good = bad = 0
-        while not run.stopping and generation == container.generation and container.state == "running":
-            if kind != "startup" and not container.started:
-                await asyncio.sleep(min(period, 1.0))
-                continue
-            if kind == "startup" and container.started:
-                return
-            ok, why = await self._attempt(run, container, probe)
-            good, bad = (good + 1, 0) if ok else (0, bad + 1)
-            if not ok:
-                self.post(lambda why=why: self._unhealthy(run, container, generation, kind, why))
-            if ok and good >= need_ok or not ok and bad >= need_bad:
-                self.post(lambda ok=ok: self._verdict(run, container, generation, kind, ok))
-                if kind in ("startup", "liveness") and not ok:
-                    return  # the container is killed: the next run has a probe loop of its own
-            await asyncio.sleep(period)
-
-    async def _attempt(self, run: PodRun, container: ContainerRun, probe: dict) -> tuple[bool, str]:
-        if "exec" in probe:
-            argv = tuple((probe.get("exec") or {}).get("command") or ())
-            code, output = await asyncio.get_running_loop().run_in_executor(
-                None, self._exec_probe, run, container, argv, probes.timeout_of(probe))
-            return code == 0, output.strip() or (f"command {list(argv)} exited with {code}" if code is not None
-                                                  else f"command timed out after {probes.timeout_of(probe):g}s")
-        return await probes.network(self.network.node, run.network.address, container.spec, probe, self.nameserver)
-
-    def _exec_probe(self, run: PodRun, container: ContainerRun, argv: tuple[str, ...], timeout: float):
-        if not argv:
-            return 1, "no command"
-        output: list[bytes] = []
-        session = ExecSession(self._box(run, container), argv, run.groups, False, timeout, 64 * 1024)
-        code = session.run(lambda channel, data: output.append(data), None)
-        return code, b"".join(output).decode(errors="replace")[:1024]
-
-    def _unhealthy(self, run: PodRun, container: ContainerRun, generation: int, kind: str, why: str) -> None:
-        if run.stopping or generation != container.generation:
-            return
-        self.events.pod(run.pod, "Unhealthy", f"{kind.capitalize()} probe failed: {why}", warning=True,
-                        container=container.name)
-
-    def _verdict(self, run: PodRun, container: ContainerRun, generation: int, kind: str, ok: bool) -> None:
-        if run.stopping or generation != container.generation or container.state != "running":
-            return
-        if kind == "readiness":
-            container.ready = ok
-        elif kind == "startup" and ok:
-            container.started = True
-            container.ready = not container.spec.get("readinessProbe")
-        elif not ok:  # a failed liveness or startup probe: the container is killed and restarted
-            self.events.pod(run.pod, "Killing", f"Container {container.name} failed {kind} probe, will be restarted",
-                            container=container.name)
-            self._stop_runner(container)
-            container.terminated(137, "Error")
-            self._ended(run, container, generation, 137, started=False)
-            return
         self._write_status(run)
 
     # -- status ----------------------------------------------------------------------------------
@@ -346,78 +403,69 @@ class Kubelet:
             if error.code != 404:
                 raise
 
+    # -- what pods are given -----------------------------------------------------------------------
+    def _routes(self, container: dict):
+        """An ingress controller's routing table, read from the store per request."""
+        name = ingress.controller_class(str(container.get("image") or ""))[0]
+        store = self.server.store
+
+        def table():
+            with store.lock:
+                ingresses, services = list(store.list("ingresses")), list(store.list("services"))
+                classes = list(store.list("ingressclasses"))
+            return ingress.routes(ingresses, services, classes, name)
+
+        return table
+
+    def _token(self, pod: dict, seconds: int, audiences: list[str] | None) -> str:
+        """A token of the pod's ServiceAccount bound to the pod (the kubelet's TokenRequest for a projected volume)."""
+        account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        try:
+            return self.server.token(pod["metadata"]["namespace"], account, max(seconds, 600), pod, audiences)
+        except KeyError:
+            raise VolumeError(f'serviceaccounts "{account}" not found') from None
+
+    def _allocatable(self, pod: dict) -> dict:
+        node = self.server.store.get("nodes", "", (pod.get("spec") or {}).get("nodeName") or "")
+        return ((node or {}).get("status") or {}).get("allocatable") or {"cpu": "8", "memory": "32Gi"}
+
     # -- exec and logs -----------------------------------------------------------------------------
     def find(self, pod: dict, container: str) -> tuple[PodRun, ContainerRun]:
         run = self.runs.get(pod["metadata"].get("uid", ""))
-        if run is None or container not in run.containers:
+        found = run.find(container) if run is not None else None
+        if found is None:
             raise errors.ApiError(500, "InternalError", f'container not found ("{container}")')
-        return run, run.containers[container]
+        return run, found
 
     def exec_session(self, pod: dict, container_name: str, argv: tuple[str, ...], stdin: bool, wall_s: float,
                      output_bytes: int) -> ExecSession:
         run, container = self.find(pod, container_name)
         if container.state != "running":
             raise errors.ApiError(500, "InternalError", f'container not found ("{container_name}")')
-        return ExecSession(self._box(run, container), argv, run.groups, stdin, wall_s, output_bytes)
+        return ExecSession(self._box(run, container), argv, self.container_groups(run, container), stdin, wall_s,
+                           output_bytes)
 
 
-def _pod_limits(pod: dict) -> dict:
-    """The pod's cgroup bounds: its containers' limits where they set them, never above the defaults."""
-    from .cgroups import POD_CPU, POD_MEMORY
+def _hostname(pod: dict) -> str:
+    """The pod's hostname: spec.hostname, else its name (63 characters at most)."""
+    return ((pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"])[:63]
 
-    cpu = memory = 0.0
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        limits = (container.get("resources") or {}).get("limits") or {}
-        cpu += _cpu(limits.get("cpu")) or POD_CPU
-        memory += _memory(limits.get("memory")) or POD_MEMORY
-    return {"cpu": min(cpu or POD_CPU, POD_CPU), "memory": int(min(memory or POD_MEMORY, POD_MEMORY))}
+
+def _fqdn(pod: dict) -> str:
+    """HOSTNAME.SUBDOMAIN.NAMESPACE.svc.cluster.local for a pod with a subdomain (a StatefulSet's), else ""."""
+    spec = pod.get("spec") or {}
+    if not spec.get("subdomain"):
+        return ""
+    return f"{_hostname(pod)}.{spec['subdomain']}.{pod['metadata']['namespace']}.svc.cluster.local"
 
 
 def _pod_disk(pod: dict) -> int:
-    """Bytes of the pod's own tmpfs: its containers' ephemeral-storage limits when each sets one, else the default;
-    never more than the most a pod may have."""
+    """Bytes of the pod's own tmpfs (its containers' roots and its emptyDir volumes): its containers'
+    ephemeral-storage limits when each sets one, else the default; never more than the most a pod may have."""
+    from ..kube.quantity import parse
     from .support import MAX_POD_DISK_BYTES, POD_DISK_BYTES
 
-    limits = [_memory(((c.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
+    limits = [parse(((c.get("resources") or {}).get("limits") or {}).get("ephemeral-storage"))
               for c in (pod.get("spec") or {}).get("containers") or ()]
     total = sum(limits) if limits and all(limits) else POD_DISK_BYTES
     return int(min(total, MAX_POD_DISK_BYTES))
-
-
-def _cpu(value) -> float:
-    text = str(value or "")
-    try:
-        return float(text[:-1]) / 1000 if text.endswith("m") else float(text or 0)
-    except ValueError:
-        return 0.0
-
-
-def _memory(value) -> float:
-    text = str(value or "")
-    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            try:
-                return float(text[:-len(suffix)]) * factor
-            except ValueError:
-                return 0.0
-    try:
-        return float(text or 0)
-    except ValueError:
-        return 0.0
-
-
-def _service_variables(server, namespace: str) -> dict[str, str]:
-    """The service links a kubelet gives containers: NAME_SERVICE_HOST and NAME_SERVICE_PORT per Service."""
-    found = {}
-    for svc in server.store.list("services", namespace):
-        spec = svc.get("spec") or {}
-        address, ports = spec.get("clusterIP"), spec.get("ports") or []
-        if not address or address == "None" or not ports:
-            continue
-        prefix = svc["metadata"]["name"].upper().replace("-", "_")
-        found[f"{prefix}_SERVICE_HOST"] = address
-        found[f"{prefix}_SERVICE_PORT"] = str(ports[0].get("port"))
-    found.setdefault("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-    found.setdefault("KUBERNETES_SERVICE_PORT", "443")
-    return found

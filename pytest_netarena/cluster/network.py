@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import queue
+import socket
 import threading
 from dataclasses import dataclass
 
@@ -108,6 +109,19 @@ class ClusterNetwork:
         except BaseException:
             self.close()
             raise
+
+    def api_socket(self, address: str, port: int) -> socket.socket:
+        """A TCP socket of the node bound to address:port (the API server's endpoint as pods reach it through the
+        `kubernetes` Service); the address is the node's own, so nothing outside the cluster's namespaces sees it."""
+        self._link.add_address(self._link.index("lo"), address)
+        sock = self.node.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((address, port))
+        except OSError:
+            sock.close()
+            raise
+        return sock
 
     def add_pod(self, uid: str, address: str) -> PodNetwork:
         """A new namespace for the pod, with eth0 holding `address`, routed by the node; ValueError when the address

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import time
+import urllib.parse
 
 NGINX_VERSION = "1.27.4"
 NGINX_WELCOME = b"""<!DOCTYPE html>
@@ -32,6 +33,9 @@ Commercial support is available at
 """
 NGINX_404 = (b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1>"
              b"</center>\r\n<hr><center>nginx/" + NGINX_VERSION.encode() + b"</center>\r\n</body>\r\n</html>\r\n")
+NGINX_301 = (b"<html>\r\n<head><title>301 Moved Permanently</title></head>\r\n<body>\r\n<center><h1>301 Moved "
+             b"Permanently</h1></center>\r\n<hr><center>nginx/" + NGINX_VERSION.encode() + b"</center>\r\n</body>\r\n"
+             b"</html>\r\n")
 #: when the welcome page was "installed" (its Last-Modified and ETag never change)
 NGINX_MTIME = 1739278800
 BOUTIQUE_HOME = (b"<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"UTF-8\"><title>Online Boutique</title>"
@@ -49,10 +53,31 @@ def response(status: str, body: bytes, content_type: str, headers: list[tuple[st
     return "\r\n".join(lines).encode() + (b"" if head else body)
 
 
-def nginx(method: str, path: str) -> bytes:
+#: nginx's default root, and the content types of what its default mime.types names most
+NGINX_ROOT = "/usr/share/nginx/html"
+TYPES = {"html": "text/html", "htm": "text/html", "css": "text/css", "js": "application/javascript",
+         "json": "application/json", "txt": "text/plain", "xml": "text/xml", "png": "image/png", "svg": "image/svg+xml"}
+
+
+def nginx(method: str, path: str, files=None) -> bytes:
+    """nginx's default server: files of its html folder (files: the container's, cluster/files.py), else the
+    welcome page the image ships at / and 404 elsewhere."""
     head = method == "HEAD"
     server = [("Server", f"nginx/{NGINX_VERSION}"), ("Date", _date())]
-    if path.split("?", 1)[0] in ("/", "/index.html"):
+    plain = urllib.parse.unquote(path.split("?", 1)[0]) or "/"
+    if files is not None and plain.startswith("/"):
+        where = NGINX_ROOT + plain
+        if files.kind(where) == "folder":
+            if not plain.endswith("/"):
+                return response("301 Moved Permanently", NGINX_301, "text/html",
+                                [*server, ("Location", plain + "/")], head)
+            where += "index.html"
+        content = files.read(where)
+        if content is not None:
+            kind = TYPES.get(where.rsplit(".", 1)[-1].lower() if "." in where.rsplit("/", 1)[-1] else "",
+                             "application/octet-stream")
+            return response("200 OK", content, kind, [*server, ("Accept-Ranges", "bytes")], head)
+    if plain in ("/", "/index.html"):
         return response("200 OK", NGINX_WELCOME, "text/html", [
             *server, ("Last-Modified", _date(NGINX_MTIME)),
             ("ETag", f'"{NGINX_MTIME:x}-{len(NGINX_WELCOME):x}"'), ("Accept-Ranges", "bytes")], head)

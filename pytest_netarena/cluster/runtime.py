@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..kube import errors
+from ..kube.node import NODE_IP
 from ..kube.podio import ExecRequest, LogRequest
 from . import boxes, dns
 from .cgroups import Groups
@@ -28,6 +29,7 @@ from .dataplane import DataPlane
 from .firewall import SERVED_BURST, SERVED_RATE
 from .kubelet import Kubelet
 from .loop import Loop, connect, udp_socket
+from .metrics import PodMetrics
 from .network import ClusterNetwork
 from .pods import BACKOFF_S
 from .standins import PROBE, Identity
@@ -36,9 +38,22 @@ from .support import LiveUnavailable, Scratch, live_support
 KUBE_DNS_IP = "10.96.0.10"
 #: exec sessions that may run at once in one pod, and in the whole cluster (past them: 429 TooManyRequests)
 EXEC_PER_POD, EXEC_PER_CLUSTER = 8, 32
+#: the API server's port for pods, at the control plane node's address (the `kubernetes` Service's endpoint)
+API_PORT = 6443
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.12.0"
+#: writes of these kinds reach running pods (volumes rewritten, waiting starts retried)
+CONFIG_KINDS = frozenset({"configmaps", "secrets", "persistentvolumeclaims", "persistentvolumes", "serviceaccounts"})
 #: how long a connected probe waits for the identity answer (the connection itself proves reachability)
 ANSWER_S = 2.0
+
+
+def default_storage_class() -> dict:
+    """A default StorageClass of the local provisioner (as kind ships `standard`): claims of no class get a folder on
+    their pod's node, made when the first pod using them is placed."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer"}
 
 
 def system_objects() -> list[dict]:
@@ -105,17 +120,27 @@ class LiveCluster:
         self.groups = Groups()
         self.loop = Loop()
         self.identity = Identity()
-        self.dataplane = DataPlane(self.server, self.network, self.served_rate)
+        self.api_url = self.server.listen(sock=self.network.api_socket(NODE_IP, API_PORT), tls=True,
+                                         small_clients=True)
+        self.dataplane = DataPlane(self.server, self.network, self.served_rate, (NODE_IP, API_PORT))
         resolver = dns.Responder(lambda: self.dataplane.records)
         self.kubelet = Kubelet(self.server, self.network, self.loop, self.groups, self.scratch, self.identity,
                                resolver, KUBE_DNS_IP, self.backoff_s)
         server = self.server
+        profile = getattr(server, "profile", None)
+        # the pods' metrics, as metrics-server gives them (k3s's unless --disable=metrics-server)
+        self.metrics = PodMetrics(server, self.kubelet, self.groups)
+        if profile is None or profile.has("metrics-server"):
+            self.metrics.start()
         server.cluster.live_pods = True
         server.runtime = self
         server.add_listener(self._written)
         self.started = True
         if server.get_object("Service", "kube-system", "kube-dns") is None:
             server.apply_objects(system_objects())
+        if not any((sc["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true"
+                   for sc in server.store.list("storageclasses")):
+            server.apply_objects([default_storage_class()])
         self._written("RESET", "", None)
         return self
 
@@ -125,6 +150,8 @@ class LiveCluster:
             self.kubelet.events.forget()
         if plural == "pods" or event_type == "RESET":
             self.kubelet.request_sync(reset=event_type == "RESET")
+        if plural in CONFIG_KINDS:
+            self.kubelet.config_changed()
 
     def stop(self) -> None:
         """Stop every pod and remove everything the cluster made (namespaces, rules, cgroups, files)."""
@@ -133,6 +160,8 @@ class LiveCluster:
         self.started = False
         server = self.server
         server.remove_listener(self._written)
+        self.metrics.stop()
+        server.close_listener(self.api_url)
         server.runtime = None
         server.cluster.live_pods = False
         self.kubelet.stop_all()
@@ -199,7 +228,7 @@ class LiveCluster:
         self.dataplane.settle()
         session = self.kubelet.exec_session(request.pod, request.container, request.command, request.stdin,
                                             self.exec_wall_s, boxes.EXEC_OUTPUT_BYTES)
-        if not _runnable(request.command[0], session.spec.root):
+        if not _runnable(request.command[0], session.spec):
             return _failure(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
                             f'"{request.command[0]}": executable file not found in $PATH: unknown', "InternalError")
         code = session.run(channel.send, channel.receive if request.stdin else None,
@@ -221,7 +250,7 @@ class LiveCluster:
     def logs(self, request: LogRequest) -> Iterator[bytes]:
         meta = request.pod["metadata"]
         run = self.kubelet.runs.get(meta.get("uid", ""))
-        container = run.containers.get(request.container) if run is not None else None
+        container = run.find(request.container) if run is not None else None
         if container is None or (container.generation == 0 and not request.previous):
             reason = container.reason if container is not None else "ContainerCreating"
             raise errors.bad_request(f'container "{request.container}" in pod "{meta["name"]}" is waiting to start: '
@@ -256,6 +285,26 @@ class LiveCluster:
                                                            timeout) for source, address, port, protocol in probes)))
 
         return self.loop.run(all_of(), timeout * 2 + 10)
+
+    def http(self, address: str, port: int, path: str = "/", host: str = "", timeout: float = 10.0) -> bytes:
+        """An HTTP GET from the node (as the harness reaches a Service: its ClusterIP, an ingress controller's), the
+        whole answer as it came (settles first)."""
+        self.settle()
+
+        async def fetch() -> bytes:
+            sock = await connect(self.network.node, address, port, timeout)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host or address}\r\nConnection: close\r\n\r\n".encode())
+            answer = await asyncio.wait_for(reader.read(1 << 20), timeout)
+            while True:
+                more = await asyncio.wait_for(reader.read(1 << 20), timeout)
+                if not more or len(answer) > 4 << 20:
+                    break
+                answer += more
+            writer.close()
+            return answer
+
+        return self.loop.run(fetch(), timeout * 2 + 5)
 
     async def _probe(self, namespace, address: str, port: int, protocol: str, timeout: float) -> Reach:
         nonce = os.urandom(16).hex().encode()
@@ -305,8 +354,8 @@ def _settled(pod: dict) -> bool:
                                                      for c in status.get("conditions") or [])
 
 
-def _runnable(command: str, root: str | None) -> bool:
-    names = set(boxes.programs())
+def _runnable(command: str, spec) -> bool:
+    names, root = set(spec.programs), spec.root
     if "/" not in command:
         return command in names
     for prefix in ("/usr/bin/", "/bin/", "/sbin/", "/usr/sbin/"):

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from ..sandbox import NetNamespace
-from . import dns, grpc, pages
+from . import dns, grpc, ingress, pages
 from .images import BOUTIQUE_LANGUAGE, Image
 from .logs import ContainerLog, rfc3339
 from .loop import Loop, connect, listener, reason
@@ -87,9 +87,12 @@ class StandIn:
     """One stand-in container: its listeners, and for Online Boutique its calls to its dependencies."""
 
     def __init__(self, loop: Loop, pod: PodContext, container: dict, image: Image, log: ContainerLog,
-                 identity: Identity, calls: tuple[str, ...] = (), resolver: dns.Responder | None = None) -> None:
+                 identity: Identity, calls: tuple[str, ...] = (), resolver: dns.Responder | None = None,
+                 files=None, routes=None) -> None:
+        """files: the container's file system as nginx serves it (files.ContainerFiles); routes: an ingress
+        controller's routing table, read per request (ingress.routes)."""
         self.loop, self.pod, self.container, self.image, self.log = loop, pod, container, image, log
-        self.identity, self.calls, self.resolver = identity, calls, resolver
+        self.identity, self.calls, self.resolver, self.files, self.routes = identity, calls, resolver, files, routes
         self._servers: list = []
         self._sockets: list[tuple[socket.socket, int]] = []
         self._tasks: list[asyncio.Task] = []
@@ -104,6 +107,8 @@ class StandIn:
             return sorted({(53, "UDP"), (53, "TCP"), (8080, "TCP"), (8181, "TCP"), *declared})
         if self.image.kind == "redis" and not declared:
             return [(6379, "TCP")]
+        if self.image.kind == "ingress" and not declared:
+            return [(8000, "TCP"), (8443, "TCP")] if "traefik" in str(self.container.get("image")) else [(80, "TCP")]
         return declared
 
     def start(self) -> None:
@@ -126,6 +131,9 @@ class StandIn:
             return "/docker-entrypoint.sh: Configuration complete; ready for start up"
         if kind == "redis":
             return f"1:M {time.strftime('%d %b %Y %H:%M:%S')}.000 * Ready to accept connections tcp"
+        if kind == "ingress":
+            return json.dumps({"level": "info", "entryPointName": f":{port}", "message": "Starting provider "
+                               "*ingress.Provider", "time": rfc3339(time.time())})
         if kind == "coredns":
             return f".:{port} ({protocol})" if port == 53 else f"[INFO] listening on :{port}"
         if kind == "boutique":
@@ -184,6 +192,9 @@ class StandIn:
         elif first == grpc.PREFACE:
             if self.image.kind in ("boutique", "generic") and self.image.service != "frontend":
                 await grpc.serve(reader, writer)
+        elif first.startswith(pages.METHODS) and self.image.kind == "ingress" and self.routes is not None:
+            peer = writer.get_extra_info("peername") or ("", 0)
+            await ingress.proxy(reader, writer, first, self.pod.namespace, self.routes, str(peer[0]))
         elif first.startswith(pages.METHODS):
             head = first + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_S)
             method, _, rest = head.decode("latin-1").partition(" ")
@@ -195,7 +206,7 @@ class StandIn:
     def _http(self, method: str, path: str) -> bytes:
         kind = self.image.kind
         if kind == "nginx":
-            return pages.nginx(method, path)
+            return pages.nginx(method, path, self.files)
         if kind == "boutique" and self.image.service == "frontend":
             return pages.boutique_frontend(method, path)
         if kind == "boutique":

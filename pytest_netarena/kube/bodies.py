@@ -31,7 +31,7 @@ def decode_yaml(raw: bytes):
 def decode(content_type: str, raw: bytes):
     if content_type in ("application/json", "", "*/*", "text/plain"):
         return decode_json(raw)
-    if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):
+    if content_type in ("application/yaml", "application/x-yaml", "text/yaml", "application/apply-patch+yaml"):
         return decode_yaml(raw)
     if content_type == "application/vnd.kubernetes.protobuf":
         from . import protobuf

@@ -29,6 +29,15 @@ def register(subparsers) -> None:
                        help="run the pods as processes with a data plane, exec and logs, as pytest's --k8s-pods: auto "
                             "(where this machine can: root, boxes, iptables), live (fail if it cannot), off (store "
                             "them only); --pods and 'on' are the old spellings")
+    serve.add_argument("--node", metavar="SPEC", action="append", default=[],
+                       help="a node of the cluster (repeat for several; one node when none): "
+                            "NAME[,label=K=V][,taint=K=V:Effect][,cpu=N][,memory=Q][,pods=N][,role=control-plane]")
+    serve.add_argument("--profile", choices=("plain", "k3s"), default="plain",
+                       help="k3s: start with what k3s installs beside Kubernetes (traefik and its IngressClass and "
+                            "CRDs, the local-path StorageClass, metrics-server; docs/kube.md)")
+    serve.add_argument("--disable", metavar="COMPONENT", action="append", default=[],
+                       help="with --profile k3s: leave out a bundled component as k3s --disable does (traefik, "
+                            "local-storage, metrics-server)")
     serve.set_defaults(handler=serve_command)
     task = commands.add_parser("task", help="run a Harbor-layout live-cluster task (written for k3s) against a "
                                             "fresh embedded server and print its reward")
@@ -107,6 +116,25 @@ def pods_starter(choice: str):
     return start
 
 
+def cluster_shape(args: argparse.Namespace) -> tuple[list | None, object]:
+    """The nodes and k3s profile --node, --profile and --disable ask for; InputError for a value that does not read."""
+    from .k3s import COMPONENTS, Profile
+    from .nodes import parse_option
+
+    try:
+        nodes = [parse_option(text) for text in args.node] or None
+    except ValueError as error:
+        raise InputError(f"--node: {error}") from None
+    if nodes and len({n.name for n in nodes}) != len(nodes):
+        raise InputError("--node: two nodes have the same name")
+    unknown = [name for name in args.disable if name not in COMPONENTS]
+    if unknown:
+        raise InputError(f"--disable: unknown component {unknown[0]!r} (one of {', '.join(COMPONENTS)})")
+    if args.disable and args.profile != "k3s":
+        raise InputError("--disable needs --profile k3s")
+    return nodes, Profile(frozenset(args.disable)) if args.profile == "k3s" else None
+
+
 def serve_command(args: argparse.Namespace) -> int:
     from . import errors
     from .server import EmbeddedAPIServer
@@ -119,11 +147,16 @@ def serve_command(args: argparse.Namespace) -> int:
             print(f"netarena kube serve: {error}", file=sys.stderr)
             return 2
 
+    try:
+        nodes, profile = cluster_shape(args)
+    except InputError as error:
+        print(f"netarena kube serve: {error}", file=sys.stderr)
+        return 2
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
     server = EmbeddedAPIServer(port=args.port, controllers=not args.no_controllers, tls=args.tls,
-                               audit_log=args.audit_log)
+                               audit_log=args.audit_log, nodes=nodes, profile=profile)
     try:
         server.apply_objects(objects)
     except (errors.ApiError, KeyError, TypeError, ValueError) as error:

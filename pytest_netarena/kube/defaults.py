@@ -80,7 +80,7 @@ def statefulset(obj: dict) -> None:
 def job(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     for key, value in (("backoffLimit", 6), ("completions", 1), ("parallelism", 1), ("completionMode", "NonIndexed"),
-                       ("suspend", False)):
+                       ("suspend", False), ("podReplacementPolicy", "TerminatingOrFailed")):
         spec.setdefault(key, value)
     _selector(spec)
 

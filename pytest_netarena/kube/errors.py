@@ -129,3 +129,12 @@ def too_many_requests() -> ApiError:
 def timeout() -> ApiError:
     return ApiError(504, "Timeout", "Timeout: request did not complete within requested timeout - "
                                     "context deadline exceeded", {})
+
+
+def namespace_terminating(plural: str, group: str, name: str, namespace: str) -> ApiError:
+    """A create in a namespace being deleted (the NamespaceLifecycle admission plugin's 403)."""
+    details = _details(name, plural, group)
+    details["causes"] = [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated",
+                          "field": "metadata.namespace"}]
+    return ApiError(403, "Forbidden", f'{_qualified(plural, group)} "{name}" is forbidden: unable to create new content '
+                                      f"in namespace {namespace} because it is being terminated", details)

@@ -6,7 +6,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 
-from . import errors, openapi, rbac, registry, reviews, tables
+from . import columns, errors, openapi, rbac, registry, reviews
 from .registry import Resource
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -18,7 +18,6 @@ UNSUPPORTED_SUBRESOURCES = {
     "attach": "attaching to containers (kubectl attach)",
     "portforward": "port forwarding (kubectl port-forward)",
     "proxy": "proxying to services and pods",
-    "eviction": "pod eviction (kubectl drain)",
 }
 
 
@@ -65,6 +64,15 @@ class Request:
         return "All" in self.query.get("dryRun", [])
 
     @property
+    def manager(self) -> str:
+        """The request's field manager: fieldManager, else its User-Agent's product name (as the real server)."""
+        named = self.q("fieldManager")
+        if named:
+            return named
+        agent = (self.headers.get("user-agent") or "").split("/", 1)[0].strip()
+        return agent or "unknown"
+
+    @property
     def strict(self) -> bool:
         return (self.q("fieldValidation") or "").lower() == "strict"
 
@@ -79,12 +87,13 @@ def parse(method: str, raw_path: str, headers: dict, body: bytes) -> Request:
                    {k.lower(): v for k, v in headers.items()}, body)
 
 
-def _resource_path(group: str, version: str, rest: list[str]) -> tuple[Resource, str | None, str | None, str]:
+def _resource_path(kinds: registry.Registry, group: str, version: str,
+                   rest: list[str]) -> tuple[Resource, str | None, str | None, str]:
     """(resource, namespace, name, subresource) of the path's parts after /api/v1 or /apis/GROUP/VERSION."""
     namespace: str | None = None
-    if rest[0] == "namespaces" and len(rest) >= 3 and registry.lookup(group, version, rest[2]):
+    if rest[0] == "namespaces" and len(rest) >= 3 and kinds.lookup(group, version, rest[2]):
         namespace, rest = rest[1], rest[2:]
-    res = registry.lookup(group, version, rest[0])
+    res = kinds.lookup(group, version, rest[0])
     if res is None or len(rest) > 3 or (res.namespaced is False and namespace is not None):
         raise errors.no_route()
     return res, namespace, rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else ""
@@ -97,6 +106,10 @@ class Router:
     @property
     def cluster(self):
         return self.app.cluster
+
+    @property
+    def kinds(self) -> registry.Registry:
+        return self.app.cluster.registry
 
     def handle(self, req: Request) -> Response | WatchRequest:
         path = req.path.rstrip("/") or "/"
@@ -113,7 +126,7 @@ class Router:
         if path == "/openapi/v2":
             return Response(body=openapi.v2_stub(), content_type="application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
         if path == "/openapi/v3":
-            return Response(body=openapi.index())
+            return Response(body=openapi.index_for(self.kinds))
         if path.startswith("/openapi/v3/"):
             return self._openapi(path[len("/openapi/v3/"):])
         if parts[0] == "api" and len(parts) >= 2:
@@ -130,16 +143,16 @@ class Router:
         for media in accept.split(","):
             if "as=APIGroupDiscoveryList" in media:
                 version = "v2" if "v=v2;" in media + ";" and "v2beta1" not in media else "v2beta1"
-                return Response(body=registry.aggregated(legacy, version),
+                return Response(body=self.kinds.aggregated(legacy, version),
                                 content_type=f"application/json;g=apidiscovery.k8s.io;v={version};"
                                              "as=APIGroupDiscoveryList")
-        return Response(body=registry.api_versions() if legacy else registry.api_group_list())
+        return Response(body=registry.api_versions() if legacy else self.kinds.api_group_list())
 
     def _group(self, group: str) -> Response:
-        for item in registry.api_group_list()["groups"]:
-            if item["name"] == group:
-                return Response(body={"kind": "APIGroup", "apiVersion": "v1", **item})
-        raise errors.no_route()
+        found = self.kinds.api_group(group)
+        if found is None:
+            raise errors.no_route()
+        return Response(body=found)
 
     def _openapi(self, rest: str) -> Response:
         parts = rest.split("/")
@@ -149,20 +162,20 @@ class Router:
             group, version = parts[1], parts[2]
         else:
             raise errors.no_route()
-        if (group, version) not in registry.GROUP_VERSIONS:
+        if (group, version) not in self.kinds.group_versions():
             raise errors.no_route()
-        return Response(body=openapi.document(group, version),
-                        headers={"Cache-Control": "public, immutable", "Etag": '"static"'})
+        body, etag = openapi.document_for(self.kinds, group, version)
+        return Response(body=body, headers={"Cache-Control": "public, immutable", "Etag": f'"{etag}"'})
 
     # -- resources --------------------------------------------------------------------------
     def _group_version(self, req: Request, group: str, version: str, rest: list[str]):
-        if (group, version) not in registry.GROUP_VERSIONS:
+        if (group, version) not in self.kinds.group_versions():
             raise errors.no_route()
         if not rest:
             if req.method != "GET":
                 raise errors.method_not_allowed()
-            return Response(body=registry.api_resource_list(group, version))
-        res, namespace, name, sub = _resource_path(group, version, rest)
+            return Response(body=self.kinds.api_resource_list(group, version))
+        res, namespace, name, sub = _resource_path(self.kinds, group, version, rest)
         self._authorize(req, rbac.Attributes(
             rbac.request_verb(req.method, req.q("watch") in ("true", "1"), name or "", sub), res.plural, res.group,
             sub, name or "", namespace or ""))
@@ -187,6 +200,13 @@ class Router:
             return self._pod_io(req, namespace, name, sub)
         if sub in UNSUPPORTED_SUBRESOURCES:
             raise errors.not_supported(UNSUPPORTED_SUBRESOURCES[sub])
+        if sub == "eviction":
+            if req.method != "POST":
+                raise errors.method_not_allowed()
+            from .disruption import evict
+
+            return Response(201, evict(self.cluster, namespace, name or "", self.app.decode_body(req, res),
+                                       req.dry_run))
         if res.plural in registry.REVIEWS or sub == "token":
             if name is not None and not sub:
                 raise errors.method_not_allowed()
@@ -201,7 +221,7 @@ class Router:
                                     req.q("includeObject", "Metadata"))
             items, rv = self.cluster.list(res, namespace, req.q("labelSelector"), req.q("fieldSelector"))
             if wants_table(req.accept):
-                return Response(body=tables.table(res.kind, items, rv, req.q("includeObject", "Metadata")),
+                return Response(body=columns.table_for(res, items, rv, req.q("includeObject", "Metadata")),
                                 content_type=TABLE_TYPE)
             return Response(body={"kind": f"{res.kind}List", "apiVersion": res.api_version,
                                   "metadata": {"resourceVersion": rv}, "items": items})
@@ -209,7 +229,7 @@ class Router:
             if res.namespaced and namespace is None:
                 raise errors.method_not_allowed()
             body = self.app.decode_body(req, res)
-            obj = self.cluster.create(res, namespace or "", body, req.dry_run, req.strict)
+            obj = self.cluster.create(res, namespace or "", body, req.dry_run, req.strict, manager=req.manager)
             return Response(201, obj)
         if req.method == "DELETE":
             if res.namespaced and namespace is None:
@@ -227,17 +247,22 @@ class Router:
         if req.method == "GET":
             obj = self.cluster.get(res, namespace, name)
             if wants_table(req.accept) and not sub:
-                return Response(body=tables.table(res.kind, [obj], obj["metadata"].get("resourceVersion", ""),
-                                                  req.q("includeObject", "Metadata")), content_type=TABLE_TYPE)
+                return Response(body=columns.table_for(res, [obj], obj["metadata"].get("resourceVersion", ""),
+                                                      req.q("includeObject", "Metadata")), content_type=TABLE_TYPE)
             return Response(body=obj)
         if req.method == "PUT":
             body = self.app.decode_body(req, res)
-            return Response(body=self.cluster.update(res, namespace, name, body, sub, req.dry_run, req.strict))
+            return Response(body=self.cluster.update(res, namespace, name, body, sub, req.dry_run, req.strict,
+                                                     manager=req.manager))
         if req.method == "PATCH":
             patch_type = self._patch_type(req)
+            if patch_type == "apply":
+                code, obj = self.cluster.apply(res, namespace, name, self.app.decode_body(req, res), req.manager,
+                                               req.q("force") in ("true", "1"), req.dry_run, req.strict, sub)
+                return Response(code, obj)
             body = self.app.decode_json(req.body)
             return Response(body=self.cluster.patch(res, namespace, name, patch_type, body, sub, req.dry_run,
-                                                    req.strict))
+                                                    req.strict, req.manager))
         if req.method == "DELETE" and not sub:
             options = self.app.decode_json(req.body) if req.body.strip() else {}
             dry_run = req.dry_run or "All" in ((options or {}).get("dryRun") or [])
@@ -262,11 +287,8 @@ class Router:
 
     def _patch_type(self, req: Request) -> str:
         media = req.content_type
-        if media == "application/apply-patch+yaml" or media == "application/apply-patch+cbor":
-            raise errors.ApiError(
-                415, "UnsupportedMediaType",
-                "server-side apply (kubectl apply --server-side) is not supported by this embedded Kubernetes "
-                "API server; use client-side `kubectl apply` (without --server-side) instead")
+        if media == "application/apply-patch+yaml":
+            return "apply"
         if media not in PATCH_TYPES:
             raise errors.unsupported_media(media, list(PATCH_TYPES))
         return PATCH_TYPES[media]
@@ -276,7 +298,7 @@ class Router:
             return Response(body=self.cluster.get_scale(res, namespace, name))
         if req.method == "PUT":
             return Response(body=self.cluster.set_scale(res, namespace, name, self.app.decode_json(req.body),
-                                                        req.dry_run))
+                                                        req.dry_run, req.manager))
         if req.method == "PATCH":
             from . import patch as patches
 
@@ -289,7 +311,7 @@ class Router:
                 raise errors.bad_request("patch body must be a JSON object")
             else:
                 wanted = patches.merge_patch(current, body)
-            return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run))
+            return Response(body=self.cluster.set_scale(res, namespace, name, wanted, req.dry_run, req.manager))
         raise errors.method_not_allowed()
 
     def _authorize(self, req: Request, attrs: rbac.Attributes) -> None:
@@ -305,9 +327,17 @@ class Router:
         if req.method == "PATCH":
             from . import patch as patches
 
+            kind = self._patch_type(req)
+            if kind == "apply":  # what the applier sets, over what the object holds now (if it exists)
+                body = self.app.decode_body(req, res)
+                try:
+                    current = self.cluster.get(res, namespace, name or "")
+                except errors.ApiError:
+                    current = {}
+                wanted = patches.merge_patch(current, body) if isinstance(body, dict) else body
+                return self._guard_checked(req, res, namespace, name, wanted)
             current = self.cluster.get(res, namespace, name or "")
             body = self.app.decode_json(req.body)
-            kind = self._patch_type(req)
             if kind == "json":
                 wanted = patches.json_patch(current, body)
             elif not isinstance(body, dict):
@@ -316,6 +346,10 @@ class Router:
                 wanted = patches.merge_patch(current, body)  # lists of rules and subjects are replaced whole
         else:
             wanted = self.app.decode_body(req, res)
+        self._guard_checked(req, res, namespace, name, wanted)
+
+    def _guard_checked(self, req: Request, res: Resource, namespace: str, name: str | None, wanted) -> None:
+        user = req.user
         if isinstance(wanted, dict):
             wanted = {**wanted, "metadata": {**(wanted.get("metadata") or {}), **({"name": name} if name else {})}}
         rbac.guard_write(self.app.store, user, res.plural, namespace, wanted)

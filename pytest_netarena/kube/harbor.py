@@ -132,6 +132,13 @@ def prepare(folder: Path, work: Path) -> None:
         harbor_box.readable(str(work / relative))
 
 
+def copy_app(work: Path) -> None:
+    """The task's images COPY environment/workspace/app/ into /app: so does this (after /app's tmpfs is mounted)."""
+    app = work / "task" / "environment" / "workspace" / "app"
+    if app.is_dir() and not app.is_symlink():
+        shutil.copytree(app, work / "app", symlinks=True, dirs_exist_ok=True)
+
+
 def _reveal(work: Path, name: str) -> None:
     """Put solution/ in place for the host's oracle (Harbor copies it in for the oracle alone)."""
     shutil.rmtree(work / "task" / name, ignore_errors=True)
@@ -161,7 +168,12 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
     try:
         prepare(source, root)
         workspace = harbor_box.mount_workspace(str(root / "app"))
-        server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl")).start()
+        copy_app(root)
+        from .k3s import from_compose
+
+        nodes, profile = from_compose(source) or (None, None)  # the k3s services the task declares
+        server = EmbeddedAPIServer(tls=True, audit_log=str(root / "logs" / "audit.jsonl"), nodes=nodes,
+                                   profile=profile).start()
         server.wait_ready()
         runtime = pods(server) if pods is not None else None
         result.mode = server.mode

@@ -20,8 +20,11 @@ from ..core.process import Finished
 from ..sandbox import views
 from .kubectl import ONE_SHOT_GO
 
-#: what a phase's box may run: bash, text tools, kubectl (and curl where installed)
-PROGRAMS = (*views.SHELL_TOOLS, "curl", "base64", "openssl")
+#: what a phase's box may run: bash, text tools, kubectl (and curl where installed), and the rest of coreutils a
+#: task image's shell scripts reach for (checksums of a baseline, numbers, files in /tmp)
+PROGRAMS = (*views.SHELL_TOOLS, "curl", "base64", "openssl", "sha256sum", "sha1sum", "sha512sum", "md5sum", "cksum",
+            "base32", "numfmt", "shuf", "split", "truncate", "dd", "printenv", "nproc", "sum", "tsort", "expand",
+            "unexpand", "du", "df", "getent", "gzip", "tar", "flock", "sync")
 #: the task's environment/scripts are on PATH (Harbor's images put them in /usr/local/bin)
 SCRIPTS = "/usr/local"
 #: kubectl's API discovery cache, as the bootstrap's kubectl left it, read-only (it names the server's resource

@@ -11,6 +11,7 @@ from . import schema as sch
 from .registry import RESOURCES, Resource
 
 _lock = threading.Lock()
+BUILTIN_GVS = frozenset((r.group, r.version) for r in RESOURCES)
 REF_V3 = "#/components/schemas/"
 EXTRA_DEFS = ("io.k8s.apimachinery.pkg.apis.meta.v1.Status", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
               "io.k8s.apimachinery.pkg.apis.meta.v1.Patch")
@@ -85,7 +86,8 @@ def _component(name: str) -> dict:
 
 
 def _op(res: Resource, action: str, summary: str, body: bool, patch: bool = False, list_op: bool = False) -> dict:
-    ref = {"$ref": REF_V3 + (res.definition + "List" if list_op else res.definition)}
+    definition = definition_name(res)
+    ref = {"$ref": REF_V3 + (definition + "List" if list_op else definition)}
     op = {"description": summary, "operationId": f"{action}{res.kind}",
           "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}},
                         "401": {"description": "Unauthorized"}},
@@ -102,7 +104,7 @@ def _op(res: Resource, action: str, summary: str, body: bool, patch: bool = Fals
             content = {media: {"schema": {"$ref": REF_V3 + "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}}
                        for media in PATCH_TYPES}
         else:
-            content = {"*/*": {"schema": {"$ref": REF_V3 + res.definition}}}
+            content = {"*/*": {"schema": {"$ref": REF_V3 + definition}}}
         op["requestBody"] = {"content": content, "required": True}
         op["parameters"] = params
     return op
@@ -153,11 +155,80 @@ def document(group: str, version: str) -> bytes:
 
 @functools.lru_cache(maxsize=1)
 def index() -> bytes:
+    return json.dumps({"paths": _index_paths(dict.fromkeys((r.group, r.version) for r in RESOURCES), document)}).encode()
+
+
+def _index_paths(group_versions, make) -> dict:
     paths = {}
-    for group, version in dict.fromkeys((r.group, r.version) for r in RESOURCES):
-        digest = hashlib.sha512(document(group, version)).hexdigest()[:128].upper()
+    for group, version in group_versions:
+        digest = _digest(make(group, version))
         paths[gv_path(group, version)] = {"serverRelativeURL": f"/openapi/v3/{gv_path(group, version)}?hash={digest}"}
+    return paths
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(doc: bytes) -> str:
+    return hashlib.sha512(doc).hexdigest()[:128].upper()
+
+
+def definition_name(res: Resource) -> str:
+    """The schema name of res's objects: the built-in definition, or (custom) reversed-group.version.Kind."""
+    if res.custom is None:
+        return res.definition
+    return ".".join(reversed(res.group.split("."))) + f".{res.version}.{res.kind}"
+
+
+def index_for(registry) -> bytes:
+    """The /openapi/v3 index of a server: the built-in group-versions and those its CRDs serve."""
+    custom = [gv for gv in registry.group_versions() if gv not in BUILTIN_GVS]
+    if not custom:
+        return index()
+    paths = json.loads(index())["paths"]
+    paths.update(_index_paths(custom, lambda g, v: document_for(registry, g, v)[0]))
     return json.dumps({"paths": paths}).encode()
+
+
+def document_for(registry, group: str, version: str) -> tuple[bytes, str]:
+    """(the OpenAPI v3 document of a group-version, its ETag)."""
+    if (group, version) in BUILTIN_GVS:
+        doc = document(group, version)
+    else:
+        resources = tuple(r for r in registry.resources if (r.group, r.version) == (group, version))
+        doc = _custom_document(registry.revision, group, version, resources)
+    return doc, _digest(doc)[:32]
+
+
+@functools.lru_cache(maxsize=64)
+def _custom_document(revision, group: str, version: str, resources: tuple[Resource, ...]) -> bytes:
+    """A CRD group-version's document: its objects' schemas (as the CRD gives them) with ObjectMeta."""
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    names = _reachable([meta, "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", *EXTRA_DEFS])
+    schemas = {name: _component(name) for name in names}
+    paths: dict = {}
+    for res in resources:
+        gvk = [{"group": group, "kind": res.kind, "version": version}]
+        schema = json.loads(json.dumps(res.custom.schema or {"type": "object"}))
+        props = schema.setdefault("properties", {})
+        props["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned schema of this "
+                                                                "representation of an object."}
+        props["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource "
+                                                          "this object represents."}
+        props["metadata"] = {"allOf": [{"$ref": REF_V3 + meta}],
+                             "description": "Standard object's metadata."}
+        schema["type"] = "object"
+        schema["x-kubernetes-group-version-kind"] = gvk
+        name = definition_name(res)
+        schemas[name] = schema
+        schemas[name + "List"] = {
+            "type": "object", "required": ["items"], "x-kubernetes-group-version-kind": [
+                {"group": group, "kind": res.kind + "List", "version": version}],
+            "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                           "items": {"type": "array", "items": {"$ref": REF_V3 + name}},
+                           "metadata": {"allOf": [{"$ref": REF_V3 + "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"}]}}}
+        paths.update(_paths(res))
+    doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}, "paths": paths,
+           "components": {"schemas": schemas}}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def v2_stub() -> bytes:

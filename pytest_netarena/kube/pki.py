@@ -104,12 +104,18 @@ class Authority:
         return {"client-certificate-data": _pem(self.admin_pem), "client-key-data": _pem(self.admin_key_pem)}
 
     # -- TLS ------------------------------------------------------------------------------------------------
-    def server_context(self) -> ssl.SSLContext:
-        """The serving context: our certificate; client certificates optional, verified against our CA."""
-        context = self._contexts.get("server")
+    def server_context(self, small_clients: bool = False) -> ssl.SSLContext:
+        """The serving context: our certificate; client certificates optional, verified against our CA.
+
+        small_clients: also accept TLS 1.2 clients that sign with SHA-1 only, as Go's server does (busybox wget's
+        TLS, in pods): OpenSSL refuses them from security level 1; the ciphers stay the same (ECDHE, AES-GCM)."""
+        name = "small" if small_clients else "server"
+        context = self._contexts.get(name)
         if context is None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.minimum_version = ssl.TLSVersion.TLSv1_2
+            if small_clients:
+                context.set_ciphers("@SECLEVEL=0:ECDH+AESGCM:ECDH+CHACHA20:ECDH+AES:!aNULL:!eNULL:!SHA1:!AESCCM")
             with tempfile.TemporaryDirectory(prefix="netarena-tls-") as folder:  # ssl loads chains from files only
                 cert_path, key_path = os.path.join(folder, "cert"), os.path.join(folder, "key")
                 with open(os.open(key_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as handle:
@@ -120,7 +126,7 @@ class Authority:
             context.verify_mode = ssl.CERT_OPTIONAL
             context.load_verify_locations(cadata=self.ca_pem.decode())
             context.set_alpn_protocols(["http/1.1"])  # kubectl offers h2 first; this server speaks HTTP/1.1
-            self._contexts["server"] = context
+            self._contexts[name] = context
         return context
 
 

@@ -59,6 +59,7 @@ class PodRuntime(Protocol):
 def container_of(pod: dict, wanted: str | None) -> str:
     """The container a request names, or the pod's only (or default) one; 400 as a real server says otherwise."""
     containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    inits = [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
     name = pod["metadata"]["name"]
     if not wanted:
         default = (pod["metadata"].get("annotations") or {}).get(DEFAULT_CONTAINER)
@@ -66,9 +67,10 @@ def container_of(pod: dict, wanted: str | None) -> str:
             return default
         if len(containers) == 1:
             return containers[0]
+        also = f" or one of the init containers: [{' '.join(inits)}]" if inits else ""
         raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                 f"[{' '.join(containers)}]")
-    if wanted not in containers:
+                                 f"[{' '.join(containers)}]{also}")
+    if wanted not in containers and wanted not in inits:
         raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
     return wanted
 

@@ -1,119 +1,57 @@
-"""Decoding `application/vnd.kubernetes.protobuf` request bodies (what `kubectl create <kind>` sends).
+"""Decoding `application/vnd.kubernetes.protobuf` request bodies (what `kubectl create <kind>` and `autoscale` send).
 
-A schema-less wire-format reader plus field-number tables for the few kinds those commands create.
-The field numbers are those of the published k8s.io/api generated.proto files.
+A schema-less wire-format reader, read through the field tables of protowire.py (the k8s.io/api messages) and the
+apimachinery messages below. A field this server does not know is refused (415), never silently dropped: a Job made
+from a CronJob must keep every field of its pod template.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
+import json
+import struct
 
 from . import errors
+from .protowire import MESSAGES
 
 MAGIC = b"k8s\x00"
 
-S, I, B, BYTES, TIME, INTSTR, QTY = "string", "int", "bool", "bytes", "time", "intstr", "quantity"
-MAP, MAP_BYTES, MAP_QTY = "map", "map-bytes", "map-quantity"
 
+class UnknownField(ValueError):
+    """A field number the tables do not have (a newer Kubernetes' field): refused rather than lost."""
 
-def _f(name: str, kind: str, repeated: bool = False, pointer: bool = False) -> tuple:
-    return name, kind, repeated, pointer
-
-
-# message -> {field number: (json name, type, repeated, pointer)}
-MESSAGES: dict[str, dict[int, tuple]] = {
-    "Unknown": {1: _f("typeMeta", "TypeMeta"), 2: _f("raw", BYTES), 3: _f("contentEncoding", S),
-                4: _f("contentType", S)},
-    "TypeMeta": {1: _f("apiVersion", S), 2: _f("kind", S)},
-    "ObjectMeta": {1: _f("name", S), 2: _f("generateName", S), 3: _f("namespace", S), 5: _f("uid", S),
-                   6: _f("resourceVersion", S), 7: _f("generation", I), 8: _f("creationTimestamp", TIME),
-                   9: _f("deletionTimestamp", TIME), 10: _f("deletionGracePeriodSeconds", I, pointer=True),
-                   11: _f("labels", MAP), 12: _f("annotations", MAP),
-                   13: _f("ownerReferences", "OwnerReference", True), 14: _f("finalizers", S, True)},
-    "OwnerReference": {1: _f("kind", S), 3: _f("name", S), 4: _f("uid", S), 5: _f("apiVersion", S),
-                       6: _f("controller", B, pointer=True), 7: _f("blockOwnerDeletion", B, pointer=True)},
-    "Namespace": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "NamespaceSpec"),
-                  3: _f("status", "NamespaceStatus")},
-    "NamespaceSpec": {1: _f("finalizers", S, True)},
-    "NamespaceStatus": {1: _f("phase", S)},
-    "ConfigMap": {1: _f("metadata", "ObjectMeta"), 2: _f("data", MAP), 3: _f("binaryData", MAP_BYTES),
-                  4: _f("immutable", B, pointer=True)},
-    "Secret": {1: _f("metadata", "ObjectMeta"), 2: _f("data", MAP_BYTES), 3: _f("type", S),
-               4: _f("stringData", MAP), 5: _f("immutable", B, pointer=True)},
-    "Service": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "ServiceSpec"), 3: _f("status", "Empty")},
-    "ServiceSpec": {1: _f("ports", "ServicePort", True), 2: _f("selector", MAP), 3: _f("clusterIP", S),
-                    4: _f("type", S), 5: _f("externalIPs", S, True), 7: _f("sessionAffinity", S),
-                    8: _f("loadBalancerIP", S), 9: _f("loadBalancerSourceRanges", S, True),
-                    10: _f("externalName", S), 11: _f("externalTrafficPolicy", S),
-                    12: _f("healthCheckNodePort", I), 13: _f("publishNotReadyAddresses", B),
-                    17: _f("ipFamilyPolicy", S), 18: _f("clusterIPs", S, True), 19: _f("ipFamilies", S, True),
-                    20: _f("allocateLoadBalancerNodePorts", B, pointer=True), 21: _f("loadBalancerClass", S),
-                    22: _f("internalTrafficPolicy", S), 23: _f("trafficDistribution", S)},
-    "ServicePort": {1: _f("name", S), 2: _f("protocol", S), 3: _f("port", I), 4: _f("targetPort", INTSTR),
-                    5: _f("nodePort", I), 6: _f("appProtocol", S)},
-    "Deployment": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "DeploymentSpec"), 3: _f("status", "Empty")},
-    "DeploymentSpec": {1: _f("replicas", I, pointer=True), 2: _f("selector", "LabelSelector"),
-                       3: _f("template", "PodTemplateSpec"), 4: _f("strategy", "DeploymentStrategy"),
-                       5: _f("minReadySeconds", I), 6: _f("revisionHistoryLimit", I, pointer=True),
-                       7: _f("paused", B), 9: _f("progressDeadlineSeconds", I, pointer=True)},
-    "DeploymentStrategy": {1: _f("type", S), 2: _f("rollingUpdate", "RollingUpdateDeployment")},
-    "RollingUpdateDeployment": {1: _f("maxUnavailable", INTSTR), 2: _f("maxSurge", INTSTR)},
-    "LabelSelector": {1: _f("matchLabels", MAP), 2: _f("matchExpressions", "LabelSelectorRequirement", True)},
-    "LabelSelectorRequirement": {1: _f("key", S), 2: _f("operator", S), 3: _f("values", S, True)},
-    "PodTemplateSpec": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodSpec")},
-    "PodSpec": {2: _f("containers", "Container", True), 3: _f("restartPolicy", S),
-                4: _f("terminationGracePeriodSeconds", I, pointer=True), 6: _f("dnsPolicy", S),
-                7: _f("nodeSelector", MAP), 8: _f("serviceAccountName", S), 9: _f("serviceAccount", S),
-                10: _f("nodeName", S), 11: _f("hostNetwork", B), 15: _f("imagePullSecrets", "LocalObjectReference", True),
-                16: _f("hostname", S), 17: _f("subdomain", S), 19: _f("schedulerName", S),
-                20: _f("initContainers", "Container", True),
-                21: _f("automountServiceAccountToken", B, pointer=True), 24: _f("priorityClassName", S)},
-    "LocalObjectReference": {1: _f("name", S)},
-    "Container": {1: _f("name", S), 2: _f("image", S), 3: _f("command", S, True), 4: _f("args", S, True),
-                  5: _f("workingDir", S), 6: _f("ports", "ContainerPort", True), 7: _f("env", "EnvVar", True),
-                  8: _f("resources", "ResourceRequirements"), 13: _f("terminationMessagePath", S),
-                  14: _f("imagePullPolicy", S), 16: _f("stdin", B), 17: _f("stdinOnce", B), 18: _f("tty", B),
-                  20: _f("terminationMessagePolicy", S)},
-    "ContainerPort": {1: _f("name", S), 2: _f("hostPort", I), 3: _f("containerPort", I), 4: _f("protocol", S),
-                      5: _f("hostIP", S)},
-    "EnvVar": {1: _f("name", S), 2: _f("value", S)},
-    "ResourceRequirements": {1: _f("limits", MAP_QTY), 2: _f("requests", MAP_QTY)},
-    "SelfSubjectAccessReview": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "SelfSubjectAccessReviewSpec")},
-    "SelfSubjectAccessReviewSpec": {1: _f("resourceAttributes", "ResourceAttributes"),
-                                    2: _f("nonResourceAttributes", "NonResourceAttributes")},
-    "ResourceAttributes": {1: _f("namespace", S), 2: _f("verb", S), 3: _f("group", S), 4: _f("version", S),
-                           5: _f("resource", S), 6: _f("subresource", S), 7: _f("name", S)},
-    "NonResourceAttributes": {1: _f("path", S), 2: _f("verb", S)},
-    "SelfSubjectRulesReview": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "SelfSubjectRulesReviewSpec")},
-    "SelfSubjectRulesReviewSpec": {1: _f("namespace", S)},
-    "SelfSubjectReview": {1: _f("metadata", "ObjectMeta")},
-    "TokenRequest": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "TokenRequestSpec")},
-    "TokenRequestSpec": {1: _f("audiences", S, True), 3: _f("boundObjectRef", "BoundObjectReference"),
-                         4: _f("expirationSeconds", I, pointer=True)},
-    "BoundObjectReference": {1: _f("kind", S), 2: _f("apiVersion", S), 3: _f("name", S), 4: _f("uid", S)},
-    "ServiceAccount": {1: _f("metadata", "ObjectMeta"), 2: _f("secrets", "ObjectReference", True),
-                       3: _f("imagePullSecrets", "LocalObjectReference", True),
-                       4: _f("automountServiceAccountToken", B, pointer=True)},
-    "ObjectReference": {1: _f("kind", S), 2: _f("namespace", S), 3: _f("name", S), 4: _f("uid", S),
-                        5: _f("apiVersion", S), 6: _f("resourceVersion", S), 7: _f("fieldPath", S)},
-    "Role": {1: _f("metadata", "ObjectMeta"), 2: _f("rules", "PolicyRule", True)},
-    "ClusterRole": {1: _f("metadata", "ObjectMeta"), 2: _f("rules", "PolicyRule", True),
-                    3: _f("aggregationRule", "AggregationRule")},
-    "AggregationRule": {1: _f("clusterRoleSelectors", "LabelSelector", True)},
-    "PolicyRule": {1: _f("verbs", S, True), 2: _f("apiGroups", S, True), 3: _f("resources", S, True),
-                   4: _f("resourceNames", S, True), 5: _f("nonResourceURLs", S, True)},
-    "RoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True), 3: _f("roleRef", "RoleRef")},
-    "ClusterRoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True),
-                           3: _f("roleRef", "RoleRef")},
-    "Subject": {1: _f("kind", S), 2: _f("apiGroup", S), 3: _f("name", S), 4: _f("namespace", S)},
-    "RoleRef": {1: _f("apiGroup", S), 2: _f("kind", S), 3: _f("name", S)},
-    "Empty": {},
+#: the apimachinery messages (meta/v1, runtime) in protowire's notation
+APIMACHINERY = {
+    "Unknown": "1:typeMeta:@TypeMeta 2:raw:y 3:contentEncoding:s 4:contentType:s",
+    "TypeMeta": "1:apiVersion:s 2:kind:s",
+    "ObjectMeta": ("1:name:s 2:generateName:s 3:namespace:s 4:selfLink:s 5:uid:s 6:resourceVersion:s 7:generation:i "
+                   "8:creationTimestamp:t 9:deletionTimestamp:t? 10:deletionGracePeriodSeconds:i? 11:labels:m "
+                   "12:annotations:m 13:ownerReferences:@OwnerReference* 14:finalizers:s* "
+                   "17:managedFields:@ManagedFieldsEntry*"),
+    "ManagedFieldsEntry": ("1:manager:s 2:operation:s 3:apiVersion:s 4:time:t? 6:fieldsType:s 7:fieldsV1:r? "
+                           "8:subresource:s"),
+    "OwnerReference": "1:kind:s! 3:name:s! 4:uid:s! 5:apiVersion:s! 6:controller:b? 7:blockOwnerDeletion:b?",
+    "LabelSelector": "1:matchLabels:m 2:matchExpressions:@LabelSelectorRequirement*",
+    "LabelSelectorRequirement": "1:key:s! 2:operator:s! 3:values:s*",
+    "Condition": ("1:type:s! 2:status:s! 3:observedGeneration:i 4:lastTransitionTime:t! 5:reason:s! "
+                  "6:message:s!"),
 }
 
-TOP_LEVEL = {"Namespace", "ConfigMap", "Secret", "Service", "Deployment", "SelfSubjectAccessReview",
-             "SelfSubjectRulesReview", "SelfSubjectReview", "TokenRequest", "ServiceAccount", "Role", "ClusterRole",
-             "RoleBinding", "ClusterRoleBinding"}
+
+@functools.lru_cache(maxsize=None)
+def table(name: str) -> dict[int, tuple[str, str, str]]:
+    """number -> (json name, type, flags) of a message."""
+    text = APIMACHINERY.get(name) or MESSAGES.get(name)
+    if text is None:
+        raise KeyError(name)
+    out = {}
+    for entry in text.split():
+        number, json_name, rest = entry.split(":", 2)  # rest may hold a message name with a colon
+        kind = rest.rstrip("*?!^")
+        out[int(number)] = (json_name, kind, rest[len(kind):])
+    return out
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -158,76 +96,86 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def _parts(value) -> dict:
+    return {n: v for n, _, v in fields(value)}
+
+
 def _scalar(kind: str, value):
-    if kind == S:
+    if kind == "s":
         return value.decode("utf-8")
-    if kind == I:
+    if kind == "i":
         return _signed(value)
-    if kind == B:
+    if kind == "b":
         return bool(value)
-    if kind == BYTES:
-        return bytes(value)
-    if kind == TIME:
-        parts = dict((n, v) for n, _, v in fields(value))
-        seconds = _signed(parts.get(1, 0))
-        if seconds == 0:
-            return None
-        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if kind == INTSTR:
-        parts = dict((n, v) for n, _, v in fields(value))
-        if parts.get(1, 0) == 1:
-            return parts.get(3, b"").decode()
-        return _signed(parts.get(2, 0))
-    if kind == QTY:
-        parts = dict((n, v) for n, _, v in fields(value))
-        return parts.get(1, b"").decode()
-    raise ValueError(kind)
+    if kind == "y":
+        return base64.b64encode(bytes(value)).decode()
+    if kind == "f":
+        return struct.unpack("<d", value.to_bytes(8, "little"))[0]
+    if kind == "t":
+        seconds = _signed(_parts(value).get(1, 0))
+        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if seconds else None
+    if kind == "d":
+        return _parts(value).get(1, b"").decode()
+    if kind == "x":
+        parts = _parts(value)
+        return parts.get(3, b"").decode() if parts.get(1, 0) == 1 else _signed(parts.get(2, 0))
+    if kind == "q":
+        return _parts(value).get(1, b"").decode()
+    if kind == "r":
+        raw = _parts(value).get(1, b"")
+        return json.loads(raw) if raw else None
+    raise ValueError(f"unknown field type {kind}")
 
 
 def _map_entry(kind: str, value: bytes) -> tuple[str, object]:
-    parts = dict((n, v) for n, _, v in fields(value))
-    key = parts.get(1, b"").decode()
-    raw = parts.get(2, b"")
-    if kind == MAP_BYTES:
+    parts = _parts(value)
+    key, raw = parts.get(1, b"").decode(), parts.get(2, b"")
+    if kind == "mb":
         return key, base64.b64encode(raw).decode()
-    if kind == MAP_QTY:
-        return key, _scalar(QTY, raw)
+    if kind == "mq":
+        return key, _scalar("q", raw)
     return key, raw.decode()
 
 
+def _empty(value) -> bool:
+    return value in ("", 0, False, None) or value == {} or value == []
+
+
 def message(name: str, data: bytes) -> dict:
-    table = MESSAGES[name]
+    spec = table(name)
     out: dict = {}
-    pointers = set()
+    kept: set[str] = set()
     for number, _, value in fields(data):
-        spec = table.get(number)
-        if spec is None:
-            continue  # a field this server does not model
-        key, kind, repeated, pointer = spec
-        if pointer:
-            pointers.add(key)
-        if kind in (MAP, MAP_BYTES, MAP_QTY):
+        if number not in spec:
+            raise UnknownField(f"field {number} of {name} is not known to this server")
+        key, kind, flags = spec[number]
+        if kind == "-":
+            continue
+        if "?" in flags or "!" in flags:
+            kept.add(key)
+        if kind in ("m", "mb", "mq"):
             k, v = _map_entry(kind, value)
             out.setdefault(key, {})[k] = v
-            continue
-        if kind in MESSAGES:
-            item = message(kind, value)
-        elif repeated and kind in (I, B) and isinstance(value, bytes):  # packed
-            item = None
-            pos, packed = 0, []
+        elif kind.startswith("@"):
+            item = message(kind[1:], value)
+            if "^" in flags:  # already filtered by its own message: an empty emptyDir {} stays
+                out.update(item)
+                kept.update(item)
+            elif "*" in flags:
+                out.setdefault(key, []).append(item)
+            else:
+                out[key] = item
+        elif "*" in flags and kind in ("i", "b") and isinstance(value, bytes):  # packed
+            pos = 0
             while pos < len(value):
-                v, pos = _varint(value, pos)
-                packed.append(_scalar(kind, v))
-            out.setdefault(key, []).extend(packed)
-            continue
+                item, pos = _varint(value, pos)
+                out.setdefault(key, []).append(_scalar(kind, item))
+        elif "*" in flags:
+            out.setdefault(key, []).append(_scalar(kind, value))
         else:
-            item = _scalar(kind, value)
-        if repeated:
-            out.setdefault(key, []).append(item)
-        else:
-            out[key] = item
-    # gogo marshals non-pointer zero values; JSON would have omitted them.
-    return {k: v for k, v in out.items() if k in pointers or v not in ("", 0, False, None, {}, [])}
+            out[key] = _scalar(kind, value)
+    # gogo marshals zero values of plain fields; JSON omits those marked omitempty
+    return {k: v for k, v in out.items() if k in kept or not _empty(v)}
 
 
 def decode_object(raw: bytes) -> dict:
@@ -236,14 +184,19 @@ def decode_object(raw: bytes) -> dict:
     try:
         envelope = message("Unknown", raw[len(MAGIC):])
         type_meta = envelope.get("typeMeta") or {}
-        kind = type_meta.get("kind", "")
-        if kind not in TOP_LEVEL:
+        kind, api_version = type_meta.get("kind", ""), type_meta.get("apiVersion", "")
+        name = f"{api_version}:{kind}"
+        if name not in MESSAGES:
             raise errors.ApiError(
                 415, "UnsupportedMediaType",
                 f"protobuf bodies of kind {kind or '(none)'} are not supported by this embedded Kubernetes API "
                 "server; send JSON or YAML instead (for example `kubectl apply -f` or `kubectl create -f`)")
-        obj = message(kind, envelope.get("raw", b""))
-    except (ValueError, UnicodeDecodeError, KeyError) as error:
+        raw_object = base64.b64decode(envelope["raw"]) if envelope.get("raw") else b""
+        obj = message(name, raw_object)
+    except UnknownField as error:
+        raise errors.ApiError(415, "UnsupportedMediaType",
+                              f"unable to decode the protobuf body: {error}; send JSON or YAML instead") from None
+    except (ValueError, UnicodeDecodeError, KeyError, struct.error) as error:
         raise errors.bad_request(f"unable to decode the protobuf body: {error}") from None
     obj.pop("status", None)
-    return {"apiVersion": type_meta.get("apiVersion", ""), "kind": kind, **obj}
+    return {"apiVersion": api_version, "kind": kind, **obj}

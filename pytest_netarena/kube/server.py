@@ -13,7 +13,7 @@ import traceback
 from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
+from . import audit, baseline, bodies, errors, handlers, limits, notices, podio, rbac, sessions
 from .connections import TrackedConnections
 from .ops import Cluster
 from .storeapi import StoreAPI
@@ -65,8 +65,9 @@ class _HTTPServer(TrackedConnections, ThreadingHTTPServer):
         return conn, address
 
     def handle_error(self, request, client_address):
-        if sys.exc_info()[0] in (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError):
-            return  # a client that gave up the TLS handshake or the connection: nothing to report
+        kind = sys.exc_info()[0]
+        if kind is not None and issubclass(kind, (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return  # a client that gave up the TLS handshake or the connection (an EOF mid-TLS): nothing to report
         super().handle_error(request, client_address)
 
 
@@ -142,6 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, method: str) -> None:
         app = self.server.app
+        collecting = notices.begin()
         try:
             try:
                 body = self._read_body()
@@ -168,6 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
             result = handlers.Response(500, errors.internal(f"{type(error).__name__}: {error}").status())
+        self.warnings = notices.end(collecting)
         try:
             if isinstance(result, handlers.WatchRequest):
                 self._watch(app, result)
@@ -220,6 +223,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", result.headers.pop("Cache-Control", "no-cache, private"))
         for key, value in result.headers.items():
             self.send_header(key, value)
+        for warning in getattr(self, "warnings", ()):
+            self.send_header("Warning", notices.header(warning))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
@@ -275,7 +280,8 @@ class EmbeddedAPIServer(StoreAPI):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, controllers: bool = True,
                  minor: int | None = None, request_log: bool = False, sock: socket.socket | None = None,
-                 scope: str | None = None, tls: bool = False, audit_log: str | None = None):
+                 scope: str | None = None, tls: bool = False, audit_log: str | None = None,
+                 nodes: list | None = None, profile=None):
         """sock: a bound socket to listen on (e.g. made inside a network namespace) instead of host:port.
 
         scope: None serves every request with full rights (the harness's own server); a namespace name
@@ -286,7 +292,9 @@ class EmbeddedAPIServer(StoreAPI):
         tls: the main listener speaks https with a certificate of this server's own CA; there requests are
         who their bearer token (a ServiceAccount's) or client certificate (the admin kubeconfig's) says,
         authorized by the stored RBAC objects, and anonymous without either (docs/kube.md, "Identities").
-        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line)."""
+        audit_log: a file the refused requests are appended to (audit.k8s.io Events, one JSON per line).
+        nodes: the cluster's nodes (kube.nodes.NodeSpec; one node when None); profile: a kube.k3s.Profile, whose
+        bundled objects (traefik, the local-path StorageClass, ...) the cluster starts with."""
         from .pki import Authority
 
         self.scope = scope
@@ -318,7 +326,8 @@ class EmbeddedAPIServer(StoreAPI):
         #: what runs the pods (podio.PodRuntime, e.g. pytest_netarena.cluster.LiveCluster); None: this server
         #: only stores them (`kubectl exec` and `logs` answer that it runs no pods)
         self.runtime = None
-        baseline.load(self.cluster)
+        self.profile = profile  #: the k3s profile (kube.k3s.Profile) it was started with, None: plain Kubernetes
+        baseline.load(self.cluster, nodes, profile)
         self.store.snapshot()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -330,11 +339,12 @@ class EmbeddedAPIServer(StoreAPI):
         return self
 
     def listen(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None,
-               scope: str | None = None, tls: bool = False) -> str:
+               scope: str | None = None, tls: bool = False, small_clients: bool = False) -> str:
         """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
         scoped inside a network namespace, or an https one beside a plain one); returns its URL. Stopped
-        with the server."""
-        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, self._context() if tls else None))
+        with the server. small_clients: TLS for clients as small as busybox's (pki.Authority.server_context)."""
+        context = self.authority.server_context(small_clients) if tls else None
+        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, context))
         return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
 
     def close_listener(self, url: str, timeout: float = 10.0) -> bool:
@@ -367,6 +377,7 @@ class EmbeddedAPIServer(StoreAPI):
 
     def stop(self) -> None:
         self.stopping = True
+        self.cluster.timers.stop()
         self.store.close()
         listeners, self._listeners = self._listeners, []
         # side by side: each shutdown waits for its loop's next poll
@@ -442,14 +453,16 @@ class EmbeddedAPIServer(StoreAPI):
                                                               "namespace": namespace}}],
                 "preferences": {}}
 
-    def token(self, namespace: str, account: str, seconds: int = 3600) -> str:
-        """A bound token of a ServiceAccount (what `kubectl create token` returns); KeyError if it is missing."""
+    def token(self, namespace: str, account: str, seconds: int = 3600, pod: dict | None = None,
+              audiences: list[str] | None = None) -> str:
+        """A bound token of a ServiceAccount (what `kubectl create token` returns; bound to pod when given, as the
+        kubelet's projected token is); KeyError if it is missing."""
         from . import tokens
 
         sa = self.store.get("serviceaccounts", namespace, account)
         if sa is None:
             raise KeyError(f"no ServiceAccount {namespace}/{account}")
-        return tokens.sign(self.authority, tokens.bound_claims(namespace, sa, seconds))
+        return tokens.sign(self.authority, tokens.bound_claims(namespace, sa, seconds, audiences, pod))
 
     def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
         from .kubectl import save_kubeconfig

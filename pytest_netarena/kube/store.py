@@ -24,6 +24,7 @@ class Store:
         self._sizes: dict[tuple[str, str, str], int] = {}  # (plural, namespace, name) -> bytes of the object
         self._namespace_bytes: dict[str, int] = {}  # namespace -> bytes of its objects (the quota's measure)
         self._rv = 0
+        self._written: dict[str, int] = {}  # plural -> the resourceVersion of its last write
         self._events: collections.deque = collections.deque(maxlen=EVENT_LOG_SIZE)
         self._cond = threading.Condition()
         self._listeners: list[Listener] = []
@@ -41,6 +42,10 @@ class Store:
         self.tracker = None
         #: the server's pki.Authority (CA, token signing key) the identity controllers use; None: no credentials
         self.authority = None
+        #: where the HorizontalPodAutoscaler controller reads the pods' usage (autoscaler.py); None: no metrics API
+        self.metrics = None
+        #: the server's registry.Registry (the resources it serves), set by ops.Cluster
+        self.registry = None
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
@@ -99,6 +104,10 @@ class Store:
     def get(self, plural: str, namespace: str, name: str) -> dict | None:
         return self._objects.get(plural, {}).get((namespace, name))
 
+    def written(self, plural: str) -> tuple[int, int]:
+        """Changes whenever an object of plural is written (and on a reset): a cache of what they say is stale."""
+        return self.epoch, self._written.get(plural, 0)
+
     def namespace_bytes(self, namespace: str) -> int:
         """Bytes (compact JSON) of every object stored in the namespace."""
         return self._namespace_bytes.get(namespace, 0)
@@ -126,6 +135,7 @@ class Store:
         with self.lock:
             self._rv += 1
             obj["metadata"]["resourceVersion"] = str(self._rv)
+            self._written[plural] = self._rv
             meta = obj["metadata"]
             objects = self._objects.setdefault(plural, {})
             key = (meta.get("namespace", ""), meta["name"])
@@ -143,6 +153,7 @@ class Store:
             if obj is not None:
                 self._count(plural, (namespace, name), 0)
                 self._rv += 1
+                self._written[plural] = self._rv
                 gone = dict(obj)
                 gone["metadata"] = dict(obj["metadata"], resourceVersion=str(self._rv))
                 if self.tracker is not None:

@@ -47,7 +47,7 @@ class StoreAPI:
     # -- Python-side store API ------------------------------------------------------------------
     def apply_object(self, obj: dict) -> dict:
         """Create or replace obj (a manifest dict); status given here is kept. Returns the stored object."""
-        res = registry.resource_for_kind(obj.get("kind", ""))
+        res = self.cluster.registry.for_kind(obj.get("kind", ""), obj.get("apiVersion", ""))
         body = copy.deepcopy(obj)
         meta = body.setdefault("metadata", {})
         namespace = meta.get("namespace") or ("default" if res.namespaced else "")
@@ -55,7 +55,7 @@ class StoreAPI:
             if res.namespaced and self.store.get("namespaces", "", namespace) is None:
                 self.cluster.create(registry.BY_KIND["Namespace"], "", {"metadata": {"name": namespace}},
                                     privileged=True)
-            existing = self.store.get(res.plural, namespace if res.namespaced else "", meta.get("name", ""))
+            existing = self.store.get(res.key, namespace if res.namespaced else "", meta.get("name", ""))
             if existing is None:
                 return self.cluster.create(res, namespace, body, privileged=True)
             meta.pop("resourceVersion", None)
@@ -82,14 +82,14 @@ class StoreAPI:
         self.cluster.reconcile(namespace or "")
 
     def get_object(self, kind: str, namespace: str | None, name: str) -> dict | None:
-        res = registry.resource_for_kind(kind)
-        obj = self.store.get(res.plural, (namespace or "default") if res.namespaced else "", name)
+        res = self.cluster.registry.for_kind(kind)
+        obj = self.store.get(res.key, (namespace or "default") if res.namespaced else "", name)
         return copy.deepcopy(obj) if obj is not None else None
 
     def list_objects(self, kind: str, namespace: str | None = None) -> list[dict]:
         """Deep copies the caller may change (see iter_objects for a read-only, no-copy listing)."""
-        res = registry.resource_for_kind(kind)
-        return copy.deepcopy(self.store.list(res.plural, namespace if res.namespaced else None))
+        res = self.cluster.registry.for_kind(kind)
+        return copy.deepcopy(self.store.list(res.key, namespace if res.namespaced else None))
 
     def iter_objects(self, kind: str, namespace: str | None = None) -> Iterator[dict]:
         """The stored objects of kind (in one namespace, or all), sorted by (namespace, name), without copies.
@@ -97,8 +97,8 @@ class StoreAPI:
         For trusted callers that read many objects often: the dicts are the store's own and must never
         be mutated (the store replaces objects on write, so a view stays valid and consistent). The
         listing is taken when called; wrap several calls in reading() for one consistent version."""
-        res = registry.resource_for_kind(kind)
-        return iter(self.store.list(res.plural, namespace if res.namespaced else None))
+        res = self.cluster.registry.for_kind(kind)
+        return iter(self.store.list(res.key, namespace if res.namespaced else None))
 
     @contextmanager
     def reading(self, timeout: float | None = None) -> Iterator[int]:
@@ -113,7 +113,7 @@ class StoreAPI:
             self.store.lock.release()
 
     def delete_object(self, kind: str, namespace: str | None, name: str) -> bool:
-        res = registry.resource_for_kind(kind)
+        res = self.cluster.registry.for_kind(kind)
         try:
             self.cluster.delete(res, (namespace or "default") if res.namespaced else "", name)
         except errors.ApiError as error:

@@ -62,30 +62,74 @@ def _containers(obj: dict) -> list[dict]:
     return ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
 
 
-def pod_status(pod: dict) -> str:
-    meta, status = pod.get("metadata", {}), pod.get("status") or {}
+def _terminated_reason(state: dict, prefix: str = "") -> str:
+    if state.get("reason"):
+        return prefix + state["reason"]
+    if state.get("signal"):
+        return f"{prefix}Signal:{state['signal']}"
+    return f"{prefix}ExitCode:{state.get('exitCode', 0)}"
+
+
+def _pod_summary(pod: dict) -> tuple[str, int, int]:
+    """(STATUS, ready containers, restarts) as kubectl's pod printer computes them, init containers included."""
+    meta, spec, status = pod.get("metadata", {}), pod.get("spec") or {}, pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or "Pending"
-    for cs in status.get("containerStatuses") or []:
+    restarts = ready = 0
+    sidecars = {c.get("name") for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"}
+    inits = status.get("initContainerStatuses") or []
+    initializing = False
+    for index, cs in enumerate(inits):
+        restarts += int(cs.get("restartCount") or 0)
         state = cs.get("state") or {}
-        if "waiting" in state and state["waiting"].get("reason"):
-            reason = state["waiting"]["reason"]
-        elif "terminated" in state:
-            reason = state["terminated"].get("reason") or "Completed"
-    if meta.get("deletionTimestamp"):
+        if "terminated" in state and state["terminated"].get("exitCode") == 0:
+            continue
+        if cs.get("name") in sidecars and cs.get("started"):
+            ready += 1 if cs.get("ready") else 0
+            continue
+        if "terminated" in state:
+            reason = _terminated_reason(state["terminated"], "Init:")
+        elif (state.get("waiting") or {}).get("reason") and state["waiting"]["reason"] != "PodInitializing":
+            reason = "Init:" + state["waiting"]["reason"]
+        else:
+            reason = f"Init:{index}/{len(spec.get('initContainers') or [])}"
+        initializing = True
+        break
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    if not initializing or conditions.get("Initialized") == "True":
+        restarts, running = 0, False
+        for cs in reversed(status.get("containerStatuses") or []):
+            restarts += int(cs.get("restartCount") or 0)
+            state = cs.get("state") or {}
+            if (state.get("waiting") or {}).get("reason"):
+                reason = state["waiting"]["reason"]
+            elif "terminated" in state:
+                reason = _terminated_reason(state["terminated"])
+            elif cs.get("ready") and "running" in state:
+                running = True
+                ready += 1
+        if reason == "Completed" and running:
+            reason = "Running" if conditions.get("Ready") == "True" else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
         reason = "Terminating"
-    return reason
+    return reason, ready, restarts
+
+
+def pod_status(pod: dict) -> str:
+    return _pod_summary(pod)[0]
 
 
 def _pod_row(pod: dict, wide: bool) -> list:
     status = pod.get("status") or {}
-    statuses = status.get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    ready = sum(1 for cs in statuses if cs.get("ready"))
-    restarts = sum(int(cs.get("restartCount") or 0) for cs in statuses)
-    row = [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts),
+    spec = pod.get("spec") or {}
+    sidecars = sum(1 for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always")
+    total = len(spec.get("containers") or []) + sidecars
+    reason, ready, restarts = _pod_summary(pod)
+    row = [pod["metadata"]["name"], f"{ready}/{total}", reason, str(restarts),
            age(pod["metadata"].get("creationTimestamp"))]
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
-    row += [status.get("podIP") or "<none>", (pod.get("spec") or {}).get("nodeName") or "<none>",
+    gates = spec.get("readinessGates") or []
+    row += [status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
             status.get("nominatedNodeName") or "<none>", f"{len(gates)}/{len(gates)}" if gates else "<none>"]
     return row
 
@@ -132,10 +176,11 @@ def _images(obj: dict) -> tuple[str, str]:
 
 
 def _node_ready(node: dict) -> str:
+    state = "Unknown"
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return "Ready" if cond.get("status") == "True" else "NotReady"
-    return "Unknown"
+            state = "Ready" if cond.get("status") == "True" else "NotReady"
+    return state + (",SchedulingDisabled" if (node.get("spec") or {}).get("unschedulable") else "")
 
 
 def _event_object(ev: dict) -> str:
@@ -170,6 +215,51 @@ NAME = _c("Name", fmt="name")
 AGE = _c("Age")
 
 # kind -> (columns, row function)
+def _job_row(job: dict) -> list:
+    """kubectl's Job columns: NAME, STATUS, COMPLETIONS, DURATION, AGE."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    kinds = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    shown = "Running"
+    for kind, text in (("Complete", "Complete"), ("Failed", "Failed")):
+        if kind in kinds:
+            shown = text
+            break
+    else:
+        if job["metadata"].get("deletionTimestamp"):
+            shown = "Terminating"
+        elif "Suspended" in kinds:
+            shown = "Suspended"
+        elif "FailureTarget" in kinds:
+            shown = "FailureTarget"
+        elif "SuccessCriteriaMet" in kinds:
+            shown = "SuccessCriteriaMet"
+    completions = spec.get("completions")
+    done = f"{status.get('succeeded', 0)}/{completions}" if completions is not None else \
+        f"{status.get('succeeded', 0)}/1 of {spec.get('parallelism', 1)}"
+    duration = ""
+    if status.get("startTime"):
+        end = _parse_time(status.get("completionTime")) or dt.datetime.now(dt.UTC)
+        start = _parse_time(status["startTime"])
+        duration = _short((end - start).total_seconds()) if start else ""
+    return [job["metadata"]["name"], shown, done, duration, age(job["metadata"].get("creationTimestamp"))]
+
+
+def _short(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60}s" if seconds < 600 else f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60}m"
+
+
+def _parse_time(stamp: str | None):
+    try:
+        return dt.datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+
+
 COLUMNS = {
     "Pod": ([NAME, _c("Ready"), _c("Status"), _c("Restarts"), AGE, _c("IP", priority=1),
              _c("Node", priority=1), _c("Nominated Node", priority=1), _c("Readiness Gates", priority=1)],
@@ -255,10 +345,9 @@ COLUMNS = {
                     lambda o: [o["metadata"]["name"],
                                f"{_status(o, 'readyReplicas')}/{(o.get('spec') or {}).get('replicas', 1)}",
                                age(o["metadata"].get("creationTimestamp")), *_images(o)]),
-    "Job": ([NAME, _c("Status"), _c("Completions"), _c("Duration"), AGE],
-            lambda o: [o["metadata"]["name"], "Complete" if _status(o, "succeeded") else "Running",
-                       f"{_status(o, 'succeeded')}/{(o.get('spec') or {}).get('completions', 1)}", "",
-                       age(o["metadata"].get("creationTimestamp"))]),
+    "Job": ([NAME, _c("Status"), _c("Completions"), _c("Duration"), AGE, _c("Containers", priority=1),
+             _c("Images", priority=1), _c("Selector", priority=1)],
+            lambda o: [*_job_row(o), *_images(o), selector_string((o.get("spec") or {}).get("selector"))]),
     "CronJob": ([NAME, _c("Schedule"), _c("Timezone"), _c("Suspend", "boolean"), _c("Active", "integer"),
                  _c("Last Schedule"), AGE],
                 lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("schedule", ""),
@@ -271,9 +360,13 @@ COLUMNS = {
 COLUMNS["Event"][0][5] = _c("Name", fmt="name", priority=1)
 
 
-def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata") -> dict:
-    columns, row_fn = COLUMNS.get(kind, ([NAME, AGE], lambda o: [o["metadata"]["name"],
-                                                                  age(o["metadata"].get("creationTimestamp"))]))
+def table(kind: str, objects: list[dict], resource_version: str, include_object: str = "Metadata",
+          layout: tuple | None = None) -> dict:
+    """layout: (columns, row function), else the kind's own."""
+    if layout is None:
+        layout = COLUMNS.get(kind)
+    columns, row_fn = layout or ([NAME, AGE], lambda o: [o["metadata"]["name"],
+                                                         age(o["metadata"].get("creationTimestamp"))])
     rows = []
     for obj in objects:
         row = {"cells": row_fn(obj)}

@@ -85,15 +85,19 @@ def secret_claims(namespace: str, account: dict, secret_name: str) -> dict:
             "sub": f"{SA_PREFIX}{namespace}:{name}"}
 
 
-def bound_claims(namespace: str, account: dict, seconds: int, audiences: list[str] | None = None) -> dict:
-    """The claims of a TokenRequest token (bound to the account's uid, expiring)."""
+def bound_claims(namespace: str, account: dict, seconds: int, audiences: list[str] | None = None,
+                 pod: dict | None = None) -> dict:
+    """The claims of a TokenRequest token (bound to the account's uid, and to a pod's when given: a projected
+    token, which dies with its pod; expiring)."""
     now = int(time.time())
     name = account["metadata"]["name"]
+    bound: dict = {"namespace": namespace}
+    if pod is not None:
+        bound["node"] = {"name": (pod.get("spec") or {}).get("nodeName", ""), "uid": ""}
+        bound["pod"] = {"name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+    bound["serviceaccount"] = {"name": name, "uid": account["metadata"]["uid"]}
     return {"aud": audiences or [AUDIENCE], "exp": now + seconds, "iat": now, "iss": ISSUER,
-            "jti": str(uuid.uuid4()),
-            "kubernetes.io": {"namespace": namespace,
-                              "serviceaccount": {"name": name, "uid": account["metadata"]["uid"]}},
-            "nbf": now, "sub": f"{SA_PREFIX}{namespace}:{name}"}
+            "jti": str(uuid.uuid4()), "kubernetes.io": bound, "nbf": now, "sub": f"{SA_PREFIX}{namespace}:{name}"}
 
 
 def account_of(store, claims: dict, token: str) -> tuple[str, str, str]:
@@ -114,6 +118,11 @@ def account_of(store, claims: dict, token: str) -> tuple[str, str, str]:
     live = store.get("serviceaccounts", namespace, name)
     if live is None or live["metadata"].get("uid") != uid:
         raise InvalidToken(f"the ServiceAccount {namespace}/{name} no longer exists")
+    pod = bound.get("pod") if isinstance(bound, dict) else None
+    if pod is not None:  # a pod's projected token is valid while that very pod lives
+        held = store.get("pods", namespace, pod.get("name", "")) if isinstance(pod, dict) else None
+        if held is None or held["metadata"].get("uid") != pod.get("uid") or held["metadata"].get("deletionTimestamp"):
+            raise InvalidToken("the pod the token was bound to no longer exists")
     if secret is not None:
         stored = store.get("secrets", namespace, secret)
         held = ((stored or {}).get("data") or {}).get("token", "")

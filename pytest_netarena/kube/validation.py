@@ -366,3 +366,8 @@ def validate_update(kind: str, group: str, old: dict, new: dict) -> None:
             causes.append(bad_value("spec.clusterIPs[0]", new_ip, "may not change once set"))
     if causes:
         raise invalid(kind, group, new["metadata"]["name"], causes)
+
+
+def object_name(kind: str, meta: dict) -> list[Cause]:
+    """The causes a kind's metadata.name has (the same check validate() starts with)."""
+    return _name(kind, meta)

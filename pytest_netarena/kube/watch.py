@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from . import errors, selectors, tables
+from . import columns, errors, selectors
 from .handlers import TABLE_TYPE, WatchRequest, dumps
+from .versions import from_storage
 
 DEFAULT_TIMEOUT = 1800.0
 POLL = 0.5
@@ -14,7 +15,7 @@ POLL = 0.5
 def _event_object(watch: WatchRequest, obj: dict, first: list[bool]) -> dict:
     if not watch.table:
         return obj
-    table = tables.table(watch.res.kind, [obj], obj["metadata"].get("resourceVersion", ""), watch.include_object)
+    table = columns.table_for(watch.res, [obj], obj["metadata"].get("resourceVersion", ""), watch.include_object)
     if not first[0]:
         table["columnDefinitions"] = []
     first[0] = False
@@ -71,7 +72,7 @@ def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None, alive=lamb
                              "annotations": {"k8s.io/initial-events-end": "true"}}}
         write_chunk(dumps({"type": "BOOKMARK", "object": mark}) + b"\n")
     while not app.stopping and not store.closed and store.epoch == epoch and alive():
-        events, ok = store.events_since(start_rv, watch.res.plural)
+        events, ok = store.events_since(start_rv, watch.res.key)
         if not ok:
             gone = errors.ApiError(410, "Expired", f"too old resource version: {start_rv}")
             write_chunk(dumps({"type": "ERROR", "object": gone.status()}) + b"\n")
@@ -79,7 +80,7 @@ def stream(app, watch: WatchRequest, write_chunk, begin=lambda: None, alive=lamb
         for rv, event_type, obj in events:
             start_rv = max(start_rv, rv)
             if matches(obj):
-                send(event_type, obj)
+                send(event_type, from_storage(watch.res, obj))
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return

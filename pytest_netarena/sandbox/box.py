@@ -25,6 +25,8 @@ from pathlib import PurePosixPath
 
 from ..core.process import Finished, run_bounded
 from . import cgroups, libraries, seccomp, views
+from .mounts import Mount
+from .mounts import arguments as mount_arguments
 from .store import store
 from .netns import NetNamespace
 from .userns import UserNetNamespace
@@ -81,6 +83,11 @@ class BoxSpec:
     #: the one set of namespace flags `unshare` may take in the box (the MALT zygote's answers make a user and
     #: IPC namespace each, then refuse every unshare); 0: none
     unshare_allowed: int = 0
+    #: root-made boxes only: the gid to run as (None: the uid's own); boxes sharing one share what it may write
+    gid: int | None = None
+    #: volumes bound in by descriptor after the other mounts (mounts.py: sources opened without following the
+    #: links their writers could plant, mount points in the root folder only root can swap)
+    mounts: tuple[Mount, ...] = ()
 
 
 def private_uid() -> int:
@@ -129,6 +136,12 @@ def command(spec: BoxSpec, argv: Sequence[str], where: Support | None = None, *,
     options = _namespaces(spec, where)
     options += _file_system(spec, root, count_inside)
     fds: list[int] = []
+    try:
+        options += mount_arguments(spec.mounts, spec.root, fds)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
     options += _files(spec, uid, fds)
     options += _environment(spec)
     if kernel_filter and seccomp.supported():
@@ -287,7 +300,8 @@ def _privileges(spec: BoxSpec, root: bool, uid: int, count_inside: bool) -> tupl
         for cap in ("SETUID", "SETGID", "SETPCAP", *keep):
             box += ["--cap-add", f"CAP_{cap}"]
         listed = "".join(f",+{cap.lower()}" for cap in keep)
-        return box, ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", f"--inh-caps=-all{listed}",
+        gid = spec.gid if spec.gid is not None else uid
+        return box, ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", f"--inh-caps=-all{listed}",
                      f"--ambient-caps=-all{listed}", f"--bounding-set=-all{listed}", "--no-new-privs", "--"]
     if count_inside:  # set inside: the count is the box's user namespace's, not every process of the user
         return box, ["prlimit", f"--nproc={spec.limits.processes}", "--"]

@@ -34,7 +34,10 @@ RUNS = (
         needs="boxes"),
     Run("first_command.py", ("--runs", "1", "--pause", "0", "--", "--queries", "1", "--levels", "1", "-k", "route"),
         (rf"default: median {NUMBER} s over 1 runs", rf"--in-flight 1 / default = {NUMBER}x"), needs="root"),
-    Run("harbor.py", ("--runs", "1", "--tasks", "release-bot-scale"),
+    Run("harbor.py", ("--limit", "1", "--ready-runs", "1", "--skip-broken"),
+        (rf"cluster ready .*: median {NUMBER} ms", rf"solved task .*: median {NUMBER} s over 1 tasks", r"passed: 1/1"),
+        needs="pods"),
+    Run("harbor_phases.py", ("--runs", "1", "--tasks", "release-bot-scale"),
         (rf"release-bot-scale: time to verdict median {NUMBER} s over 1 runs \(bootstrap {NUMBER} s, agent {NUMBER} s, "
          rf"verifier {NUMBER} s\); rewards \[1\.0\]", rf"an agent phase of `true`: median {NUMBER} ms over 1 runs")),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),

@@ -66,6 +66,21 @@ def kubectl(cluster, kubectl_bin, kube_env):
     return run
 
 
+def kubectl_for(server, kubectl_bin: str, tmp) -> object:
+    """A kubectl runner like the `kubectl` fixture's, for a server of the test's own (nodes, a profile)."""
+    env = kubectl_env(server, tmp)
+
+    def run(*args, input=None, check=True, timeout=30):
+        result = subprocess.run([kubectl_bin, *args], input=input, env=env, capture_output=True, text=True,
+                                timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
+                                 f"{result.stdout}{result.stderr}\nserver error: {server.last_error}")
+        return result
+
+    return run
+
+
 def call(server, method: str, path: str, body, content_type: str = "application/json") -> tuple[int, dict]:
     """One HTTP request to the server, its body bytes as given or anything else as JSON: the status and JSON reply."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()

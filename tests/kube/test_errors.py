@@ -86,7 +86,6 @@ def test_unknown_kinds_and_bad_yaml_via_kubectl(kubectl):
     (("port-forward", "web-x", "8080:80"), "is not supported by this embedded Kubernetes API server"),
     (("attach", "web-x"), "is not supported by this embedded Kubernetes API server"),
     (("top", "pods"), "Metrics API not available"),
-    (("apply", "--server-side", "-f", "-"), "server-side apply (kubectl apply --server-side) is not supported"),
 ])
 def test_refused_verbs_fail_fast_with_a_clear_error(kubectl, cluster, args, message):
     cluster.apply_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-x"},
