@@ -18,6 +18,8 @@ import struct
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
+from .loop import DatagramReplies
+
 DOMAIN = "cluster.local"
 TTL = 5
 A, AAAA = 1, 28
@@ -136,21 +138,8 @@ class Responder:
         self._window = (start, count + 1)
         return True
 
-    def datagram_protocol(self):
-        responder = self
-
-        class Protocol(asyncio.DatagramProtocol):
-            def connection_made(self, transport) -> None:
-                self.transport = transport
-
-            def datagram_received(self, data: bytes, address) -> None:
-                if not responder.allow():
-                    return
-                reply = answer(data, responder.table())
-                if reply is not None:
-                    self.transport.sendto(reply, address)
-
-        return Protocol()
+    def datagram_protocol(self) -> DatagramReplies:
+        return DatagramReplies(lambda query: answer(query, self.table()) if self.allow() else None)
 
     async def serve_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

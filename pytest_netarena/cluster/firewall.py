@@ -65,7 +65,7 @@ def port_number(value) -> int | None:
 
 
 @dataclass(frozen=True)
-class ServicePort:
+class ProxiedPort:
     """One port of one ClusterIP Service and the endpoints kube-proxy would send it to, parsed."""
 
     key: str  #: namespace/name:port/protocol (only ever hashed into a chain's name)
@@ -83,7 +83,7 @@ class ClusterView:
     veths: dict[str, str] = field(default_factory=dict)  #: pod key -> its veth in the node namespace
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     policies: list[CompiledPolicy] = field(default_factory=list)
-    services: list[ServicePort] = field(default_factory=list)
+    services: list[ProxiedPort] = field(default_factory=list)
     #: pods whose servers are the harness's own stand-ins (in its process): what reaches them is rate-limited
     served: set[str] = field(default_factory=set)
     served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)  #: packets per second to them, and the burst
@@ -298,7 +298,7 @@ def ruleset(view: ClusterView) -> str:
     return filter_table(view) + nat_table(view)
 
 
-def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ServicePort]:
+def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ProxiedPort]:
     """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does,
     parsed (a port, address or protocol that does not parse is left out)."""
     by_service = _slices_by_service(slices)
@@ -316,7 +316,7 @@ def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> lis
             if protocol not in PROTOCOLS or number is None:
                 continue
             endpoints = _ready_endpoints(by_service.get((namespace, name), []), port.get("name") or "", protocol)
-            found.append(ServicePort(f"{namespace}/{name}:{number}/{protocol}", cluster_ip, number, protocol,
+            found.append(ProxiedPort(f"{namespace}/{name}:{number}/{protocol}", cluster_ip, number, protocol,
                                      endpoints))
     return found
 

@@ -25,7 +25,7 @@ from ..sandbox import NetNamespace
 from . import dns, grpc, pages
 from .images import BOUTIQUE_LANGUAGE, Image
 from .logs import ContainerLog, rfc3339
-from .loop import Loop, connect, listener, reason
+from .loop import DatagramReplies, Loop, connect, listener, reason
 
 PROBE = b"NETARENA-PROBE "
 #: connections one stand-in serves at once, bytes read before the first answer, seconds a client may idle
@@ -148,19 +148,13 @@ class StandIn:
         if self.calls:
             self._tasks.append(loop.create_task(self._call_dependencies()))
 
-    def _datagram_protocol(self):
-        stand_in = self
+    def _datagram_protocol(self) -> DatagramReplies:
+        def reply(data: bytes) -> bytes | None:
+            if not data.startswith(PROBE):
+                return None
+            return self.identity.answer(data[len(PROBE):].strip(), self.pod.key, self.pod.uid)
 
-        class Protocol(asyncio.DatagramProtocol):
-            def connection_made(self, transport) -> None:
-                self.transport = transport
-
-            def datagram_received(self, data: bytes, address) -> None:
-                if data.startswith(PROBE):
-                    self.transport.sendto(stand_in.identity.answer(data[len(PROBE):].strip(), stand_in.pod.key,
-                                                                   stand_in.pod.uid), address)
-
-        return Protocol()
+        return DatagramReplies(reply)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._busy >= MAX_CONNECTIONS:

@@ -13,7 +13,7 @@ import traceback
 from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, podio, rbac, sessions
+from . import baseline, bodies, errors, handlers, limits, podio, rbac, refusal_log, sessions
 from .connections import TrackedConnections
 from .ops import Cluster
 from .storeapi import StoreAPI
@@ -70,7 +70,7 @@ class _HTTPServer(TrackedConnections, ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _APIHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "netarena-kube"
     sys_version = ""
@@ -160,10 +160,10 @@ class _Handler(BaseHTTPRequestHandler):
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
             if isinstance(error, rbac.Denied):
-                app.audit.record(method, self.path, 403, error.message, error.user, error.attrs, error.why,
+                app.refusals.record(method, self.path, 403, error.message, error.user, error.attrs, error.why,
                                  self.client_address[0] if self.client_address else "")
             elif error.code == 401:
-                app.audit.record(method, self.path, 401, error.message,
+                app.refusals.record(method, self.path, 401, error.message,
                                  source=self.client_address[0] if self.client_address else "")
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
@@ -292,7 +292,7 @@ class EmbeddedAPIServer(StoreAPI):
         self.scope = scope
         self.tls = tls
         self.authority = Authority.create()  #: the CA, certificates and token key (a few ms)
-        self.audit = audit.AuditLog(audit_log)
+        self.refusals = refusal_log.RefusalLog(audit_log)
         self.host, self.port = host, port
         self._sock = sock
         if sock is not None:
@@ -325,7 +325,7 @@ class EmbeddedAPIServer(StoreAPI):
     def start(self) -> EmbeddedAPIServer:
         if self._listeners:
             return self
-        self.port = self._serve(_HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope,
+        self.port = self._serve(_HTTPServer((self.host, self.port), _APIHandler, self, self._sock, self.scope,
                                             self._context() if self.tls else None))[1]
         return self
 
@@ -334,7 +334,7 @@ class EmbeddedAPIServer(StoreAPI):
         """Serve on one more listener (e.g. the harness's own, unscoped, on the host while the main one is
         scoped inside a network namespace, or an https one beside a plain one); returns its URL. Stopped
         with the server."""
-        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, self._context() if tls else None))
+        address = self._serve(_HTTPServer((host, port), _APIHandler, self, sock, scope, self._context() if tls else None))
         return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
 
     def close_listener(self, url: str, timeout: float = 10.0) -> bool:

@@ -87,7 +87,7 @@ class RunResult:
     kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
 
 
-class _Gone(Exception):
+class _ZygoteGone(Exception):
     """The zygote was gone before it took the answer (nothing of the answer ran)."""
 
 
@@ -178,7 +178,7 @@ class ForkServer:
         self.info = json.loads(ready)
         try:
             probe = self._run(PROBE)
-        except _Gone as error:
+        except _ZygoteGone as error:
             probe = RunResult(False, error=str(error))
         except InfraError:
             self.close()
@@ -199,7 +199,7 @@ class ForkServer:
                     self._start()
                 try:
                     return self._run(code)
-                except _Gone:
+                except _ZygoteGone:
                     self.close()  # an earlier answer may have ended it (boxes without root): start anew
                 except BaseException:
                     self.close()  # interrupted mid-exchange: the next answer must not read this one's status
@@ -226,7 +226,7 @@ class ForkServer:
         except OSError as error:
             for fd in (code_r, code_w, result_r, result_w):
                 os.close(fd)
-            raise _Gone(str(error)) from error
+            raise _ZygoteGone(str(error)) from error
         os.close(code_r)
         os.close(result_w)
         try:

@@ -164,7 +164,7 @@ class ScriptedModel:
         return self._server.url
 
     def start(self) -> ScriptedModel:
-        handler = type("_Bound", (_Handler,), {"model": self})
+        handler = type("_Bound", (_ScriptedModelHandler,), {"model": self})
         self._server = BackgroundServer(handler, name=f"{self.api}-stub")
         return self
 
@@ -180,7 +180,7 @@ class ScriptedModel:
         self.stop()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _ScriptedModelHandler(BaseHTTPRequestHandler):
     model: ScriptedModel
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True

@@ -237,8 +237,7 @@ class ExpertAgent:
 
         pods, services = [], []
         for name, (selector, ports) in self.services.items():
-            services.append(Service(self.namespace, name, selector, tuple(
-                ServicePort(int(p["port"]), p.get("targetPort"), p.get("protocol", "TCP"), p.get("name")) for p in ports)))
+            services.append(Service(self.namespace, name, selector, tuple(ServicePort.of(p) for p in ports)))
         for workload, labels in self.pods.items():
             container_ports = []
             for selector, ports in self.services.values():
