@@ -88,6 +88,12 @@ class _APIHandler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.mark_waiting(self.request, True)  # answered: the next request on this connection is awaited
+
     def do_GET(self):
         self._serve("GET")
 
@@ -149,6 +155,7 @@ class _APIHandler(BaseHTTPRequestHandler):
                 self.close_connection = True  # the rest of the body is never read: the stream is lost
                 self.refused_unread = True
                 raise
+            self.server.mark_waiting(self.request, False)  # the whole request is in: it is being served
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
             self._identify(app, req)
             if app.request_log is not None:
