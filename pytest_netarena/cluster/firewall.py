@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..kube.addresses import parse_ip
 from ..netpol import CompiledPolicy, Namespace, Pod
 from ..netpol.policy import EGRESS, INGRESS, IPBlockPeer, PodPeer
 from ..netpol.ports import PortRule
@@ -49,14 +50,10 @@ PROTOCOLS = {"TCP": "tcp", "UDP": "udp", "SCTP": "sctp"}
 VETH = re.compile(r"^[a-z0-9][a-z0-9-]{0,14}$")
 
 
-def address(text) -> ipaddress.IPv4Address | None:
+def address(text: object) -> ipaddress.IPv4Address | None:
     """An IPv4 address in its plain form, or None (for anything else, a newline included)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return ipaddress.IPv4Address(text)
-    except ValueError:
-        return None
+    found = parse_ip(text)
+    return found if isinstance(found, ipaddress.IPv4Address) else None
 
 
 def port_number(value) -> int | None:

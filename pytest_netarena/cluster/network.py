@@ -16,6 +16,7 @@ import queue
 import threading
 from dataclasses import dataclass
 
+from ..kube.addresses import parse_ip
 from ..netlink import Netlink, open_socket
 from ..sandbox import NetNamespace
 
@@ -70,14 +71,12 @@ class PodNetwork:
         self.namespace.close()
 
 
-def pod_address(text) -> ipaddress.IPv4Address:
+def pod_address(text: object) -> ipaddress.IPv4Address:
     """The address a pod's status names, parsed: an IPv4 address of the pod range other than the node's (ValueError)."""
-    try:
-        address = ipaddress.IPv4Address(text) if isinstance(text, str) else None
-    except ValueError:
-        address = None
-    if address is None or address not in POD_RANGE or str(address) in (NODE_ADDRESS, GATEWAY) \
-            or address in (POD_RANGE.network_address, POD_RANGE.broadcast_address):
+    address = parse_ip(text)
+    if not isinstance(address, ipaddress.IPv4Address) or address not in POD_RANGE \
+            or str(address) in (NODE_ADDRESS, GATEWAY) or address in (POD_RANGE.network_address,
+                                                                      POD_RANGE.broadcast_address):
         raise ValueError(f"the pod address {text!r} is not one of the pod network {POD_RANGE}")
     return address
 

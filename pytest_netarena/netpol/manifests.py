@@ -10,10 +10,10 @@ from .engine import ConnectivityModel
 from .errors import ManifestError, ObjectError
 from .objects import PROTOCOLS, ContainerPort, Namespace, Pod, Probe, Service, ServicePort
 from .policy import CompiledPolicy, compile_policy
+from ..core.safe_read import TooLarge, read_capped
 from ..core.safe_yaml import YAMLRefused, load_documents
 
 MAX_BYTES = 8 * 1024 * 1024  #: per input file; manifests of a 2000-service app stay far below
-_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -30,19 +30,14 @@ class ClusterObjects:
 def read_bounded(path: str | Path, limit: int = MAX_BYTES) -> str:
     """The file's text, refusing (not truncating) anything over `limit` bytes; reading stops there,
     so a device or pipe without end (/dev/zero) costs at most `limit` bytes."""
-    chunks, size = [], 0
     try:
-        with open(path, "rb") as stream:
-            while chunk := stream.read(min(_CHUNK, limit + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > limit:
-                    raise ManifestError(f"{path}: larger than {limit} bytes (the input limit); "
-                                        "split it into several -f files")
+        data = read_capped(path, limit)
     except OSError as error:
         raise ManifestError(f"{path}: cannot read: {error.strerror or error}") from None
+    except TooLarge as error:
+        raise ManifestError(f"{error} (the input limit); split it into several -f files") from None
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ManifestError(f"{path}: not UTF-8 text (byte {error.start})") from None
 

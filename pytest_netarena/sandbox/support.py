@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from ..core.errors import BackendUnavailable
+
 FIX = ("install bubblewrap (`apt-get install bubblewrap`, which scripts/bootstrap does), "
        "or pass --unsandboxed to run agent actions without boxes (every report is then marked unsandboxed)")
 
@@ -39,8 +41,9 @@ class Support:
                 f"run as root (the k8s and MALT suites run sealed without it)")
 
 
-class SandboxUnavailable(RuntimeError):
-    """Boxes cannot be made here; the message says why and how to fix it."""
+class SandboxUnavailable(BackendUnavailable):
+    """Boxes cannot be made here, so what needs them cannot run here (its episodes skip); the message says why and
+    how to fix it."""
 
 
 _TRIAL = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent",
