@@ -139,7 +139,7 @@ def programs() -> dict[str, str]:
     binary = busybox()
     if not binary:
         return {}
-    return {**{name: binary for name in (*applets(), "busybox")}, "wget": _wget_wrapper(), "nc": _nc_wrapper()}
+    return {**dict.fromkeys((*applets(), "busybox"), binary), "wget": _wget_wrapper(), "nc": _nc_wrapper()}
 
 
 def make_root(folder: Path, uid: int) -> str:

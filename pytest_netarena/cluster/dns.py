@@ -153,7 +153,7 @@ class Responder:
                     return
                 writer.write(len(reply).to_bytes(2, "big") + reply)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
+        except (TimeoutError, asyncio.IncompleteReadError, OSError):
             pass
         finally:
             writer.close()
@@ -179,7 +179,7 @@ async def lookup(namespace, nameserver: str, name: str, search: Sequence[str] = 
             await loop.sock_sendall(sock, query(candidate, random.randrange(1 << 16)))
             reply = await asyncio.wait_for(loop.sock_recv(sock, 1500), timeout)
             code, found = addresses(reply)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None, f"lookup {name} on {nameserver}:53: read udp: i/o timeout"
         except (OSError, ValueError, IndexError, struct.error) as error:
             return None, f"lookup {name} on {nameserver}:53: {error}"

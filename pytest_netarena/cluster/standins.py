@@ -163,8 +163,7 @@ class StandIn:
         self._busy += 1
         try:
             await asyncio.wait_for(self._answer(reader, writer), IDLE_S * 3)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError,
-                OSError, ValueError):
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError, ValueError):
             pass
         finally:
             self._busy -= 1
@@ -221,7 +220,7 @@ class StandIn:
             return why
         try:
             sock = await connect(self.pod.namespace, address, port, CALL_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return f"dial tcp {address}:{port}: i/o timeout"
         except OSError as error:
             return f"dial tcp {address}:{port}: connect: {reason(error)}"

@@ -46,7 +46,7 @@ class TrackedConnections:
         self.guard = Guard(limits)
         self._counted: dict[socket.socket, _CountedConnection] = {}
 
-    def verify_request(self, request: socket.socket, client_address: tuple[str, int]) -> bool:
+    def verify_request(self, request, client_address) -> bool:  # socketserver's signature
         """Admit the connection under the caps (False: the server closes it at once)."""
         connection = _CountedConnection(request, str(client_address[0]) if client_address else "", self.guard)
         with self.open_lock:
@@ -66,7 +66,7 @@ class TrackedConnections:
         with self.open_lock:
             self.open[request] = threading.current_thread()
         try:
-            super().process_request_thread(request, client_address)  # type: ignore[misc]  # ThreadingMixIn's
+            super().process_request_thread(request, client_address)  # ThreadingMixIn's
         finally:
             with self.open_lock:
                 self.open.pop(request, None)

@@ -13,7 +13,7 @@ from . import errors
 
 MAGIC = b"k8s\x00"
 
-S, I, B, BYTES, TIME, INTSTR, QTY = "string", "int", "bool", "bytes", "time", "intstr", "quantity"
+S, INT, B, BYTES, TIME, INTSTR, QTY = "string", "int", "bool", "bytes", "time", "intstr", "quantity"
 MAP, MAP_BYTES, MAP_QTY = "map", "map-bytes", "map-quantity"
 
 
@@ -27,8 +27,8 @@ MESSAGES: dict[str, dict[int, tuple]] = {
                 4: _f("contentType", S)},
     "TypeMeta": {1: _f("apiVersion", S), 2: _f("kind", S)},
     "ObjectMeta": {1: _f("name", S), 2: _f("generateName", S), 3: _f("namespace", S), 5: _f("uid", S),
-                   6: _f("resourceVersion", S), 7: _f("generation", I), 8: _f("creationTimestamp", TIME),
-                   9: _f("deletionTimestamp", TIME), 10: _f("deletionGracePeriodSeconds", I, pointer=True),
+                   6: _f("resourceVersion", S), 7: _f("generation", INT), 8: _f("creationTimestamp", TIME),
+                   9: _f("deletionTimestamp", TIME), 10: _f("deletionGracePeriodSeconds", INT, pointer=True),
                    11: _f("labels", MAP), 12: _f("annotations", MAP),
                    13: _f("ownerReferences", "OwnerReference", True), 14: _f("finalizers", S, True)},
     "OwnerReference": {1: _f("kind", S), 3: _f("name", S), 4: _f("uid", S), 5: _f("apiVersion", S),
@@ -46,24 +46,24 @@ MESSAGES: dict[str, dict[int, tuple]] = {
                     4: _f("type", S), 5: _f("externalIPs", S, True), 7: _f("sessionAffinity", S),
                     8: _f("loadBalancerIP", S), 9: _f("loadBalancerSourceRanges", S, True),
                     10: _f("externalName", S), 11: _f("externalTrafficPolicy", S),
-                    12: _f("healthCheckNodePort", I), 13: _f("publishNotReadyAddresses", B),
+                    12: _f("healthCheckNodePort", INT), 13: _f("publishNotReadyAddresses", B),
                     17: _f("ipFamilyPolicy", S), 18: _f("clusterIPs", S, True), 19: _f("ipFamilies", S, True),
                     20: _f("allocateLoadBalancerNodePorts", B, pointer=True), 21: _f("loadBalancerClass", S),
                     22: _f("internalTrafficPolicy", S), 23: _f("trafficDistribution", S)},
-    "ServicePort": {1: _f("name", S), 2: _f("protocol", S), 3: _f("port", I), 4: _f("targetPort", INTSTR),
-                    5: _f("nodePort", I), 6: _f("appProtocol", S)},
+    "ServicePort": {1: _f("name", S), 2: _f("protocol", S), 3: _f("port", INT), 4: _f("targetPort", INTSTR),
+                    5: _f("nodePort", INT), 6: _f("appProtocol", S)},
     "Deployment": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "DeploymentSpec"), 3: _f("status", "Empty")},
-    "DeploymentSpec": {1: _f("replicas", I, pointer=True), 2: _f("selector", "LabelSelector"),
+    "DeploymentSpec": {1: _f("replicas", INT, pointer=True), 2: _f("selector", "LabelSelector"),
                        3: _f("template", "PodTemplateSpec"), 4: _f("strategy", "DeploymentStrategy"),
-                       5: _f("minReadySeconds", I), 6: _f("revisionHistoryLimit", I, pointer=True),
-                       7: _f("paused", B), 9: _f("progressDeadlineSeconds", I, pointer=True)},
+                       5: _f("minReadySeconds", INT), 6: _f("revisionHistoryLimit", INT, pointer=True),
+                       7: _f("paused", B), 9: _f("progressDeadlineSeconds", INT, pointer=True)},
     "DeploymentStrategy": {1: _f("type", S), 2: _f("rollingUpdate", "RollingUpdateDeployment")},
     "RollingUpdateDeployment": {1: _f("maxUnavailable", INTSTR), 2: _f("maxSurge", INTSTR)},
     "LabelSelector": {1: _f("matchLabels", MAP), 2: _f("matchExpressions", "LabelSelectorRequirement", True)},
     "LabelSelectorRequirement": {1: _f("key", S), 2: _f("operator", S), 3: _f("values", S, True)},
     "PodTemplateSpec": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodSpec")},
     "PodSpec": {2: _f("containers", "Container", True), 3: _f("restartPolicy", S),
-                4: _f("terminationGracePeriodSeconds", I, pointer=True), 6: _f("dnsPolicy", S),
+                4: _f("terminationGracePeriodSeconds", INT, pointer=True), 6: _f("dnsPolicy", S),
                 7: _f("nodeSelector", MAP), 8: _f("serviceAccountName", S), 9: _f("serviceAccount", S),
                 10: _f("nodeName", S), 11: _f("hostNetwork", B), 15: _f("imagePullSecrets", "LocalObjectReference", True),
                 16: _f("hostname", S), 17: _f("subdomain", S), 19: _f("schedulerName", S),
@@ -75,7 +75,7 @@ MESSAGES: dict[str, dict[int, tuple]] = {
                   8: _f("resources", "ResourceRequirements"), 13: _f("terminationMessagePath", S),
                   14: _f("imagePullPolicy", S), 16: _f("stdin", B), 17: _f("stdinOnce", B), 18: _f("tty", B),
                   20: _f("terminationMessagePolicy", S)},
-    "ContainerPort": {1: _f("name", S), 2: _f("hostPort", I), 3: _f("containerPort", I), 4: _f("protocol", S),
+    "ContainerPort": {1: _f("name", S), 2: _f("hostPort", INT), 3: _f("containerPort", INT), 4: _f("protocol", S),
                       5: _f("hostIP", S)},
     "EnvVar": {1: _f("name", S), 2: _f("value", S)},
     "ResourceRequirements": {1: _f("limits", MAP_QTY), 2: _f("requests", MAP_QTY)},
@@ -90,7 +90,7 @@ MESSAGES: dict[str, dict[int, tuple]] = {
     "SelfSubjectReview": {1: _f("metadata", "ObjectMeta")},
     "TokenRequest": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "TokenRequestSpec")},
     "TokenRequestSpec": {1: _f("audiences", S, True), 3: _f("boundObjectRef", "BoundObjectReference"),
-                         4: _f("expirationSeconds", I, pointer=True)},
+                         4: _f("expirationSeconds", INT, pointer=True)},
     "BoundObjectReference": {1: _f("kind", S), 2: _f("apiVersion", S), 3: _f("name", S), 4: _f("uid", S)},
     "ServiceAccount": {1: _f("metadata", "ObjectMeta"), 2: _f("secrets", "ObjectReference", True),
                        3: _f("imagePullSecrets", "LocalObjectReference", True),
@@ -161,31 +161,31 @@ def _signed(value: int) -> int:
 def _scalar(kind: str, value):
     if kind == S:
         return value.decode("utf-8")
-    if kind == I:
+    if kind == INT:
         return _signed(value)
     if kind == B:
         return bool(value)
     if kind == BYTES:
         return bytes(value)
     if kind == TIME:
-        parts = dict((n, v) for n, _, v in fields(value))
+        parts = {n: v for n, _, v in fields(value)}
         seconds = _signed(parts.get(1, 0))
         if seconds == 0:
             return None
         return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if kind == INTSTR:
-        parts = dict((n, v) for n, _, v in fields(value))
+        parts = {n: v for n, _, v in fields(value)}
         if parts.get(1, 0) == 1:
             return parts.get(3, b"").decode()
         return _signed(parts.get(2, 0))
     if kind == QTY:
-        parts = dict((n, v) for n, _, v in fields(value))
+        parts = {n: v for n, _, v in fields(value)}
         return parts.get(1, b"").decode()
     raise ValueError(kind)
 
 
 def _map_entry(kind: str, value: bytes) -> tuple[str, object]:
-    parts = dict((n, v) for n, _, v in fields(value))
+    parts = {n: v for n, _, v in fields(value)}
     key = parts.get(1, b"").decode()
     raw = parts.get(2, b"")
     if kind == MAP_BYTES:
@@ -212,7 +212,7 @@ def message(name: str, data: bytes) -> dict:
             continue
         if kind in MESSAGES:
             item = message(kind, value)
-        elif repeated and kind in (I, B) and isinstance(value, bytes):  # packed
+        elif repeated and kind in (INT, B) and isinstance(value, bytes):  # packed
             item = None
             pos, packed = 0, []
             while pos < len(value):

@@ -71,6 +71,7 @@ class _HTTPServer(TrackedConnections, ThreadingHTTPServer):
 
 
 class _APIHandler(BaseHTTPRequestHandler):
+    server: _HTTPServer
     protocol_version = "HTTP/1.1"
     server_version = "netarena-kube"
     sys_version = ""
@@ -214,12 +215,14 @@ class _APIHandler(BaseHTTPRequestHandler):
         time.sleep(RST_AVOIDANCE_DELAY_S)
 
     def _respond(self, result: handlers.Response) -> None:
-        payload = result.body
-        if isinstance(payload, (dict, list)):
-            payload = handlers.dumps(payload)
-        elif isinstance(payload, str):
-            payload = payload.encode()
-        elif payload is None:
+        body = result.body
+        if isinstance(body, (dict, list)):
+            payload = handlers.dumps(body)
+        elif isinstance(body, str):
+            payload = body.encode()
+        elif isinstance(body, bytes):
+            payload = body
+        else:  # None
             payload = b""
         self.send_response(result.code)
         self.send_header("Content-Type", result.content_type)
@@ -438,7 +441,8 @@ class EmbeddedAPIServer(StoreAPI):
         identity is the listener's (see `scope`). Over https it trusts this server's CA and carries the
         admin client certificate (system:masters, full rights) or, given a token, that bearer token."""
         url = server or self.url
-        cluster, user = {"server": url}, {}
+        cluster: dict[str, str] = {"server": url}
+        user: dict[str, str] = {}
         if url.startswith("https:"):
             cluster["certificate-authority-data"] = self.authority.ca_data
             user = {"token": token} if token else self.authority.admin_user()
@@ -468,7 +472,7 @@ class EmbeddedAPIServer(StoreAPI):
     def kubeconfig_path(self) -> str:
         if self._kubeconfig is None:
             self._tmpdir = tempfile.mkdtemp(prefix="netarena-kube-")
-            self.write_kubeconfig(os.path.join(self._tmpdir, "kubeconfig"))
+            return self.write_kubeconfig(os.path.join(self._tmpdir, "kubeconfig"))
         return self._kubeconfig
 
     # -- version / bodies -------------------------------------------------------------------------

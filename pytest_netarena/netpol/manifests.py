@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
+from ..core.safe_read import TooLarge, read_capped
+from ..core.safe_yaml import YAMLRefused, load_documents
 from .engine import ConnectivityModel
 from .errors import ManifestError, ObjectError
 from .objects import PROTOCOLS, ContainerPort, Namespace, Pod, Probe, Service, ServicePort
 from .policy import CompiledPolicy, compile_policy
-from ..core.safe_read import TooLarge, read_capped
-from ..core.safe_yaml import YAMLRefused, load_documents
 
 MAX_BYTES = 8 * 1024 * 1024  #: per input file; manifests of a 2000-service app stay far below
 
@@ -78,7 +79,7 @@ def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[s
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterObjects:
     """Namespaces, Pods, Services and NetworkPolicies of `objects`; other kinds are ignored."""
     #: kind -> (its builder, its field of ClusterObjects)
-    builders = {"Namespace": (namespace_from_manifest, "namespaces"), "Pod": (pod_from_manifest, "pods"),
+    builders: dict[str, tuple[Callable[[Any], Any], str]] = {"Namespace": (namespace_from_manifest, "namespaces"), "Pod": (pod_from_manifest, "pods"),
                 "Service": (service_from_manifest, "services"), "NetworkPolicy": (compile_policy, "policies")}
     found: dict[str, dict[str, Any]] = {kind: {} for kind in builders}
     for obj in objects:
@@ -188,8 +189,8 @@ def parse_probes(data: Any, source: str = "<probes>") -> list[Probe]:
         port = item.get("port")
         if isinstance(port, str) and port.isdigit():
             port = int(port)  # a quoted number in YAML still means a number
-        if isinstance(port, bool) or not (isinstance(port, int) and 1 <= port <= 65535
-                                          or isinstance(port, str) and port):
+        if isinstance(port, bool) or not ((isinstance(port, int) and 1 <= port <= 65535)
+                                          or (isinstance(port, str) and port)):
             raise ManifestError(f"{where}: port must be a number between 1 and 65535 or a port name, got {port!r}")
         protocol = item.get("protocol") or "TCP"
         if protocol not in PROTOCOLS:

@@ -35,7 +35,7 @@ class Namespace:
 
     def __post_init__(self) -> None:
         # The control plane always sets this label; policies select namespaces by name through it.
-        labels = _frozen_labels(self.labels)
+        labels = dict(_frozen_labels(self.labels))
         labels[NAMESPACE_NAME_LABEL] = self.name
         object.__setattr__(self, "labels", labels)
 

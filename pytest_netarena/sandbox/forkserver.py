@@ -137,9 +137,9 @@ class ForkServer:
     def _start(self) -> None:
         argv, fds, env, libraries = self._argv()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        errors = tempfile.TemporaryFile()
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 (read if the start-up fails, closed after it)
         try:
-            process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=errors, env=env,
+            process = subprocess.Popen(argv, stdin=theirs.fileno(), stdout=subprocess.DEVNULL, stderr=errors, env=env,
                                        cwd="/", pass_fds=fds, start_new_session=True)
         except OSError as error:
             ours.close()
@@ -245,7 +245,8 @@ class ForkServer:
 
     def _read(self, fd: int, deadline: float) -> tuple[bytes, bool]:
         """Read the result pipe until EOF, the cap or the deadline; never holds more than the cap."""
-        chunks, size, cap = [], 0, self.output_cap + 1
+        chunks: list[bytes] = []
+        size, cap = 0, self.output_cap + 1
         try:
             while True:
                 left = deadline - time.perf_counter()
@@ -330,7 +331,8 @@ class ForkServer:
         size, count, deepest = len(data), data.count(b",") + data.count(b"[") + data.count(b"{"), 0
         root = [value]
         for path, kind in kinds:
-            parent, key = root, 0
+            parent: Any = root
+            key: Any = 0
             try:
                 for step in path:
                     parent, key = parent[key], step

@@ -38,7 +38,7 @@ def _empty_dir() -> str:
     return str(path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def python_view(packages: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()) -> PythonView:
     """This Python with `packages` (import names; the first one must be installed, the others may be absent)."""
     version = f"python{sysconfig.get_config_var('VERSION') or '.'.join(map(str, sys.version_info[:2]))}"

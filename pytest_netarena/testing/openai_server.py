@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Union
+from typing import Any
 
 from .local_http import BackgroundServer
 
@@ -108,7 +108,7 @@ class StubReply:
         return cls(content=content, delay_s=delay_s)
 
 
-ReplyLike = Union[str, StubReply]
+ReplyLike = str | StubReply
 Responder = Callable[[dict[str, Any]], ReplyLike]
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import select
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
@@ -135,7 +134,7 @@ class Prober:
         self._epoll = select.epoll()
         reserve(4 * len(self.nodes))
         try:
-            self.sockets = _in_namespaces(self.pids, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
+            self.sockets = _in_namespaces(self.pids, dict.fromkeys(self.nodes, _raw_socket))  # type: ignore[assignment]
         except BaseException:
             self.close()
             raise
@@ -243,7 +242,8 @@ class Prober:
             udp_port, tcp_port = self._draw_ports()
             made: dict[str, list[socket.socket]] = {}
 
-            def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port) -> None:
+            def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port,
+                      made: dict[str, list[socket.socket]] = made) -> None:
                 made[node] = [_udp_socket()]
                 made[node].append(_udp_socket(udp_port))
                 made[node].append(_listener(tcp_port))
