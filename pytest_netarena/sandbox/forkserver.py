@@ -112,17 +112,17 @@ class ForkServer:
         self.diff = diff
         self._base: graph_diff.GraphBase | None = None
         self.process: subprocess.Popen[bytes] | None = None
-        self.launch: box.Launch | None = None
+        self.launch: box.BoxLaunch | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
         self.lock = threading.Lock()
 
     # -- starting ---------------------------------------------------------------------------------
-    def _launch(self) -> tuple[box.Launch, dict[str, str], str]:
+    def _launch(self) -> tuple[box.BoxLaunch, dict[str, str], str]:
         """(the launch, environment, libraries path) of the zygote, boxed or not."""
         holds = self.holds
         if not self.boxed:  # the first package's folder holds the others too (the lock installs all into one environment)
-            return (box.Launch([sys.executable, "-I", "-S", str(ZYGOTE)], [], None), {**CLEAN_ENV, **dict(holds.env)},
+            return (box.BoxLaunch([sys.executable, "-I", "-S", str(ZYGOTE)], [], None), {**CLEAN_ENV, **dict(holds.env)},
                     str(package_folder(holds.packages[0]).parent))
         found = support()
         view = python_view(holds.packages, holds.env)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import elf
-from .store import Store
+from .store import BindStore
 from .views import cache_root
 
 #: box folders a library view may fill, bound from the view's folder of the same name
@@ -160,7 +160,7 @@ def closure(roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]
     return placed
 
 
-def _known_closure(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
+def _known_closure(store: BindStore, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """closure(), read from the cache of an earlier process when it computed the same one (the store's entries are
     named after their content, so the same names mean the same files; a changed loader cache means new libraries)."""
     try:
@@ -188,7 +188,7 @@ def _known_closure(store: Store, roots: tuple[str, ...], programs: tuple[str, ..
 
 
 @functools.lru_cache(maxsize=64)
-def view(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
+def view(store: BindStore, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """{box folder (/usr/lib...): store folder} holding what the ELF files under `roots` (store paths, which never
     change) need, and the plug-ins of the named programs."""
     placed = _known_closure(store, roots, programs)
