@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ..agents.prompting import PROMPT_STYLES
 from ..core.app import NETARENA, App, RunOptions, parse_rules
-from ..core.seeding import new_run_seed
 from ..core.catalogue import Category
-from ..core.types import EpisodeResult, Outcome, Query
 from ..core.errors import UsageError
+from ..core.seeding import new_run_seed
+from ..core.types import EpisodeResult, Outcome, Query
 
 #: NetArena's prompt types and the prompt style each one amounts to here
 PROMPT_TYPES = {"zeroshot_base": "zero-shot", "zeroshot_cot": "cot", "fewshot_base": "few-shot", "fewshot_cot": "few-shot"}
@@ -62,15 +62,23 @@ class Assessment:
                 "ignored_keys": list(self.ignored), "warnings": list(self.warnings)}
 
 
+@overload
+def _int(config: dict[str, Any], key: str, default: int, minimum: int, maximum: int) -> int:
+    ...
+
+
+@overload
+def _int(config: dict[str, Any], key: str, default: None, minimum: int, maximum: int) -> int | None:
+    ...
+
+
 def _int(config: dict[str, Any], key: str, default: int | None, minimum: int, maximum: int) -> int | None:
     """An integer config value; 7.0 and "7" count as 7, since AgentBeats sends TOML numbers through a
     protobuf Struct (every number a double) and some clients send strings."""
     value = config.get(key, default)
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d{1,20}\s*", value):
+    if (isinstance(value, float) and value.is_integer()) or (isinstance(value, str) and re.fullmatch(r"\s*\d{1,20}\s*", value)):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise UsageError(f"config.{key} must be an integer >= {minimum} and <= {maximum}, got {_shown(value)}")
@@ -210,7 +218,7 @@ def _seconds(config: dict[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
-def _verdict(passed: bool) -> str:
+def _verdict(passed: bool | None) -> str:
     return "Pass" if passed else "Fail"
 
 

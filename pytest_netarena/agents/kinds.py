@@ -46,22 +46,26 @@ class AgentKind:
 
     def build(self, spec: Any, app: App | None, query: Query | None, env: Environment | None) -> Agent:
         """The agent of `spec` (an agents.spec.AgentSpec of this kind) for one episode."""
-        return _named(self.builder)(spec, app, query, env)
+        agent: Agent = _named(self.builder)(spec, app, query, env)
+        return agent
 
     def read(self, value: str, raw: str) -> str:
-        return _named(self.reader)(value, raw)
+        target: str = _named(self.reader)(value, raw)
+        return target
 
     def check(self, spec: Any) -> None:
         if self.checker:
             _named(self.checker)(spec)
 
     def reach(self, spec: Any) -> str:
-        return _named(self.reacher)(spec) if self.reacher else ""
+        warning: str = _named(self.reacher)(spec) if self.reacher else ""
+        return warning
 
 
 def _named(target: str) -> Callable[..., Any]:
     module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)
+    named: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return named
 
 
 KINDS: dict[str, AgentKind] = {kind.name: kind for kind in (

@@ -142,8 +142,8 @@ def _parse(response: Any, name: str) -> tuple[str, tuple[ToolCall, ...], int, in
     status = response.status_code
     if status >= 400:
         error = _error_object(response)
-        message = str(error.get("message") or response.text[:MAX_ERROR_BODY] or response.reason_phrase)
-        raise ModelRequestError(message, status, status in TRANSIENT_STATUSES or status >= 500,
+        said = str(error.get("message") or response.text[:MAX_ERROR_BODY] or response.reason_phrase)
+        raise ModelRequestError(said, status, status in TRANSIENT_STATUSES or status >= 500,
                                 _retry_after_s(response.headers.get("retry-after")))
     try:
         payload = response.json()
@@ -152,19 +152,24 @@ def _parse(response: Any, name: str) -> tuple[str, tuple[ToolCall, ...], int, in
     if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list):
         raise ModelRequestError(f"the endpoint answered {status} with a body that is not a chat completion: "
                                 f"{response.text[:200]!r}", status, transient=True)
-    text, calls = "", ()
+    text, calls = "", tuple[ToolCall, ...]()
     if payload["choices"] and isinstance(payload["choices"][0], dict):
-        message = payload["choices"][0].get("message")
-        message = message if isinstance(message, dict) else {}
+        found = payload["choices"][0].get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
         content = message.get("content")
         text = content if isinstance(content, str) else ""
         calls = tool_calls(message.get("tool_calls"))
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    usage = _object(payload.get("usage"))
     tokens_in, tokens_out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
-    cached = min(tokens_in, _count(details.get("cached_tokens")))
-    served = payload.get("model") if isinstance(payload.get("model"), str) else name
+    cached = min(tokens_in, _count(_object(usage.get("prompt_tokens_details")).get("cached_tokens")))
+    model = payload.get("model")
+    served = model if isinstance(model, str) else name
     return text, calls, tokens_in, tokens_out, price(served, name, tokens_in, tokens_out, cached)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of the answer, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
 
 
 def tool_calls(raw: Any) -> tuple[ToolCall, ...]:

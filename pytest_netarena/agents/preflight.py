@@ -77,7 +77,7 @@ def _reach_model(spec: Any) -> str:
     reach_fix = f"start the server first, or fix --llm-api-base or the route to the provider; {LOCAL_RECIPE}"
     if request is None:  # a provider without a known listing: the smallest completion
         answer = reach.smallest_completion(spec.target, settings)
-        request = reach.Request(spec.target, base=f"{provider}'s endpoint", purpose="a one-token completion")
+        request = reach.ReachRequest(spec.target, base=f"{provider}'s endpoint", purpose="a one-token completion")
     else:
         answer = reach.send(request)
     return reach.judge(who, request, answer, key_fix, reach_fix)

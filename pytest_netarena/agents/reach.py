@@ -24,7 +24,7 @@ OLLAMA_BASE = "http://localhost:11434"
 
 
 @dataclass(frozen=True)
-class Request:
+class ReachRequest:
     """The one GET a check sends: where, with which headers (the key among them), and what it is for."""
 
     url: str
@@ -34,7 +34,7 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Answer:
+class ReachAnswer:
     """What came back: an HTTP status and the provider's message, or no answer at all (`error`)."""
 
     status: int | None
@@ -42,7 +42,7 @@ class Answer:
     error: str = ""
 
 
-def send(request: Request, timeout_s: float = READ_TIMEOUT_S) -> Answer:
+def send(request: ReachRequest, timeout_s: float = READ_TIMEOUT_S) -> ReachAnswer:
     """The request, sent once (no retries, no redirects)."""
     import httpx
 
@@ -50,11 +50,11 @@ def send(request: Request, timeout_s: float = READ_TIMEOUT_S) -> Answer:
     try:
         response = httpx.get(request.url, headers=request.headers, timeout=timeout, follow_redirects=False)
     except httpx.HTTPError as error:
-        return Answer(None, error=_short(f"{type(error).__name__}: {error}") or type(error).__name__)
-    return Answer(response.status_code, _provider_message(response))
+        return ReachAnswer(None, error=_short(f"{type(error).__name__}: {error}") or type(error).__name__)
+    return ReachAnswer(response.status_code, _provider_message(response))
 
 
-def judge(who: str, request: Request, answer: Answer, key_fix: str, reach_fix: str) -> str:
+def judge(who: str, request: ReachRequest, answer: ReachAnswer, key_fix: str, reach_fix: str) -> str:
     """Raise UsageError when the provider is out of reach or refused the key; return a warning for the run's
     header when it answered with a server error, else ""."""
     where = request.base or request.url
@@ -68,7 +68,7 @@ def judge(who: str, request: Request, answer: Answer, key_fix: str, reach_fix: s
     return ""
 
 
-def model_request(provider: str, settings: dict[str, Any]) -> Request | None:
+def model_request(provider: str, settings: dict[str, Any]) -> ReachRequest | None:
     """The listing request of a `provider/model` agent's provider, None for a provider without a known one."""
     base = settings.get("api_base")
     if provider == "openai":
@@ -80,28 +80,28 @@ def model_request(provider: str, settings: dict[str, Any]) -> Request | None:
         return anthropic_listing(str(base), settings.get("api_key") or os.environ.get("ANTHROPIC_API_KEY") or "")
     if provider in ("ollama", "ollama_chat"):
         base = base or os.environ.get("OLLAMA_API_BASE") or OLLAMA_BASE
-        return Request(f"{str(base).rstrip('/')}/api/tags", {}, str(base), "the list of local models")
+        return ReachRequest(f"{str(base).rstrip('/')}/api/tags", {}, str(base), "the list of local models")
     if base:  # any other provider pointed at a server of the user's: OpenAI-compatible, as litellm speaks to it
         return openai_listing(str(base), settings.get("api_key") or "")
     return None
 
 
-def openai_listing(base: str, key: str) -> Request:
-    return Request(f"{base.rstrip('/')}/models", {"Authorization": f"Bearer {key}"} if key else {}, base)
+def openai_listing(base: str, key: str) -> ReachRequest:
+    return ReachRequest(f"{base.rstrip('/')}/models", {"Authorization": f"Bearer {key}"} if key else {}, base)
 
 
-def anthropic_listing(base: str, key: str) -> Request:
+def anthropic_listing(base: str, key: str) -> ReachRequest:
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
-    return Request(f"{root}/v1/models", headers, base)
+    return ReachRequest(f"{root}/v1/models", headers, base)
 
 
-def api_listing(api: str, base: str, key: str) -> Request:
+def api_listing(api: str, base: str, key: str) -> ReachRequest:
     """The listing request of an API a CLI agent speaks ("anthropic-messages", else OpenAI's)."""
     return anthropic_listing(base, key) if api == "anthropic-messages" else openai_listing(base, key)
 
 
-def smallest_completion(model: str, settings: dict[str, Any]) -> Answer:
+def smallest_completion(model: str, settings: dict[str, Any]) -> ReachAnswer:
     """For a litellm provider without a known listing: one completion of one token, its failure read as an answer."""
     from .model_agent import import_litellm
 
@@ -114,13 +114,13 @@ def smallest_completion(model: str, settings: dict[str, Any]) -> Answer:
     try:
         litellm.completion(**request)
     except (litellm.AuthenticationError, litellm.PermissionDeniedError) as error:
-        return Answer(getattr(error, "status_code", None) or 401, _short(str(error)))
+        return ReachAnswer(getattr(error, "status_code", None) or 401, _short(str(error)))
     except (litellm.APIConnectionError, litellm.Timeout) as error:
-        return Answer(None, error=_short(str(error)))
+        return ReachAnswer(None, error=_short(str(error)))
     except Exception as error:  # any other answer (a bad request, a rate limit) came from a provider that is there
         status = getattr(error, "status_code", None)
-        return Answer(status if isinstance(status, int) else 200, _short(str(error)))
-    return Answer(200)
+        return ReachAnswer(status if isinstance(status, int) else 200, _short(str(error)))
+    return ReachAnswer(200)
 
 
 def _provider_message(response: Any) -> str:

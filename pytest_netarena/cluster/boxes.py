@@ -172,7 +172,7 @@ def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
     binary = busybox()
     if not binary:
         return {}
-    found = {**{name: binary for name in (*applets(), "busybox")}, **_shims(), "wget": _wget_wrapper()}
+    found = {**dict.fromkeys((*applets(), "busybox"), binary), **_shims(), "wget": _wget_wrapper()}
     for name in clients:
         path = _client(name)
         if path:
@@ -180,7 +180,7 @@ def programs(clients: tuple[str, ...] = ()) -> dict[str, str]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _client(name: str) -> str | None:
     if name == "kubectl":
         from ..kube.kubectl import kubectl_path

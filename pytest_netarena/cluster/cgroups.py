@@ -187,7 +187,7 @@ class Groups:
 def _tree(folder: Path) -> list[Path]:
     """folder and the groups below it, the deepest first (the order they can be removed in)."""
     found = []
-    for path, dirs, _ in os.walk(folder, topdown=False):
+    for path, _dirs, _ in os.walk(folder, topdown=False):
         found.append(Path(path))
     return found or [folder]
 

@@ -19,6 +19,8 @@ import struct
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
+from .loop import DatagramReplies
+
 DOMAIN = "cluster.local"
 TTL = 5
 A, AAAA = 1, 28
@@ -144,21 +146,8 @@ class Responder:
         self._window = (start, count + 1)
         return True
 
-    def datagram_protocol(self):
-        responder = self
-
-        class Protocol(asyncio.DatagramProtocol):
-            def connection_made(self, transport) -> None:
-                self.transport = transport
-
-            def datagram_received(self, data: bytes, address) -> None:
-                if not responder.allow():
-                    return
-                reply = answer(data, responder.table())
-                if reply is not None:
-                    self.transport.sendto(reply, address)
-
-        return Protocol()
+    def datagram_protocol(self) -> DatagramReplies:
+        return DatagramReplies(lambda query: answer(query, self.table()) if self.allow() else None)
 
     async def serve_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -172,7 +161,7 @@ class Responder:
                     return
                 writer.write(len(reply).to_bytes(2, "big") + reply)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
+        except (TimeoutError, asyncio.IncompleteReadError, OSError):
             pass
         finally:
             writer.close()
@@ -198,7 +187,7 @@ async def lookup(namespace, nameserver: str, name: str, search: Sequence[str] = 
             await loop.sock_sendall(sock, query(candidate, random.randrange(1 << 16)))
             reply = await asyncio.wait_for(loop.sock_recv(sock, 1500), timeout)
             code, found = addresses(reply)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None, f"lookup {name} on {nameserver}:53: read udp: i/o timeout"
         except (OSError, ValueError, IndexError, struct.error) as error:
             return None, f"lookup {name} on {nameserver}:53: {error}"

@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..kube.addresses import parse_ip
 from ..netpol import CompiledPolicy, Namespace, Pod
 from ..netpol.policy import EGRESS, INGRESS, IPBlockPeer, PodPeer
 from ..netpol.ports import PortRule
@@ -51,14 +52,10 @@ PROTOCOLS = {"TCP": "tcp", "UDP": "udp", "SCTP": "sctp"}
 VETH = re.compile(r"^[a-z0-9][a-z0-9-]{0,14}$")
 
 
-def address(text) -> ipaddress.IPv4Address | None:
+def address(text: object) -> ipaddress.IPv4Address | None:
     """An IPv4 address in its plain form, or None (for anything else, a newline included)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return ipaddress.IPv4Address(text)
-    except ValueError:
-        return None
+    found = parse_ip(text)
+    return found if isinstance(found, ipaddress.IPv4Address) else None
 
 
 def port_number(value) -> int | None:
@@ -67,7 +64,7 @@ def port_number(value) -> int | None:
 
 
 @dataclass(frozen=True)
-class ServicePort:
+class ProxiedPort:
     """One port of one ClusterIP Service and the endpoints kube-proxy would send it to, parsed."""
 
     key: str  #: namespace/name:port/protocol (only ever hashed into a chain's name)
@@ -85,7 +82,7 @@ class ClusterView:
     veths: dict[str, str] = field(default_factory=dict)  #: pod key -> its veth in the node namespace
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     policies: list[CompiledPolicy] = field(default_factory=list)
-    services: list[ServicePort] = field(default_factory=list)
+    services: list[ProxiedPort] = field(default_factory=list)
     #: pods whose servers are the harness's own stand-ins (in its process): what reaches them is rate-limited
     served: set[str] = field(default_factory=set)
     served_rate: tuple[int, int] = (SERVED_RATE, SERVED_BURST)  #: packets per second to them, and the burst
@@ -316,7 +313,7 @@ def ruleset(view: ClusterView) -> str:
     return filter_table(view) + nat_table(view)
 
 
-def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ServicePort]:
+def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> list[ProxiedPort]:
     """ClusterIP service ports with their ready endpoints, read from Services and EndpointSlices as kube-proxy does,
     parsed (a port, address or protocol that does not parse is left out)."""
     by_service = _slices_by_service(slices)
@@ -334,7 +331,7 @@ def service_ports(services: Iterable[Mapping], slices: Iterable[Mapping]) -> lis
             if protocol not in PROTOCOLS or number is None:
                 continue
             endpoints = _ready_endpoints(by_service.get((namespace, name), []), port.get("name") or "", protocol)
-            found.append(ServicePort(f"{namespace}/{name}:{number}/{protocol}", cluster_ip, number, protocol,
+            found.append(ProxiedPort(f"{namespace}/{name}:{number}/{protocol}", cluster_ip, number, protocol,
                                      endpoints))
     return found
 

@@ -65,8 +65,8 @@ def _service_port(services: dict, namespace: str, backend: dict) -> tuple[str, i
         return None
     wanted = service.get("port") or {}
     for port in spec.get("ports") or []:
-        if wanted.get("number") and port.get("port") == wanted["number"] or \
-                wanted.get("name") and port.get("name") == wanted["name"]:
+        if (wanted.get("number") and port.get("port") == wanted["number"]) or \
+                (wanted.get("name") and port.get("name") == wanted["name"]):
             return spec["clusterIP"], int(port["port"])
     return None
 
@@ -140,7 +140,7 @@ async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, firs
     request = f"{method} {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in kept) + "\r\n"
     try:
         sock = await connect(namespace, route.address, route.port, BACKEND_S / 2)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         writer.write(BAD_GATEWAY)
         return
     try:
@@ -158,5 +158,5 @@ async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, firs
         if total == 0:
             writer.write(BAD_GATEWAY)
         upstream_writer.close()
-    except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+    except (TimeoutError, OSError, asyncio.IncompleteReadError):
         writer.write(BAD_GATEWAY)

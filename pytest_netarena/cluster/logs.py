@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 #: bytes of log kept per container run (a kubelet rotates at 10 MiB; older lines are dropped here)
 MAX_LOG_BYTES = 1 << 20
@@ -28,7 +28,7 @@ _LONG = re.compile(rb"[^\n]{%d}(?=[^\n])" % MAX_LINE)
 
 
 def rfc3339(when: float) -> str:
-    return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ").replace("000Z", "Z")
+    return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ").replace("000Z", "Z")
 
 
 class Throttle:

@@ -9,11 +9,28 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from ..sandbox import NetNamespace
 
 T = TypeVar("T")
+
+
+class DatagramReplies(asyncio.DatagramProtocol):
+    """A UDP listener that answers each datagram with reply(datagram), or not at all when that is None."""
+
+    def __init__(self, reply: Callable[[bytes], bytes | None]) -> None:
+        self.reply = reply
+        self.transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a datagram endpoint's transport, though Python 3.11's selector transport does not subclass DatagramTransport
+        self.transport = cast(asyncio.DatagramTransport, transport)
+
+    def datagram_received(self, data: bytes, address: tuple[str | Any, int]) -> None:
+        answer = self.reply(data)
+        if answer is not None and self.transport is not None:
+            self.transport.sendto(answer, address)
 
 
 class Loop:

@@ -17,8 +17,9 @@ import socket
 import threading
 from dataclasses import dataclass
 
+from ..kube.addresses import parse_ip
+from ..netlink import Netlink, open_socket
 from ..sandbox import NetNamespace
-from .netlink import Netlink, open_socket
 
 #: the node's address pods are routed through (their default gateway, answered by the node's ARP)
 GATEWAY = "169.254.1.1"
@@ -71,14 +72,12 @@ class PodNetwork:
         self.namespace.close()
 
 
-def pod_address(text) -> ipaddress.IPv4Address:
+def pod_address(text: object) -> ipaddress.IPv4Address:
     """The address a pod's status names, parsed: an IPv4 address of the pod range other than the node's (ValueError)."""
-    try:
-        address = ipaddress.IPv4Address(text) if isinstance(text, str) else None
-    except ValueError:
-        address = None
-    if address is None or address not in POD_RANGE or str(address) in (NODE_ADDRESS, GATEWAY) \
-            or address in (POD_RANGE.network_address, POD_RANGE.broadcast_address):
+    address = parse_ip(text)
+    if not isinstance(address, ipaddress.IPv4Address) or address not in POD_RANGE \
+            or str(address) in (NODE_ADDRESS, GATEWAY) or address in (POD_RANGE.network_address,
+                                                                      POD_RANGE.broadcast_address):
         raise ValueError(f"the pod address {text!r} is not one of the pod network {POD_RANGE}")
     return address
 
@@ -93,7 +92,7 @@ class ClusterNetwork:
 
     def __init__(self, spares: int = SPARES) -> None:
         self.node, sock = NetNamespace.create_with(_node_inside)
-        self._link = Netlink(sock=sock)
+        self._link = Netlink(sock)
         self._spares: queue.Queue = queue.Queue()
         self._wanted = spares
         self._closed = False
@@ -105,7 +104,7 @@ class ClusterNetwork:
             index = self._link.index("lo")  # Linux answers ARP for any local address (no dummy module needed)
             self._link.add_address(index, GATEWAY)
             self._link.add_address(index, NODE_ADDRESS)
-            self._link.add_route(*SERVICE_RANGE, index, local=True)
+            self._link.add_route(*SERVICE_RANGE, index, local=True, replace=True)
         except BaseException:
             self.close()
             raise
@@ -137,16 +136,16 @@ class ClusterNetwork:
         self._wake.set()
         veth = veth_name(uid)
         try:
-            with Netlink(sock=sock) as inside:
+            with Netlink(sock) as inside:
                 self._link.add_veth(veth, "eth0", namespace)
                 index = self._link.index(veth)
                 self._link.set_up(index)
-                self._link.add_route(address, 32, index)
+                self._link.add_route(address, 32, index, replace=True)  # a pod gone before may have left its route
                 eth0 = inside.index("eth0")
                 inside.add_address(eth0, address)
                 inside.set_up(eth0)
-                inside.add_route(GATEWAY, 32, eth0)
-                inside.add_route("0.0.0.0", 0, eth0, gateway=GATEWAY)
+                inside.add_route(GATEWAY, 32, eth0, replace=True)
+                inside.add_route("0.0.0.0", 0, eth0, gateway=GATEWAY, replace=True)
         except BaseException:
             namespace.close()
             raise

@@ -85,7 +85,7 @@ async def network(node: NetNamespace, address: str, container: dict, probe: dict
             return False, why
         try:
             sock = await connect(node, host, port, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False, f"dial tcp {host}:{port}: i/o timeout"
         except OSError as error:
             return False, f"dial tcp {host}:{port}: connect: {reason(error)}"
@@ -97,14 +97,14 @@ async def network(node: NetNamespace, address: str, container: dict, probe: dict
         return False, f"invalid grpc port {port!r}"
     try:
         reader, writer = await _open(node, address, port, timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False, f'timeout: failed to connect service "{address}:{port}" within {timeout:g}s'
     except OSError as error:
         return False, f'failed to connect service "{address}:{port}": {reason(error)}'
     try:
         status = await asyncio.wait_for(grpc.check(reader, writer, f"{address}:{port}", spec.get("service") or ""),
                                         timeout)
-    except (asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, OSError):
+    except (TimeoutError, asyncio.IncompleteReadError, ValueError, OSError):
         status = None
     finally:
         writer.close()
@@ -123,7 +123,7 @@ async def _http(node: NetNamespace, address: str, port: int | None, spec: dict, 
         return False, f"unknown port {spec.get('port')!r}"
     try:
         reader, writer = await _open(node, address, port, timeout, tls=scheme == "https")
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
     except (OSError, ssl.SSLError) as error:
         return False, f'Get "{url}": dial tcp {address}:{port}: connect: {reason(error)}'
@@ -134,7 +134,7 @@ async def _http(node: NetNamespace, address: str, port: int | None, spec: dict, 
     try:
         writer.write(request.encode())
         line = await asyncio.wait_for(reader.readline(), timeout)
-    except (asyncio.TimeoutError, OSError, ValueError):
+    except (TimeoutError, OSError, ValueError):
         return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
     finally:
         writer.close()

@@ -36,7 +36,7 @@ class Probing:
             good, bad = (good + 1, 0) if ok else (0, bad + 1)
             if not ok:
                 self.post(lambda why=why: self._unhealthy(run, container, generation, kind, why))
-            if ok and good >= need_ok or not ok and bad >= need_bad:
+            if (ok and good >= need_ok) or (not ok and bad >= need_bad):
                 self.post(lambda ok=ok: self._verdict(run, container, generation, kind, ok))
                 if kind in ("startup", "liveness") and not ok:
                     return  # the container is killed: the next run has a probe loop of its own

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 
+from ..core.process import kill_group
 from ..sandbox import BoxSpec, command, views
 from .cgroups import SHIM
 from .logs import ContainerLog, Throttle
@@ -30,14 +30,6 @@ def _launch_argv(spec: BoxSpec, argv: list[str] | tuple[str, ...]) -> tuple[list
 
 def _env(groups: list[str]) -> dict[str, str]:
     return {"PATH": views.HOST_PATH, "NETARENA_CGROUPS": " ".join(groups)}
-
-
-def _kill(process: subprocess.Popen) -> None:
-    for target in (lambda: os.killpg(process.pid, signal.SIGKILL), process.kill):
-        try:
-            target()
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 class ContainerProcess:
@@ -94,7 +86,7 @@ class ContainerProcess:
         """Kill the box (and its PID namespace with everything in it)."""
         self.stopped = True
         if self.process is not None:
-            _kill(self.process)
+            kill_group(self.process)
 
 
 def _hung_up(fd: int) -> bool:
@@ -207,11 +199,11 @@ class ExecSession:
                 break
         stopped = self.timed_out or self.truncated or self.abandoned
         if stopped:
-            _kill(process)
+            kill_group(process)
         try:
             code = process.wait(timeout=_EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            _kill(process)
+            kill_group(process)
             code = process.wait()
         process.stdout.close()
         process.stderr.close()

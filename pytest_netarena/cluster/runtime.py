@@ -317,7 +317,7 @@ class LiveCluster:
                 await loop.sock_connect(sock, (address, port))
                 await loop.sock_sendall(sock, PROBE + nonce + b"\n")
                 reply = await asyncio.wait_for(loop.sock_recv(sock, 512), timeout)
-            except (asyncio.TimeoutError, OSError) as error:
+            except (TimeoutError, OSError) as error:
                 return Reach(False, None, str(error) or "timed out")
             finally:
                 sock.close()
@@ -325,14 +325,14 @@ class LiveCluster:
             return Reach(True, proof[0] if proof else None)
         try:
             sock = await connect(namespace, address, port, timeout)
-        except (asyncio.TimeoutError, OSError) as error:
+        except (TimeoutError, OSError) as error:
             return Reach(False, None, str(error) or "timed out")
         try:
             reader, writer = await asyncio.open_connection(sock=sock)
             writer.write(PROBE + nonce + b"\n")
             reply = await asyncio.wait_for(reader.readline(), max(timeout, ANSWER_S))
             writer.close()
-        except (asyncio.TimeoutError, OSError, ValueError):
+        except (TimeoutError, OSError, ValueError):
             return Reach(True, None, "no answer to the identity challenge")
         proof = self.identity.verify(nonce, reply)
         return Reach(True, proof[0] if proof else None)

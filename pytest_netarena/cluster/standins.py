@@ -25,7 +25,7 @@ from ..sandbox import NetNamespace
 from . import dns, grpc, ingress, pages
 from .images import BOUTIQUE_LANGUAGE, Image
 from .logs import ContainerLog, rfc3339
-from .loop import Loop, connect, listener, reason
+from .loop import DatagramReplies, Loop, connect, listener, reason
 
 PROBE = b"NETARENA-PROBE "
 #: connections one stand-in serves at once, bytes read before the first answer, seconds a client may idle
@@ -156,19 +156,13 @@ class StandIn:
         if self.calls:
             self._tasks.append(loop.create_task(self._call_dependencies()))
 
-    def _datagram_protocol(self):
-        stand_in = self
+    def _datagram_protocol(self) -> DatagramReplies:
+        def reply(data: bytes) -> bytes | None:
+            if not data.startswith(PROBE):
+                return None
+            return self.identity.answer(data[len(PROBE):].strip(), self.pod.key, self.pod.uid)
 
-        class Protocol(asyncio.DatagramProtocol):
-            def connection_made(self, transport) -> None:
-                self.transport = transport
-
-            def datagram_received(self, data: bytes, address) -> None:
-                if data.startswith(PROBE):
-                    self.transport.sendto(stand_in.identity.answer(data[len(PROBE):].strip(), stand_in.pod.key,
-                                                                   stand_in.pod.uid), address)
-
-        return Protocol()
+        return DatagramReplies(reply)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._busy >= MAX_CONNECTIONS:
@@ -177,8 +171,7 @@ class StandIn:
         self._busy += 1
         try:
             await asyncio.wait_for(self._answer(reader, writer), IDLE_S * 3)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError,
-                OSError, ValueError):
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError, ValueError):
             pass
         finally:
             self._busy -= 1
@@ -238,7 +231,7 @@ class StandIn:
             return why
         try:
             sock = await connect(self.pod.namespace, address, port, CALL_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return f"dial tcp {address}:{port}: i/o timeout"
         except OSError as error:
             return f"dial tcp {address}:{port}: connect: {reason(error)}"

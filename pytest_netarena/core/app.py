@@ -237,7 +237,7 @@ class App(ABC):
 
     def generate(self, options: RunOptions) -> list[Query]:
         """The run's queries: a pure function of (app, seed, options), in a stable order."""
-        queries = []
+        queries: list[Query] = []
         for category in sorted(self.categories(options)):
             if category.level not in options.levels:
                 continue

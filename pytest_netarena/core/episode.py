@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .errors import InfraError
@@ -35,6 +36,15 @@ __all__ = ["MAX_REPLY_CHARS", "UNRESOLVING_METRICS", "AgentReplyTypeError", "Age
            "EpisodeAgentError", "EpisodeConfig", "EpisodeEnd", "agent_traceback", "as_reply",
            "agent_time", "call_with_timeout", "end_episode", "final_outcome", "reply_problem", "run_episode",
            "step_header"]
+
+
+def _no_reply(call: Callable[[], object]) -> Callable[[], Reply]:
+    """The call, answering an empty reply: what reset() and drive() return is ignored."""
+    def called() -> Reply:
+        call()
+        return Reply("")
+
+    return called
 
 
 def _ask_agent(function: Callable[[], Reply | str], timeout_s: float) -> Reply:
@@ -72,10 +82,10 @@ def run_episode(
     except InfraError:
         return session.result()
     try:
-        _ask_agent(lambda: (agent.reset(session.task), Reply(""))[1], config.agent_timeout_s)  # reset()'s value is ignored
+        _ask_agent(_no_reply(partial(agent.reset, session.task)), config.agent_timeout_s)
         drive = getattr(agent, "drive", None)
         if callable(drive):
-            _ask_agent(lambda: (drive(session), Reply(""))[1], config.drive_limit_s)  # drive()'s value is ignored
+            _ask_agent(_no_reply(partial(drive, session)), config.drive_limit_s)
         else:
             _act_loop(agent, session, config)
     except EpisodeAgentError as error:
@@ -91,7 +101,7 @@ def _act_loop(agent: Agent, session: EpisodeSession, config: EpisodeConfig) -> N
         shown = observation
         started = time.perf_counter()
         try:
-            reply = _ask_agent(lambda: agent.act(shown), config.agent_timeout_s)
+            reply = _ask_agent(partial(agent.act, shown), config.agent_timeout_s)
         except BaseException:  # a reply that timed out or failed still took this long: latency never improves by failing
             session.add_agent_time(time.perf_counter() - started)
             raise

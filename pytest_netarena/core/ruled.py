@@ -37,7 +37,8 @@ class RuledApp(App):
     @cached_property
     def netarena(self) -> App:
         module, _, attribute = self._netarena.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        app: App = getattr(importlib.import_module(module), attribute)
+        return app
 
     def for_rules(self, rules: str) -> App:
         return self.netarena if rules == NETARENA else self.ours

@@ -1,16 +1,18 @@
-"""Reading user files that may be hostile (corpora, recordings, run folders) as JSON and JSON lines.
+"""Reading user files that may be hostile (corpora, recordings, run folders, manifests) within a size cap.
 
-Under a size cap, strict UTF-8, a nesting cap, never through a symlink out of their folder; every
-problem is a one-line UsageError, never a traceback."""
+`read_capped` reads any file (or standard input) up to a cap, never past it; JSON and JSON lines are read as strict
+UTF-8 under a nesting cap, never through a symlink out of their folder, every problem a one-line UsageError, never a
+traceback."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import UsageError
 
@@ -20,6 +22,32 @@ MAX_DEPTH = 100
 MAX_JSON_BYTES = 16 << 20
 #: one JSON-lines file (episodes.jsonl of a long run, a corpus)
 MAX_JSONL_BYTES = 1 << 30
+#: what one read asks for: a file of endless bytes (/dev/zero) costs at most the cap and one of these
+_CHUNK = 1 << 16
+
+
+class TooLarge(ValueError):
+    """A file past its cap (reading stopped there)."""
+
+
+def capped(stream: IO[bytes], limit: int, where: str) -> bytes:
+    """At most `limit` bytes of stream; TooLarge, naming `where`, as soon as there are more."""
+    chunks, size = [], 0
+    while chunk := stream.read(min(_CHUNK, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"{where}: larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def read_capped(path: str | Path, limit: int) -> bytes:
+    """A file's bytes ("-": standard input's), at most `limit` of them (TooLarge past them); OSError as reading it
+    raises one. Pipes and devices are read too, never further than the cap."""
+    if str(path) == "-":
+        return capped(sys.stdin.buffer, limit, "-")
+    with open(path, "rb") as stream:
+        return capped(stream, limit, str(path))
 
 
 def read_text(path: Path, limit: int = MAX_JSON_BYTES, inside: Path | None = None) -> str:
@@ -34,11 +62,11 @@ def read_text(path: Path, limit: int = MAX_JSON_BYTES, inside: Path | None = Non
         with open(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise UsageError(f"{path}: not a regular file")
-            data = handle.read(limit + 1)
+            data = capped(handle, limit, str(path))
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    if len(data) > limit:
-        raise UsageError(f"{path}: larger than {limit:,} bytes; refusing to read it")
+    except TooLarge:
+        raise UsageError(f"{path}: larger than {limit:,} bytes; refusing to read it") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

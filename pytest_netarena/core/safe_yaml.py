@@ -68,7 +68,7 @@ def _check_events(events) -> None:
             elif event.anchor in opened:
                 raise YAMLRefused("the YAML holds a recursive alias (a value that contains itself)")
             else:
-                size = anchors.get(event.anchor, 1)
+                size = anchors.get(event.anchor or "", 1)
             total += size
             if stack:
                 stack[-1] += size

@@ -6,8 +6,9 @@ matches no labels: whatever slipped past validation selects nothing rather than 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 #: the operator of a requirement read from a malformed selector: it matches nothing

@@ -15,7 +15,7 @@ from .tools import Tool, ToolCall, ToolResult
 IMPOSSIBLE = "impossible"
 
 
-class Outcome(str, enum.Enum):
+class Outcome(str, enum.Enum):  # noqa: UP042 (a StrEnum would change what str() of a member says)
     """How an episode ended. Only INFRA_ERROR is excluded from an agent's score."""
 
     RESOLVED = "resolved"

@@ -114,8 +114,8 @@ def _endpoint_address(field: str, text, kind: str) -> list[Cause]:
     special = [(address.is_unspecified, f"may not be unspecified ({text})"),
                (address.is_loopback, "may not be in the loopback range (127.0.0.0/8, ::1/128)"),
                (address.is_link_local, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"),
-               (address.version == 4 and address in ipaddress.ip_network("224.0.0.0/24")
-                or address.version == 6 and address in ipaddress.ip_network("ff02::/16"),
+               ((address.version == 4 and address in ipaddress.ip_network("224.0.0.0/24"))
+                or (address.version == 6 and address in ipaddress.ip_network("ff02::/16")),
                 "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")]
     return [bad_value(field, text, message) for hit, message in special if hit]
 

@@ -85,7 +85,7 @@ def _resource_metric(metric: dict, pods: list[dict], usage: dict, current: int) 
                 raise ValueError(f"failed to get {name} utilization: missing request for {name} in container "
                                  f"{holder} of Pod {pod['metadata']['name']}")
             requested += request
-        utilization = int(round(used / requested * 100)) if requested else 0
+        utilization = round(used / requested * 100) if requested else 0
         ratio = utilization / float(target.get("averageUtilization") or 1)
         status = {"averageUtilization": utilization, "averageValue": _format(used / len(ready), name)}
     else:
@@ -99,7 +99,7 @@ def _resource_metric(metric: dict, pods: list[dict], usage: dict, current: int) 
 
 
 def _format(value: float, resource: str) -> str:
-    return f"{int(round(value * 1000))}m" if resource == "cpu" else str(int(round(value)))
+    return f"{round(value * 1000)}m" if resource == "cpu" else str(round(value))
 
 
 def reconcile(writer, hpa: dict) -> None:

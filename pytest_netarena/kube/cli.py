@@ -73,18 +73,15 @@ class InputError(ValueError):
 
 def read_manifests(path: str, limit: int = MAX_INPUT) -> list[dict]:
     """The objects of a manifest file, read within bounds (a List's items are unpacked)."""
+    from ..core.safe_read import TooLarge, read_capped
     from ..core.safe_yaml import load_documents
 
     try:
-        if path == "-":
-            raw = sys.stdin.buffer.read(limit + 1)
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read(limit + 1)
+        raw = read_capped(path, limit)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
-    if len(raw) > limit:
-        raise InputError(f"{path} is larger than {limit} bytes")
+    except TooLarge as error:
+        raise InputError(str(error)) from None
     try:
         documents = load_documents(raw)
     except ValueError as error:

@@ -108,7 +108,7 @@ def _number(text: str, names: dict[str, int]) -> int:
 def parse(text: str) -> Schedule:
     """A schedule; ValueError (with why) for one that does not read."""
     text = text.strip()
-    if text.startswith("TZ=") or text.startswith("CRON_TZ="):
+    if text.startswith(("TZ=", "CRON_TZ=")):
         raise ValueError("the time zone belongs in spec.timeZone")
     fields = MACROS.get(text.lower(), text).split()
     if len(fields) != 5:

@@ -65,7 +65,7 @@ def reconcile(writer: Writer, cronjob: dict, now: dt.datetime | None = None) -> 
         return
     local_now = now.astimezone(zone)
     since = _parse(status.get("lastScheduleTime")) or _parse(meta.get("creationTimestamp")) or now
-    due, missed = schedule.last_between(since.astimezone(zone), local_now)
+    due, _missed = schedule.last_between(since.astimezone(zone), local_now)
     if due is not None and not spec.get("suspend"):
         deadline = spec.get("startingDeadlineSeconds")
         if isinstance(deadline, int) and (now - due.astimezone(dt.UTC)).total_seconds() > deadline:

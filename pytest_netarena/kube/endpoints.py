@@ -42,7 +42,7 @@ def service_endpoints(writer: Writer, ns: str, name: str) -> None:
         return
     chosen = selector_from_dict({"matchLabels": selector})  # read once, matched against every pod
     early = bool((svc.get("spec") or {}).get("publishNotReadyAddresses"))
-    members = [p for p in store.list("pods", ns) if (ready(p) or early and _alive(p))
+    members = [p for p in store.list("pods", ns) if (ready(p) or (early and _alive(p)))
                and (p.get("status") or {}).get("podIP") and chosen.matches(p["metadata"].get("labels"))]
     groups: dict[str, tuple[list, list]] = {}  # pods with the same resolved ports share a subset and a slice
     for pod in members:

@@ -52,7 +52,7 @@ class TaskError(ValueError):
 
 
 @dataclass
-class Phase:
+class PhaseRun:
     name: str
     returncode: int | None
     seconds: float
@@ -63,7 +63,7 @@ class Phase:
 class TaskResult:
     task: str
     reward: float | None = None  #: what tests/test.sh wrote to /logs/verifier/reward.txt in its box (None: nothing)
-    phases: list[Phase] = field(default_factory=list)
+    phases: list[PhaseRun] = field(default_factory=list)
     folder: str = ""
     mode: str = "api-only"  #: "live" when pods ran (exec, logs, a data plane), as EmbeddedAPIServer.mode says
 
@@ -184,13 +184,13 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
                 "HOME": str(root / "home"), "TMPDIR": str(root / "home"), "LANG": "C.UTF-8"}
         declared = _env_table(config, "environment")
 
-        def record(step: Phase) -> Phase:
+        def record(step: PhaseRun) -> PhaseRun:
             result.phases.append(step)
             if echo is not None:
                 echo(step)
             return step
 
-        def on_host(name: str, argv: list[str], env: dict[str, str], timeout: float) -> Phase:
+        def on_host(name: str, argv: list[str], env: dict[str, str], timeout: float) -> PhaseRun:
             started = time.monotonic()
             try:
                 done = subprocess.run(argv, env={**base, **env}, cwd=str(root / "app"), capture_output=True,
@@ -198,9 +198,9 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
                 code, log = done.returncode, done.stdout + done.stderr
             except subprocess.TimeoutExpired as error:
                 code, log = None, f"{error.stdout or ''}{error.stderr or ''}\n[stopped after {timeout:g} s]"
-            return record(Phase(name, code, time.monotonic() - started, log if isinstance(log, str) else str(log)))
+            return record(PhaseRun(name, code, time.monotonic() - started, log if isinstance(log, str) else str(log)))
 
-        def boxed(name: str, phase: harbor_box.Phase) -> Phase:
+        def boxed(name: str, phase: harbor_box.Phase) -> PhaseRun:
             started = time.monotonic()
             cache = root / "home/.kube/cache"  # what the bootstrap's kubectl discovered (a box only reads it)
             if cache.is_dir():
@@ -213,7 +213,7 @@ def run_task(folder: str | os.PathLike, agent: str | None = None, solution: bool
                 log += f"\n[stopped after {phase.wall_s:g} s]"
             elif done.truncated:
                 log += f"\n[stopped: more than {harbor_box.OUTPUT_BYTES} bytes of output]"
-            return record(Phase(name, done.returncode, time.monotonic() - started, log))
+            return record(PhaseRun(name, done.returncode, time.monotonic() - started, log))
 
         bootstrap = on_host("bootstrap", [str(root / "task/environment/scripts/bootstrap-cluster")],
                             {"KUBECONFIG": rewrite(ADMIN_KUBECONFIG, root)}, _timeout(config, "environment"))

@@ -51,7 +51,7 @@ class Phase:
 
 
 @dataclass(frozen=True)
-class Ended:
+class PhaseEnded:
     finished: Finished
     drained: bool  #: every connection the phase opened to the API server had ended when it returned
 
@@ -63,7 +63,7 @@ def available() -> str | None:
                                   f"{found.reason}; install bubblewrap (apt-get install bubblewrap)")
 
 
-def run(server, port: int, phase: Phase, kubectl: str, scripts: str, cache: str | None = None) -> Ended:
+def run(server, port: int, phase: Phase, kubectl: str, scripts: str, cache: str | None = None) -> PhaseEnded:
     """Run the phase in a fresh box on a fresh network namespace where `server` answers https on 127.0.0.1:port.
 
     scripts: a host folder holding bin/ (the task's environment scripts), read-only at /usr/local; cache: a
@@ -93,7 +93,7 @@ def run(server, port: int, phase: Phase, kubectl: str, scripts: str, cache: str 
             drained = server.close_listener(url)
     finally:
         network.close()
-    return Ended(finished, drained)
+    return PhaseEnded(finished, drained)
 
 
 def mount_workspace(folder: str) -> bool:

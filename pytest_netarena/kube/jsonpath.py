@@ -45,9 +45,7 @@ def find(obj, path: str) -> list:
     for step in parse(path):
         found = []
         for value in values:
-            if step[0] == "field" and isinstance(value, dict) and step[1] in value:
-                found.append(value[step[1]])
-            elif step[0] == "index" and isinstance(value, list) and -len(value) <= step[1] < len(value):
+            if (step[0] == "field" and isinstance(value, dict) and step[1] in value) or (step[0] == "index" and isinstance(value, list) and -len(value) <= step[1] < len(value)):
                 found.append(value[step[1]])
             elif step[0] == "all":
                 found.extend(value if isinstance(value, list) else value.values() if isinstance(value, dict) else [])

@@ -79,6 +79,25 @@ def kubectl_minor_or_none() -> int | None:
         return None
 
 
+def server_version(minor: int) -> dict:
+    """What /version answers for a server of Kubernetes 1.<minor>."""
+    return {"major": "1", "minor": str(minor), "emulationMajor": "1", "emulationMinor": str(minor),
+            "minCompatibilityMajor": "1", "minCompatibilityMinor": str(minor - 1),
+            "gitVersion": f"v1.{minor}.0", "gitCommit": "0" * 40, "gitTreeState": "clean",
+            "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
+            "platform": "linux/amd64"}
+
+
+def kubeconfig_for(url: str, namespace: str, cluster: dict[str, str], user: dict[str, str]) -> dict:
+    """A kubeconfig of one context `netarena`: the server at url (cluster: its CA, if any) as user."""
+    return {"apiVersion": "v1", "kind": "Config", "current-context": "netarena",
+            "clusters": [{"name": "netarena", "cluster": {"server": url, **cluster}}],
+            "users": [{"name": "netarena", "user": user}],
+            "contexts": [{"name": "netarena", "context": {"cluster": "netarena", "user": "netarena",
+                                                          "namespace": namespace}}],
+            "preferences": {}}
+
+
 def save_kubeconfig(path: str | os.PathLike, config: dict | bytes) -> str:
     """Write a kubeconfig (a dict, or its bytes) readable by its owner only, atomically; returns the path."""
     path = os.fspath(path)

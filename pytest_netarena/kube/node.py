@@ -22,7 +22,7 @@ def _allocate_ip(store) -> str:
         store.counters["pod-ip"] = n + 1
         offset = n % (POD_CIDR.num_addresses - 258) + 2
         ip = str(POD_CIDR.network_address + offset)
-        if ip.endswith(".0") or ip.endswith(".255"):
+        if ip.endswith((".0", ".255")):
             continue
         if n < POD_CIDR.num_addresses - 258:
             return ip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,7 +67,7 @@ class Cluster:
     # -- writes ---------------------------------------------------------------------------------
     def create(self, res: Resource, namespace: str, body: dict, dry_run: bool = False,
                strict: bool = False, privileged: bool = False, manager: str | None = None,
-               managed: list | None = None) -> dict:
+               managed: builtins.list | None = None) -> dict:
         """manager: the request's field manager, who then owns every field (None: managedFields are not kept, as
         for the harness's own writes); managed: managedFields already worked out (a server-side apply's)."""
         # Everything that depends only on the request is computed before the store lock is taken.
@@ -239,7 +240,7 @@ class Cluster:
 
     # -- helpers --------------------------------------------------------------------------------
     def _updated(self, res: Resource, old: dict, obj: dict, subresource: str, privileged: bool,
-                 manager: str | None = None, managed: list | None = None) -> dict:
+                 manager: str | None = None, managed: builtins.list | None = None) -> dict:
         """obj (the requested new version of old, in the stored version) completed and checked as the server
         stores it; its managedFields: managed when given, else manager's update tracked (None: old's kept)."""
         meta, old_meta = obj["metadata"], old["metadata"]

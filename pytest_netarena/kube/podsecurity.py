@@ -338,7 +338,7 @@ def policy(labels: dict | None) -> dict[str, tuple[str, str]]:
     """mode -> (level, version) from a namespace's labels (invalid values fail open for warn and audit, closed for
     enforce, as the plugin does); warn follows a stricter enforce unless set."""
     labels = labels or {}
-    out = {mode: ("privileged", "latest") for mode in MODES}
+    out = dict.fromkeys(MODES, ("privileged", "latest"))
     for mode in MODES:
         level, version = labels.get(PREFIX + mode), labels.get(f"{PREFIX}{mode}-version", "latest")
         if level is not None:

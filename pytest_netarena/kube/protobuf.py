@@ -40,7 +40,7 @@ APIMACHINERY = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table(name: str) -> dict[int, tuple[str, str, str]]:
     """number -> (json name, type, flags) of a message."""
     text = APIMACHINERY.get(name) or MESSAGES.get(name)

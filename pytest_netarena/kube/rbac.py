@@ -226,7 +226,7 @@ def _covers(owner: dict, atom: dict) -> bool:
     if not ("*" in owned or resource in owned or ("/" in resource and "*/" + resource.split("/", 1)[1] in owned)):
         return False
     names = owner.get("resourceNames") or ()
-    return not names or bool(atom.get("resourceNames")) and atom["resourceNames"][0] in names
+    return not names or (bool(atom.get("resourceNames")) and atom["resourceNames"][0] in names)
 
 
 def uncovered(owner_rules: list[dict], rules: list[dict]) -> list[dict]:

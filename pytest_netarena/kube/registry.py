@@ -246,11 +246,11 @@ class Registry:
     @property
     def revision(self):
         """Changes whenever the served resources may have (the OpenAPI index's hashes follow it)."""
-        self.resources
+        self.resources  # noqa: B018 - reading the property refreshes the index when the CRDs changed
         return self._seen
 
     def lookup(self, group: str, version: str, plural: str) -> Resource | None:
-        self.resources
+        self.resources  # noqa: B018 - reading the property refreshes the index when the CRDs changed
         return self._index.get((group, version, plural))
 
     def by_plural(self, plural: str, group: str | None = None) -> Resource | None:

@@ -63,7 +63,7 @@ class Decision:
 def requests(pod: dict) -> dict[str, float]:
     """What the pod asks of a node: the larger of its containers' sum and any one init container, per resource."""
     spec = pod.get("spec") or {}
-    total = {name: 0.0 for name in RESOURCES}
+    total = dict.fromkeys(RESOURCES, 0.0)
     for container in spec.get("containers") or []:
         asked = (container.get("resources") or {}).get("requests") or {}
         for name in RESOURCES:
@@ -79,7 +79,7 @@ def requests(pod: dict) -> dict[str, float]:
 
 
 def _used(pods_on: list[dict]) -> dict[str, float]:
-    used = {name: 0.0 for name in RESOURCES}
+    used = dict.fromkeys(RESOURCES, 0.0)
     for pod in pods_on:
         for name, amount in requests(pod).items():
             used[name] += amount

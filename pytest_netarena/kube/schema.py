@@ -150,7 +150,7 @@ def strict_check(kind: str, api_version: str, definition: str, obj: dict, unknow
             if not isinstance(value, list):
                 raise mistyped(value, path, go_struct, f"[]{go_struct}")
             item_schema = target.get("items") or {}
-            for index, element in enumerate(value):
+            for element in value:
                 walk(element, item_schema, f"{path}", go_struct)
             return
         if "object" in types:

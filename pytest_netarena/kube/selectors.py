@@ -85,10 +85,7 @@ def _path(obj: dict, dotted: str) -> str:
 
 
 def fields_match(reqs, obj: dict) -> bool:
-    for key, equal, value in reqs:
-        if (_path(obj, key) == value) != equal:
-            return False
-    return True
+    return all((_path(obj, key) == value) == equal for key, equal, value in reqs)
 
 
 def selector_string(selector: dict | None) -> str:

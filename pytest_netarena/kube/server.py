@@ -13,7 +13,7 @@ import traceback
 from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import audit, baseline, bodies, errors, handlers, limits, notices, podio, rbac, sessions
+from . import baseline, bodies, errors, handlers, limits, notices, podio, rbac, refusal_log, sessions
 from .connections import TrackedConnections
 from .ops import Cluster
 from .storeapi import StoreAPI
@@ -71,7 +71,8 @@ class _HTTPServer(TrackedConnections, ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _APIHandler(BaseHTTPRequestHandler):
+    server: _HTTPServer
     protocol_version = "HTTP/1.1"
     server_version = "netarena-kube"
     sys_version = ""
@@ -88,6 +89,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass
+
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.mark_waiting(self.request, True)  # answered: the next request on this connection is awaited
 
     def do_GET(self):
         self._serve("GET")
@@ -151,6 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # the rest of the body is never read: the stream is lost
                 self.refused_unread = True
                 raise
+            self.server.mark_waiting(self.request, False)  # the whole request is in: it is being served
             req = handlers.parse(method, self.path, dict(self.headers.items()), body)
             self._identify(app, req)
             if app.request_log is not None:
@@ -162,10 +170,10 @@ class _Handler(BaseHTTPRequestHandler):
         except errors.ApiError as error:
             result = handlers.Response(error.code, error.status())
             if isinstance(error, rbac.Denied):
-                app.audit.record(method, self.path, 403, error.message, error.user, error.attrs, error.why,
+                app.refusals.record(method, self.path, 403, error.message, error.user, error.attrs, error.why,
                                  self.client_address[0] if self.client_address else "")
             elif error.code == 401:
-                app.audit.record(method, self.path, 401, error.message,
+                app.refusals.record(method, self.path, 401, error.message,
                                  source=self.client_address[0] if self.client_address else "")
         except Exception as error:  # any bug becomes a 500 Status, never a dropped connection
             app.last_error = traceback.format_exc()
@@ -210,12 +218,14 @@ class _Handler(BaseHTTPRequestHandler):
         time.sleep(RST_AVOIDANCE_DELAY_S)
 
     def _respond(self, result: handlers.Response) -> None:
-        payload = result.body
-        if isinstance(payload, (dict, list)):
-            payload = handlers.dumps(payload)
-        elif isinstance(payload, str):
-            payload = payload.encode()
-        elif payload is None:
+        body = result.body
+        if isinstance(body, (dict, list)):
+            payload = handlers.dumps(body)
+        elif isinstance(body, str):
+            payload = body.encode()
+        elif isinstance(body, bytes):
+            payload = body
+        else:  # None
             payload = b""
         self.send_response(result.code)
         self.send_header("Content-Type", result.content_type)
@@ -300,7 +310,7 @@ class EmbeddedAPIServer(StoreAPI):
         self.scope = scope
         self.tls = tls
         self.authority = Authority.create()  #: the CA, certificates and token key (a few ms)
-        self.audit = audit.AuditLog(audit_log)
+        self.refusals = refusal_log.RefusalLog(audit_log)
         self.host, self.port = host, port
         self._sock = sock
         if sock is not None:
@@ -334,7 +344,7 @@ class EmbeddedAPIServer(StoreAPI):
     def start(self) -> EmbeddedAPIServer:
         if self._listeners:
             return self
-        self.port = self._serve(_HTTPServer((self.host, self.port), _Handler, self, self._sock, self.scope,
+        self.port = self._serve(_HTTPServer((self.host, self.port), _APIHandler, self, self._sock, self.scope,
                                             self._context() if self.tls else None))[1]
         return self
 
@@ -344,7 +354,7 @@ class EmbeddedAPIServer(StoreAPI):
         scoped inside a network namespace, or an https one beside a plain one); returns its URL. Stopped
         with the server. small_clients: TLS for clients as small as busybox's (pki.Authority.server_context)."""
         context = self.authority.server_context(small_clients) if tls else None
-        address = self._serve(_HTTPServer((host, port), _Handler, self, sock, scope, context))
+        address = self._serve(_HTTPServer((host, port), _APIHandler, self, sock, scope, context))
         return f"{'https' if tls else 'http'}://{address[0]}:{address[1]}"
 
     def close_listener(self, url: str, timeout: float = 10.0) -> bool:
@@ -441,17 +451,13 @@ class EmbeddedAPIServer(StoreAPI):
         Over plain HTTP it holds no credential: kubectl sends no bearer token over plain HTTP, so the
         identity is the listener's (see `scope`). Over https it trusts this server's CA and carries the
         admin client certificate (system:masters, full rights) or, given a token, that bearer token."""
+        from .kubectl import kubeconfig_for
+
         url = server or self.url
-        cluster, user = {"server": url}, {}
-        if url.startswith("https:"):
-            cluster["certificate-authority-data"] = self.authority.ca_data
-            user = {"token": token} if token else self.authority.admin_user()
-        return {"apiVersion": "v1", "kind": "Config", "current-context": "netarena",
-                "clusters": [{"name": "netarena", "cluster": cluster}],
-                "users": [{"name": "netarena", "user": user}],
-                "contexts": [{"name": "netarena", "context": {"cluster": "netarena", "user": "netarena",
-                                                              "namespace": namespace}}],
-                "preferences": {}}
+        if not url.startswith("https:"):
+            return kubeconfig_for(url, namespace, {}, {})
+        user = {"token": token} if token else self.authority.admin_user()
+        return kubeconfig_for(url, namespace, {"certificate-authority-data": self.authority.ca_data}, user)
 
     def token(self, namespace: str, account: str, seconds: int = 3600, pod: dict | None = None,
               audiences: list[str] | None = None) -> str:
@@ -474,21 +480,16 @@ class EmbeddedAPIServer(StoreAPI):
     def kubeconfig_path(self) -> str:
         if self._kubeconfig is None:
             self._tmpdir = tempfile.mkdtemp(prefix="netarena-kube-")
-            self.write_kubeconfig(os.path.join(self._tmpdir, "kubeconfig"))
+            return self.write_kubeconfig(os.path.join(self._tmpdir, "kubeconfig"))
         return self._kubeconfig
 
     # -- version / bodies -------------------------------------------------------------------------
     def version_info(self) -> dict:
-        minor = self._minor
-        if minor is None:
-            from .kubectl import DEFAULT_MINOR, kubectl_minor_or_none
+        from .kubectl import DEFAULT_MINOR, kubectl_minor_or_none, server_version
 
-            minor = self._minor = kubectl_minor_or_none() or DEFAULT_MINOR
-        return {"major": "1", "minor": str(minor), "emulationMajor": "1", "emulationMinor": str(minor),
-                "minCompatibilityMajor": "1", "minCompatibilityMinor": str(minor - 1),
-                "gitVersion": f"v1.{minor}.0", "gitCommit": "0" * 40, "gitTreeState": "clean",
-                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
-                "platform": "linux/amd64"}
+        if self._minor is None:
+            self._minor = kubectl_minor_or_none() or DEFAULT_MINOR
+        return server_version(self._minor)
 
     def decode_body(self, req, res):
         return bodies.decode(req.content_type, req.body)

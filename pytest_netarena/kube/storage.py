@@ -15,7 +15,7 @@ import copy
 
 from . import recorder
 from .tables import timestamp
-from .validation import Cause, bad_value, forbidden, required, unsupported
+from .validation import Cause, forbidden, required, unsupported
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 RECLAIM = ("Delete", "Recycle", "Retain")

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import builtins
 import collections
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .limits import object_bytes
+
+if TYPE_CHECKING:
+    from .pki import Authority
+    from .workqueue import WorkQueue
 
 Listener = Callable[[str, str, "dict | None"], None]  # (event type, plural, object)
 Committer = Callable[[list], None]  # the (event type, plural, object) of one transaction's writes
@@ -39,9 +45,9 @@ class Store:
         self.made: dict[tuple[str, str, str], int] = {}
         # Told of every write inside the lock: changed(plural, old, new) (None for a missing side), and
         # reset(); the cluster's controller work queue.
-        self.tracker = None
+        self.tracker: WorkQueue | None = None
         #: the server's pki.Authority (CA, token signing key) the identity controllers use; None: no credentials
-        self.authority = None
+        self.authority: Authority | None = None
         #: where the HorizontalPodAutoscaler controller reads the pods' usage (autoscaler.py); None: no metrics API
         self.metrics = None
         #: the server's registry.Registry (the resources it serves), set by ops.Cluster
@@ -184,7 +190,7 @@ class Store:
                         pass
 
     # -- watch support ---------------------------------------------------------------------------
-    def events_since(self, rv: int, plural: str) -> tuple[list[tuple[int, str, dict]], bool]:
+    def events_since(self, rv: int, plural: str) -> tuple[builtins.list[tuple[int, str, dict]], bool]:
         """Events for plural after rv, and whether rv is still inside the log (False = too old)."""
         with self.lock:
             if self._events and rv < self._events[0][0] - 1 and rv < self._rv - len(self._events):

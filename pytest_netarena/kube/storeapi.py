@@ -5,14 +5,22 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from . import errors, registry
+
+if TYPE_CHECKING:
+    from .ops import Cluster
+    from .store import Store
 
 
 class StoreAPI:
     """What the harness calls in process (EmbeddedAPIServer inherits it): no HTTP, no RBAC, no request bounds.
 
     Expects `store` (store.Store) and `cluster` (ops.Cluster) attributes."""
+
+    store: Store
+    cluster: Cluster
 
     # -- snapshot / reset -------------------------------------------------------------------------
     def snapshot(self) -> None:

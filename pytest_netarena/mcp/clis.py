@@ -103,7 +103,7 @@ def _json_lines(output: str) -> list[dict]:
 
 
 def _count(value: object) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 class Codex(CliProfile):
@@ -181,7 +181,8 @@ class Codex(CliProfile):
                 if item.get("type") == "agent_message":
                     final = str(item.get("text") or "")
             elif kind in ("turn.failed", "error"):
-                error = event.get("error") if isinstance(event.get("error"), dict) else event
+                given = event.get("error")
+                error = given if isinstance(given, dict) else event
                 errors.append(str(error.get("message") or kind)[:500])
         from ..agents.openai_http import price
 
@@ -229,7 +230,8 @@ class ClaudeCode(CliProfile):
         for event in _json_lines(output):
             if event.get("type") != "result":
                 continue
-            counts = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            given = event.get("usage")
+            counts = given if isinstance(given, dict) else {}
             tokens_in = sum(_count(counts.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
                                                             "cache_read_input_tokens"))
             cost = event.get("total_cost_usd")

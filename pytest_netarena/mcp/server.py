@@ -87,7 +87,7 @@ def build_server(session: EpisodeSession, activity: Activity | None = None) -> A
     def note_client() -> None:
         if not activity.client:
             try:
-                info = server.request_context.session.client_params.clientInfo
+                info = server.request_context.session.client_params.clientInfo  # type: ignore[union-attr]  # None: caught below
                 activity.client = f"{info.name}"[:80]
             except (AttributeError, LookupError):
                 pass

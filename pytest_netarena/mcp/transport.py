@@ -137,10 +137,10 @@ async def serve_stdio(server: Any, watch: Watch, stdin: int, stdout: int) -> str
     import anyio
     from mcp.server.stdio import stdio_server
 
-    ended, ended_by = "the client closed the connection", []
+    ended, ended_by = "the client closed the connection", list[str]()
     with anyio.CancelScope() as transport:  # cancelled at the end: the pipe reader may wait on a silent client
-        async with stdio_server(BoundedLines(stdin), PipeWriter(stdout)) as (read_stream, write_stream):
-            await _serve_streams(server, watch, read_stream, write_stream, lambda why: ended_by.append(why))
+        async with stdio_server(BoundedLines(stdin), PipeWriter(stdout)) as (read_stream, write_stream):  # type: ignore[arg-type]  # duck-typed AsyncFiles: the methods stdio_server calls
+            await _serve_streams(server, watch, read_stream, write_stream, ended_by.append)
             transport.cancel()
     return ended_by[0] if ended_by else ended
 

@@ -22,8 +22,9 @@ nothing, as on a cluster whose containers serve exactly their declared ports.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.selectors import LabelSelector, selector_from_labels
 from .bitsets import LabelIndex, bits_of, iter_bits
@@ -220,10 +221,10 @@ class ConnectivityModel:
             index = _Index(self._namespaces, self._pods, self._services, self.listening_ports)
             self._bound = {key: index.bind(policy) for key, policy in self._policies.items()}
             count = len(index.pods)
-            self._selecting = {INGRESS: [[] for _ in range(count)], EGRESS: [[] for _ in range(count)]}
+            self._selecting: dict[str, list[list[str]]] = {INGRESS: [[] for _ in range(count)], EGRESS: [[] for _ in range(count)]}
             for key in sorted(self._bound):
                 self._register(key, self._bound[key])
-            self._allowed_cache = {INGRESS: [{} for _ in range(count)], EGRESS: [{} for _ in range(count)]}
+            self._allowed_cache: dict[str, list[dict[Any, int]]] = {INGRESS: [{} for _ in range(count)], EGRESS: [{} for _ in range(count)]}
             self._index = index
         return self._index
 
@@ -272,7 +273,7 @@ class ConnectivityModel:
         bits = cache.get(key)
         if bits is not None:
             return bits
-        index = self._index
+        index = self._ensure_index()
         keys = self._selecting[direction][position]
         if not keys:
             bits = index.all
@@ -281,7 +282,7 @@ class ConnectivityModel:
             names = index.port_names[position].get(key, frozenset()) if direction == INGRESS else frozenset()
             for policy_key in keys:
                 bound = self._bound[policy_key]
-                for rule in (bound.ingress if direction == INGRESS else bound.egress):
+                for rule in (bound.ingress if direction == INGRESS else bound.egress) or ():
                     if rule.ports is None:
                         bits |= rule.peers
                     elif direction == INGRESS:
@@ -297,15 +298,15 @@ class ConnectivityModel:
         for entry in entries:
             if isinstance(entry.port, str):
                 if entry.protocol == protocol:
-                    destinations |= self._index.named_port_pods.get((entry.port, protocol, port), 0)
+                    destinations |= self._ensure_index().named_port_pods.get((entry.port, protocol, port), 0)
             elif entry.matches(port, protocol, frozenset()):
-                return self._index.all
+                return self._ensure_index().all
         return destinations
 
     # ----- queries -----------------------------------------------------------------------------
 
     def _position(self, key: str) -> int:
-        position = self._index.position.get(key)
+        position = self._ensure_index().position.get(key)
         if position is None:
             raise UnknownObjectError(f"unknown pod {key!r}")
         return position
@@ -317,7 +318,7 @@ class ConnectivityModel:
     def _resolve_target(self, position: int, port: int | str, protocol: str) -> int | None:
         """The port number a flow to the pod at `position` uses, or None when it cannot be delivered
         (an unknown port name, or with listening_ports a port the pod does not listen on)."""
-        index = self._index
+        index = self._ensure_index()
         number = port if isinstance(port, int) else index.pods[position].named_port(port, protocol)
         if number is not None and index.listens is not None and (number, protocol) not in index.listens[position]:
             return None
@@ -328,7 +329,7 @@ class ConnectivityModel:
         if service is None:
             raise UnknownObjectError(f"unknown service {probe.destination!r}")
         return service, service.find_port(probe.port, probe.protocol), list(
-            iter_bits(self._index.service_backends[service.key]))
+            iter_bits(self._ensure_index().service_backends[service.key]))
 
     def allowed(self, probe: Probe) -> bool:
         """The verdict for one probe. Raises UnknownObjectError for unknown pods or services."""
@@ -368,7 +369,7 @@ class ConnectivityModel:
         return Explanation(probe, flows, note)
 
     def _explain_flow(self, source: Pod, destination: Pod, port: int | str, protocol: str) -> FlowVerdict:
-        number = self._resolve_target(self._index.position[destination.key], port, protocol)
+        number = self._resolve_target(self._ensure_index().position[destination.key], port, protocol)
         if number is None:
             why = (f"{destination.key} has no container port named {port!r} for {protocol}" if isinstance(port, str)
                    else f"{destination.key} does not listen on {port}/{protocol} (no container declares it)")

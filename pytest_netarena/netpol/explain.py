@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from .objects import Namespace, Pod, Probe
 from .policy import EGRESS, INGRESS, CompiledPolicy, IPBlockPeer, PodPeer, Rule

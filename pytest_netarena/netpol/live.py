@@ -9,8 +9,9 @@ import ssl
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ManifestError
 from .manifests import ClusterObjects, cluster_from_objects, load_text, read_bounded

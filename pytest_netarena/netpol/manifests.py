@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
+from ..core.safe_read import TooLarge, read_capped
+from ..core.safe_yaml import YAMLRefused, load_documents
 from .engine import ConnectivityModel
 from .errors import ManifestError, ObjectError
 from .objects import PROTOCOLS, ContainerPort, Namespace, Pod, Probe, Service, ServicePort
 from .policy import CompiledPolicy, compile_policy
-from ..core.safe_yaml import YAMLRefused, load_documents
 
 MAX_BYTES = 8 * 1024 * 1024  #: per input file; manifests of a 2000-service app stay far below
-_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -30,19 +31,14 @@ class ClusterObjects:
 def read_bounded(path: str | Path, limit: int = MAX_BYTES) -> str:
     """The file's text, refusing (not truncating) anything over `limit` bytes; reading stops there,
     so a device or pipe without end (/dev/zero) costs at most `limit` bytes."""
-    chunks, size = [], 0
     try:
-        with open(path, "rb") as stream:
-            while chunk := stream.read(min(_CHUNK, limit + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > limit:
-                    raise ManifestError(f"{path}: larger than {limit} bytes (the input limit); "
-                                        "split it into several -f files")
+        data = read_capped(path, limit)
     except OSError as error:
         raise ManifestError(f"{path}: cannot read: {error.strerror or error}") from None
+    except TooLarge as error:
+        raise ManifestError(f"{error} (the input limit); split it into several -f files") from None
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ManifestError(f"{path}: not UTF-8 text (byte {error.start})") from None
 
@@ -83,7 +79,7 @@ def flatten(documents: Iterable[Any], source: str = "<input>") -> list[Mapping[s
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterObjects:
     """Namespaces, Pods, Services and NetworkPolicies of `objects`; other kinds are ignored."""
     #: kind -> (its builder, its field of ClusterObjects)
-    builders = {"Namespace": (namespace_from_manifest, "namespaces"), "Pod": (pod_from_manifest, "pods"),
+    builders: dict[str, tuple[Callable[[Any], Any], str]] = {"Namespace": (namespace_from_manifest, "namespaces"), "Pod": (pod_from_manifest, "pods"),
                 "Service": (service_from_manifest, "services"), "NetworkPolicy": (compile_policy, "policies")}
     found: dict[str, dict[str, Any]] = {kind: {} for kind in builders}
     for obj in objects:
@@ -193,8 +189,8 @@ def parse_probes(data: Any, source: str = "<probes>") -> list[Probe]:
         port = item.get("port")
         if isinstance(port, str) and port.isdigit():
             port = int(port)  # a quoted number in YAML still means a number
-        if isinstance(port, bool) or not (isinstance(port, int) and 1 <= port <= 65535
-                                          or isinstance(port, str) and port):
+        if isinstance(port, bool) or not ((isinstance(port, int) and 1 <= port <= 65535)
+                                          or (isinstance(port, str) and port)):
             raise ManifestError(f"{where}: port must be a number between 1 and 65535 or a port name, got {port!r}")
         protocol = item.get("protocol") or "TCP"
         if protocol not in PROTOCOLS:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -34,7 +35,7 @@ class Namespace:
 
     def __post_init__(self) -> None:
         # The control plane always sets this label; policies select namespaces by name through it.
-        labels = _frozen_labels(self.labels)
+        labels = dict(_frozen_labels(self.labels))
         labels[NAMESPACE_NAME_LABEL] = self.name
         object.__setattr__(self, "labels", labels)
 
@@ -85,6 +86,11 @@ class ServicePort:
     @property
     def target(self) -> int | str:
         return self.port if self.target_port is None else self.target_port
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> ServicePort:
+        """One entry of a Service's spec.ports as the API server stored it (already validated there)."""
+        return cls(int(spec["port"]), spec.get("targetPort"), spec.get("protocol") or "TCP", spec.get("name"))
 
 
 @dataclass(frozen=True)

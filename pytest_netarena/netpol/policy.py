@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import PolicyValidationError
 from .ports import PortRule, compile_port
@@ -207,7 +208,7 @@ def _compile_ip_block(raw: Any, path: str, fail) -> IPBlockPeer:
     excepts = []
     for index, item in enumerate(excepts_raw):
         excluded = _parse_cidr(item, f"{path}.except[{index}]", fail)
-        if (excluded.version != cidr.version or not excluded.subnet_of(cidr)
+        if (excluded.version != cidr.version or not excluded.subnet_of(cidr)  # type: ignore[arg-type]  # same version
                 or excluded.prefixlen <= cidr.prefixlen):
             raise fail(f"{path}.except[{index}]", f"{item} must be a strict subset of cidr {raw['cidr']}")
         excepts.append(excluded)

@@ -72,7 +72,7 @@ def _witnesses(pods: list[Pod], namespaces: Mapping[str, Namespace],
         nodes.append(_Node(pod.key, pod.namespace, spaces[pod.namespace].labels, pod.labels, pod.ip, pod.ports))
     for namespace in [*spaces.values(), *foreign]:
         present = {tuple(sorted(p.labels.items())) for p in pods if p.namespace == namespace.name}
-        for number, labels in enumerate(sorted(set(shapes) | label_sets - present)):
+        for labels in sorted(set(shapes) | label_sets - present):
             text = ",".join(f"{k}={v}" for k, v in labels) or "no labels"
             nodes.append(_Node(f"{namespace.name}/<any pod: {text}>", namespace.name, namespace.labels,
                                dict(labels), None))
@@ -135,7 +135,7 @@ class _Side:
             bits = 0
             names = self.nodes[node].names(port, protocol)
             for policy in selecting:
-                for rule in policy.rules(direction):
+                for rule in policy.rules(direction) or ():
                     peers = self.peer_bits(rule.peers)
                     if rule.ports is None:
                         bits |= peers
@@ -221,7 +221,7 @@ class Comparison:
         cuts = {1}
         for side in self.sides:
             for policy in side.selecting(node, direction):
-                for rule in policy.rules(direction):
+                for rule in policy.rules(direction) or ():
                     for entry in rule.ports or ():
                         if entry.protocol != protocol or entry.port is None:
                             continue

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.selectors import MATCH_ALL, OPERATORS, LabelSelector, Requirement
 
@@ -82,7 +83,7 @@ def _compile_expression(raw: Any, path: str, fail: Callable[[str, str], Exceptio
         problem = label_value_problem(value)
         if problem:
             raise fail(f"{path}.values", problem)
-    return Requirement(key, operator, frozenset(values))
+    return Requirement(str(key), operator, frozenset(values))  # key: a str, label_key_problem checked
 
 
 def describe(selector: LabelSelector) -> str:

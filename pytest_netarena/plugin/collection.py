@@ -89,7 +89,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
     if not settings.save_corpus or worker != "gw0":
         return  # every worker collects the same items: one sends them to the controller, which writes
-    queries = {}
+    queries: dict[str, Any] = {}
     for item in items:
         case = benchmark_case(item)
         if isinstance(case, Case):

@@ -115,7 +115,7 @@ def _typed(kind: type) -> Callable[[str], Any]:
 def _ini(parser: pytest.Parser, name: str, help_text: str, **attrs: Any) -> None:
     parser.addini(name, help_text, **attrs)
     # what getini gives for a key the ini file does not set: the default, or the type's own when none is given
-    default = attrs["default"] if "default" in attrs else {"linelist": [], "bool": False}.get(attrs.get("type"), "")
+    default = attrs["default"] if "default" in attrs else {"linelist": [], "bool": False}.get(str(attrs.get("type")), "")
     _DECLARED_INI.append((name, default))
 
 

@@ -196,7 +196,9 @@ class RunReporter:
             self.completeness = self._completeness(session)
             summary.update(self.completeness)
             if settings.run_budget.capped:
-                spent = self.config.stash[SCALE_KEY].service.ledger.spent()
+                service = self.config.stash[SCALE_KEY].service
+                assert service is not None, "the summary is written by the controller, which holds the run's service"
+                spent = service.ledger.spent()
                 summary["budget"] = {"max_tokens": settings.run_budget.max_tokens, "max_cost_usd": settings.run_budget.max_cost_usd,
                                      "tokens": spent.tokens, "cost_usd": spent.cost_usd,
                                      "stopped": self.budget_skips > 0, "episodes_not_run": self.budget_skips}

@@ -149,10 +149,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 refused[name] = why
     controller = scale.controller
     controller.report_collection({**scale.collected, "apps": apps, "refused": refused})
-    if scale.in_flight is not None and isinstance(controller, RemoteController):  # a worker: the controller pushes
+    in_flight = scale.in_flight
+    if in_flight is not None and isinstance(controller, RemoteController):  # a worker: the controller pushes
         items = session.items
         controller.client.handle_pushes(
-            "upcoming", lambda indices: scale.in_flight.submit([items[i] for i in indices if i < len(items)]))
+            "upcoming", lambda indices: in_flight.submit([items[i] for i in indices if i < len(items)]))
 
 
 @pytest.hookimpl(tryfirst=True)

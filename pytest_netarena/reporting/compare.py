@@ -74,7 +74,7 @@ def _pairs(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str], dict[tupl
     for record in records:
         if record["outcome"] != "infra_error":
             by_agent[(record["app"], record["agent"])][(record["query"], record.get("seed"), int(record["trial"]))] = record
-    return by_agent  # type: ignore[return-value]
+    return by_agent
 
 
 def compare(records: Iterable[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:

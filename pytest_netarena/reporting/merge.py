@@ -105,7 +105,8 @@ def merge_runs(run_dirs: list[Path], out: Path | None = None, *, allow_missing: 
 
 def _disjoint_episodes(run_dirs: list[Path]) -> list[dict[str, Any]]:
     """Every shard's kept episodes (its latest attempt of each); an episode in two shards is a ReportError."""
-    episodes, owner = [], {}
+    episodes: list[dict[str, Any]] = []
+    owner: dict[Any, Path] = {}
     for run_dir in run_dirs:
         kept, _ = latest_attempts(load_episodes(run_dir)) if (run_dir / "episodes.jsonl").exists() else ([], 0)
         for episode in kept:
@@ -149,7 +150,8 @@ def _add_up_usage(out: Path, run_dirs: list[Path]) -> None:
 def _carried_summary(run_dirs: list[Path]) -> dict[str, Any]:
     """The shards' budget notes and skipped episodes, added up (each shard had its own cap), and whether every shard
     finished."""
-    budgets, carried = [], {}
+    budgets: list[dict[str, Any]] = []
+    carried: dict[str, Any] = {}
     summaries = [(run_dir, read_summary(run_dir)) for run_dir in run_dirs]
     for _, summary in summaries:
         if summary is not None and "budget" in summary:

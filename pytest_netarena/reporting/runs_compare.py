@@ -63,8 +63,8 @@ def compare_runs(first: Path, second: Path, pair_by: str = "agent") -> tuple[lis
     seed = int(runs[0].get("seed") or 0)
     comparisons = []
     for name, (a, b) in sorted(buckets.items()):
-        label = (lambda r: name) if pair_by in ("query", "interface") else _label
-        labelled = [{**r, "agent": f"A {label(r)}"} for r in a] + [{**r, "agent": f"B {label(r)}"} for r in b]
+        label_of = (lambda r, name=name: name) if pair_by in ("query", "interface") else _label
+        labelled = [{**r, "agent": f"A {label_of(r)}"} for r in a] + [{**r, "agent": f"B {label_of(r)}"} for r in b]
         comparisons.extend(compare(_one_label_per_run(labelled), seed=seed))
     if not any(c["pairs"] for c in comparisons):
         raise NothingPaired(_why_nothing_paired(agents, runs, pair_by))

@@ -35,7 +35,8 @@ def _got(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return f"the text {value[:40]!r}" + ("..." if len(value) > 40 else "")
-    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+    shown: dict[type, str] = {dict: "an object", list: "a list"}
+    return shown.get(type(value), type(value).__name__)
 
 
 def _wrong(field: str, expected: str, value: Any) -> WrongShape:

@@ -240,7 +240,7 @@ def build_settings(
     )
 
 
-def _impossible(option: Callable[[str], Any], resumed: dict[str, Any] | None) -> bool:
+def _impossible(option: Callable[[str], Any], resumed: Mapping[str, Any] | None) -> bool:
     """--impossible, or what the resumed run was started with."""
     if resumed is not None:
         return bool(resumed["options"].get("impossible"))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .box import HOME, BoxSpec, Launch, Limits, command, prepare, private_uid, run, run_unboxed, spawn
+from .box import HOME, BoxLaunch, BoxSpec, Limits, command, prepare, private_uid, run, run_unboxed, spawn
 from .mounts import Mount, UnsafeMount
 from .netns import NetNamespace
 from .support import FIX, SandboxUnavailable, Support, support
 from .userns import UserNetNamespace, new_network_namespace
 
-__all__ = ["FIX", "HOME", "BoxSpec", "Launch", "Limits", "Mount", "NetNamespace", "SandboxUnavailable", "Support",
+__all__ = ["FIX", "HOME", "BoxLaunch", "BoxSpec", "Limits", "Mount", "NetNamespace", "SandboxUnavailable", "Support",
            "UnsafeMount", "UserNetNamespace", "command", "new_network_namespace", "prepare", "private_uid", "run",
            "run_unboxed", "spawn", "support"]

@@ -162,7 +162,7 @@ def _enters_network(spec: BoxSpec) -> bool:
 
 
 @dataclass
-class Launch:
+class BoxLaunch:
     """A box ready to start: its argv and the descriptors to pass, and its control group (None where boxes get
     none). close_fds() once it started; ended() once its process is gone (removes the group)."""
 
@@ -184,7 +184,7 @@ class Launch:
 
 
 def prepare(spec: BoxSpec, argv: Sequence[str], where: Support | None = None, *, cgroup: bool = True,
-            kernel_filter: bool = True) -> Launch:
+            kernel_filter: bool = True) -> BoxLaunch:
     """command(), started through a control group of the box's own where one can be made (cgroup=False: none, only
     to measure its cost)."""
     full, fds = command(spec, argv, where, kernel_filter=kernel_filter)
@@ -195,7 +195,7 @@ def prepare(spec: BoxSpec, argv: Sequence[str], where: Support | None = None, *,
         for fd in fds:
             os.close(fd)
         raise
-    return Launch(group.argv(full) if group is not None else full, fds, group, _enters_network(spec))
+    return BoxLaunch(group.argv(full) if group is not None else full, fds, group, _enters_network(spec))
 
 
 def _namespaces(spec: BoxSpec, where: Support) -> list[str]:

@@ -91,7 +91,7 @@ class RunResult:
     kinds: tuple[tuple[tuple[str | int, ...], str], ...] = ()
 
 
-class _Gone(Exception):
+class _ZygoteGone(Exception):
     """The zygote was gone before it took the answer (nothing of the answer ran)."""
 
 
@@ -112,17 +112,17 @@ class ForkServer:
         self.diff = diff
         self._base: graph_diff.GraphBase | None = None
         self.process: subprocess.Popen[bytes] | None = None
-        self.launch: box.Launch | None = None
+        self.launch: box.BoxLaunch | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
         self.lock = threading.Lock()
 
     # -- starting ---------------------------------------------------------------------------------
-    def _launch(self) -> tuple[box.Launch, dict[str, str], str]:
+    def _launch(self) -> tuple[box.BoxLaunch, dict[str, str], str]:
         """(the launch, environment, libraries path) of the zygote, boxed or not."""
         holds = self.holds
         if not self.boxed:  # the first package's folder holds the others too (the lock installs all into one environment)
-            return (box.Launch([sys.executable, "-I", "-S", str(ZYGOTE)], [], None), {**CLEAN_ENV, **dict(holds.env)},
+            return (box.BoxLaunch([sys.executable, "-I", "-S", str(ZYGOTE)], [], None), {**CLEAN_ENV, **dict(holds.env)},
                     str(package_folder(holds.packages[0]).parent))
         found = support()
         view = python_view(holds.packages, holds.env)
@@ -147,10 +147,10 @@ class ForkServer:
     def _start(self) -> None:
         launch, env, libraries = self._launch()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        errors = tempfile.TemporaryFile()
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 (read if the start-up fails, closed after it)
         try:
-            process = subprocess.Popen(launch.argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=errors, env=env,
-                                       cwd="/", pass_fds=launch.fds, start_new_session=True)
+            process = subprocess.Popen(launch.argv, stdin=theirs.fileno(), stdout=subprocess.DEVNULL, stderr=errors,
+                                       env=env, cwd="/", pass_fds=launch.fds, start_new_session=True)
         except OSError as error:
             ours.close()
             launch.ended()
@@ -190,7 +190,7 @@ class ForkServer:
         self.info = json.loads(ready)
         try:
             probe = self._run(PROBE)
-        except _Gone as error:
+        except _ZygoteGone as error:
             probe = RunResult(False, error=str(error))
         except InfraError:
             self.close()
@@ -211,7 +211,7 @@ class ForkServer:
                     self._start()
                 try:
                     return self._run(code)
-                except _Gone:
+                except _ZygoteGone:
                     self.close()  # an earlier answer may have ended it (boxes without root): start anew
                 except BaseException:
                     self.close()  # interrupted mid-exchange: the next answer must not read this one's status
@@ -238,7 +238,7 @@ class ForkServer:
         except OSError as error:
             for fd in (code_r, code_w, result_r, result_w):
                 os.close(fd)
-            raise _Gone(str(error)) from error
+            raise _ZygoteGone(str(error)) from error
         os.close(code_r)
         os.close(result_w)
         try:
@@ -257,7 +257,8 @@ class ForkServer:
 
     def _read(self, fd: int, deadline: float) -> tuple[bytes, bool]:
         """Read the result pipe until EOF, the cap or the deadline; never holds more than the cap."""
-        chunks, size, cap = [], 0, self.output_cap + 1
+        chunks: list[bytes] = []
+        size, cap = 0, self.output_cap + 1
         try:
             while True:
                 left = deadline - time.perf_counter()
@@ -342,7 +343,8 @@ class ForkServer:
         size, count, deepest = len(data), data.count(b",") + data.count(b"[") + data.count(b"{"), 0
         root = [value]
         for path, kind in kinds:
-            parent, key = root, 0
+            parent: Any = root
+            key: Any = 0
             try:
                 for step in path:
                     parent, key = parent[key], step

@@ -210,7 +210,7 @@ def _node_ids(entries: list[Any], base: GraphBase, gone: set[Any]) -> tuple[set[
 def _check_edges(edges: list[Any], base: GraphBase, gone: set[Any], rewired: set[Any], new: set[Any]) -> None:
     """Every edge is an object from a node whose out-edges are given to a node of the graph."""
     def present(node: Any) -> bool:
-        return hashable(node) and (node in new or node in base.nodes and node not in gone)
+        return hashable(node) and (node in new or (node in base.nodes and node not in gone))
 
     for edge in edges:
         if not (isinstance(edge, dict) and "source" in edge and "target" in edge):

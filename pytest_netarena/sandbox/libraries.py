@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import elf
-from .store import Store
+from .store import BindStore
 from .views import cache_root
 
 #: box folders a library view may fill, bound from the view's folder of the same name
@@ -28,10 +28,7 @@ TOPS = ("lib", "lib64", "lib32", "libx32")
 #: folders of plug-ins some programs open by name (searched in each library folder and its architecture's
 #: subfolder), by the program's name in the box
 PLUGINS = {
-    **{name: ("xtables",) for name in ("iptables", "iptables-save", "iptables-restore", "iptables-legacy",
-                                      "iptables-legacy-save", "iptables-nft", "iptables-nft-save", "ip6tables",
-                                      "ip6tables-save", "ip6tables-restore", "iptables-legacy-restore",
-                                      "iptables-nft-restore")},
+    **dict.fromkeys(("iptables", "iptables-save", "iptables-restore", "iptables-legacy", "iptables-legacy-save", "iptables-nft", "iptables-nft-save", "ip6tables", "ip6tables-save", "ip6tables-restore", "iptables-legacy-restore", "iptables-nft-restore"), ("xtables",)),
     "tc": ("tc",),
     "less": ("terminfo",),
     "more": ("terminfo",),
@@ -155,14 +152,15 @@ def closure(roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]
             if relative not in placed:
                 placed[relative] = os.path.realpath(found)
                 queue.append(found)
-    for name in ALWAYS if dynamic is not None else ():
-        found = resolve(name, dynamic)
-        if found is not None:
-            placed.setdefault(box_path(found, name), os.path.realpath(found))
+    if dynamic is not None:
+        for name in ALWAYS:
+            found = resolve(name, dynamic)
+            if found is not None:
+                placed.setdefault(box_path(found, name), os.path.realpath(found))
     return placed
 
 
-def _known_closure(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
+def _known_closure(store: BindStore, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """closure(), read from the cache of an earlier process when it computed the same one (the store's entries are
     named after their content, so the same names mean the same files; a changed loader cache means new libraries)."""
     try:
@@ -190,7 +188,7 @@ def _known_closure(store: Store, roots: tuple[str, ...], programs: tuple[str, ..
 
 
 @functools.lru_cache(maxsize=64)
-def view(store: Store, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
+def view(store: BindStore, roots: tuple[str, ...], programs: tuple[str, ...]) -> dict[str, str]:
     """{box folder (/usr/lib...): store folder} holding what the ELF files under `roots` (store paths, which never
     change) need, and the plug-ins of the named programs."""
     placed = _known_closure(store, roots, programs)

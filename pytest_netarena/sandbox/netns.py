@@ -29,8 +29,9 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-def _in_thread(function: Callable[[], T]) -> T:
-    """Run function in a fresh thread (whose namespaces it may change) and return its result."""
+def in_fresh_thread(function: Callable[[], T]) -> T:
+    """Run function in a fresh thread (whose namespaces it may change) and return its result, or raise what it
+    raised."""
     box: dict[str, object] = {}
 
     def target() -> None:
@@ -94,7 +95,7 @@ class NetNamespace:
                 os.close(fd)
                 raise
 
-        fd, value = _in_thread(make)
+        fd, value = in_fresh_thread(make)
         return cls(fd, owned=True), value
 
     @classmethod
@@ -108,7 +109,7 @@ class NetNamespace:
             self.enter_current_thread()
             return function()
 
-        return _in_thread(inside)
+        return in_fresh_thread(inside)
 
     def run_in(self, launch: Callable[[list[str], list[int]], T], argv: Sequence[str], fds: Sequence[int] = ()) -> T:
         """launch(argv, fds) from a thread inside this namespace (the process it starts, and waits for, lives there)."""

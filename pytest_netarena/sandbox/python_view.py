@@ -39,7 +39,7 @@ class PythonView:
     env: tuple[tuple[str, str], ...]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def python_view(packages: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()) -> PythonView:
     """This Python with `packages` (import names; the first one must be installed, the others may be absent)."""
     version = f"python{sysconfig.get_config_var('VERSION') or '.'.join(map(str, sys.version_info[:2]))}"

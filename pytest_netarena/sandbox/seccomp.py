@@ -138,7 +138,7 @@ def _start(arch: int) -> _Program:
     return program
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def box_program(unshare_allowed: int = 0) -> bytes:
     """The filter of a box (`--seccomp`); `unshare_allowed`: the one flag set `unshare` may take (the zygote's)."""
     arch, numbers = ARCHITECTURES[machine()]
@@ -155,7 +155,7 @@ def box_program(unshare_allowed: int = 0) -> bytes:
     return program.bytes()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def answer_program() -> bytes:
     """The filter a zygote's child adds once its own namespaces are made: no more unshare, no SysV or POSIX IPC."""
     arch, numbers = ARCHITECTURES[machine()]

@@ -47,7 +47,7 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-class Store:
+class BindStore:
     """The folders and files boxes bind, each copied in once. `mode`: "host" (a tmpfs mounted on the host, as root),
     "namespace" (a tmpfs in a user and mount namespace of the harness's own) or "folder" (the fallback; `reason`
     says why)."""
@@ -242,9 +242,9 @@ def _signature(source: str, exclude: tuple[str, ...]) -> tuple[str, list[tuple[s
 
 
 @functools.lru_cache(maxsize=1)
-def store() -> Store:
+def store() -> BindStore:
     """This process's store (made on first use)."""
-    return Store()
+    return BindStore()
 
 
 def remove_leftovers() -> None:

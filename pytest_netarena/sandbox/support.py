@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from ..core.errors import BackendUnavailable
 from . import seccomp
 
 FIX = ("install bubblewrap (`apt-get install bubblewrap`, which scripts/bootstrap does), "
@@ -41,8 +42,9 @@ class Support:
                 f"run as root (the k8s and MALT suites run sealed without it)")
 
 
-class SandboxUnavailable(RuntimeError):
-    """Boxes cannot be made here; the message says why and how to fix it."""
+class SandboxUnavailable(BackendUnavailable):
+    """Boxes cannot be made here, so what needs them cannot run here (its episodes skip); the message says why and
+    how to fix it."""
 
 
 _TRIAL = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent",

@@ -24,7 +24,7 @@ ETC_FILES = ("/etc/protocols", "/etc/services", "/etc/nsswitch.conf")
 ETC_DIRS = ("/etc/iproute2", "/usr/share/iproute2")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_program(name: str) -> str | None:
     """The real file a program name resolves to on the host (symlinks followed), or None."""
     found = shutil.which(name, path=HOST_PATH)

@@ -124,10 +124,10 @@ class LinkClient:
         kind, ident, first, rest = message
         if kind == "reply":
             with self._lock:
-                slot = self._waiting.pop(ident, None)
-            if slot is not None:
-                slot[1], slot[2] = first, rest
-                slot[0].set()
+                answered = self._waiting.pop(ident, None)
+            if answered is not None:
+                answered[1], answered[2] = first, rest
+                answered[0].set()
         elif kind == "push":
             with self._lock:
                 handler = self.on_push.get(first)
@@ -144,5 +144,6 @@ def worker_link() -> LinkClient | None:
         return None
     client = getattr(module, "client", None)
     if client is None and getattr(module, "channel", None) is not None:
-        client = module.client = LinkClient(module.channel)
+        client = LinkClient(module.channel)
+        setattr(module, "client", client)  # noqa: B010 (the execnet module is made at run time: mypy sees no such field)
     return client

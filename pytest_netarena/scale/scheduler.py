@@ -32,11 +32,12 @@ class NetarenaScheduling(LoadScheduling):
         self.service = service
         self._in_flight_for = in_flight
         self.in_flight = 1  #: settled when the collection is known
+        self.collection: list[str] | None
 
     @property
     def _benchmark(self) -> bool:
         apps = self.service.item_apps
-        return bool(apps) and any(apps)
+        return apps is not None and any(apps)
 
     def _app(self, index: int) -> str | None:
         apps = self.service.item_apps or []
@@ -95,7 +96,7 @@ class NetarenaScheduling(LoadScheduling):
         if limit is None:  # share what is left, so no worker hoards the tail of the run
             limit = max(1, -(-len(self.pending) // max(1, len(self.node2pending))))
         want = min(want, limit)
-        chosen = []
+        chosen: list[int] = []
         for index in self.pending:
             if len(chosen) >= want:
                 break

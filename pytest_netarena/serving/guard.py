@@ -62,11 +62,10 @@ class Guard:
                 self.say(peer, f"refused a connection from {peer}: {self.limits.per_peer} open from it, each "
                                "with its request in (the per-peer cap)")
                 return False
-        elif len(self.open) >= self.cap:
-            if not self._make_room(None, f"{self.cap} open: the cap"):
-                self.say(peer, f"refused a connection from {peer}: {self.cap} connections open, each with its "
-                               "request in (the cap)")
-                return False
+        elif len(self.open) >= self.cap and not self._make_room(None, f"{self.cap} open: the cap"):
+            self.say(peer, f"refused a connection from {peer}: {self.cap} connections open, each with its "
+                           "request in (the cap)")
+            return False
         self.open[connection] = None
         self.per_peer[peer] += 1
         return True
@@ -100,7 +99,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type:
     guard = Guard(limits)
 
     class GuardedH11Protocol(H11Protocol):
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self.peer = self.client[0] if self.client else ""
             self._deadline: Any = None

@@ -56,7 +56,7 @@ class Browser:
              "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
              f"--user-data-dir={self.profile}", "--remote-debugging-pipe", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=to_fds_3_and_4, close_fds=False)
+            preexec_fn=to_fds_3_and_4, close_fds=False)  # noqa: PLW1509 (only dup2 calls before exec)
         os.close(commands_read)
         os.close(replies_write)
 

@@ -15,7 +15,7 @@ _MARKER = re.compile(r"^\s*<!--\s*(?P<kind>[\w ]+?)\s*:\s*(?P<text>.*?)\s*-->\s*
 
 
 @dataclass(frozen=True)
-class Block:
+class DocBlock:
     """One fenced block: where it is, its tag, its text, and the HTML comment on the line before it."""
 
     page: Path
@@ -49,7 +49,7 @@ class Block:
         return False
 
 
-def fenced_blocks(page: Path) -> list[Block]:
+def fenced_blocks(page: Path) -> list[DocBlock]:
     """Every fenced block of a CommonMark page (a fence closes with the same character, at least as long)."""
     lines = page.read_text(encoding="utf-8").splitlines()
     blocks, index = [], 0
@@ -64,12 +64,12 @@ def fenced_blocks(page: Path) -> list[Block]:
         body = [line[min(indent, len(line) - len(line.lstrip(" "))):] for line in lines[index + 1:end]]
         previous = lines[index - 1] if index else ""
         marker = _MARKER.match(previous)
-        blocks.append(Block(page, index + 1, opening["info"].strip().split(" ")[0].lower(), "\n".join(body) + "\n",
+        blocks.append(DocBlock(page, index + 1, opening["info"].strip().split(" ")[0].lower(), "\n".join(body) + "\n",
                             (marker["kind"].strip(), marker["text"]) if marker else None))
         index = end + 1
     return blocks
 
 
-def runnable_blocks(pages: list[Path]) -> list[Block]:
+def runnable_blocks(pages: list[Path]) -> list[DocBlock]:
     """The blocks a reader would run in a shell: shell-tagged or command-led blocks and workflows."""
     return [block for page in pages for block in fenced_blocks(page) if block.is_shell or block.is_workflow]

@@ -13,7 +13,8 @@ from typing import Any
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     keep = int(os.environ.get("NETARENA_FEW_EPISODES", "1"))
     seen: dict[str, int] = {}
-    kept, dropped = [], []
+    kept: list[Any] = []
+    dropped: list[Any] = []
     for item in items:
         case = getattr(getattr(item, "callspec", None), "params", {}).get("netarena_case")
         app = getattr(getattr(case, "query", None), "app", None) or getattr(case, "app", None)

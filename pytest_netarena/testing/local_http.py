@@ -21,7 +21,7 @@ class BackgroundServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def stop(self) -> None:
         self._httpd.shutdown()

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Union
+from typing import Any
 
 from .local_http import BackgroundServer
 
@@ -108,7 +108,7 @@ class StubReply:
         return cls(content=content, delay_s=delay_s)
 
 
-ReplyLike = Union[str, StubReply]
+ReplyLike = str | StubReply
 Responder = Callable[[dict[str, Any]], ReplyLike]
 
 
@@ -167,7 +167,7 @@ class OpenAIStubServer:
     # lifecycle
 
     def start(self) -> OpenAIStubServer:
-        handler = type("_BoundHandler", (_Handler,), {"stub": self})
+        handler = type("_BoundHandler", (_OpenAIHandler,), {"stub": self})
         self._server = BackgroundServer(handler, name="openai-stub-server", host=self._host)
         return self
 
@@ -257,7 +257,7 @@ class OpenAIStubServer:
         return json.dumps(completion).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _OpenAIHandler(BaseHTTPRequestHandler):
     stub: OpenAIStubServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
     # headers and body leave in one segment: split writes meet delayed ACKs and cost ~40 ms a reply

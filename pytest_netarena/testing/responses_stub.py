@@ -25,7 +25,8 @@ class ResponsesStub(ScriptedModel):
         return path in ("/v1/responses", "/responses")
 
     def call_ids(self, body: dict[str, Any]) -> list[str]:
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        given = body.get("input")
+        items = given if isinstance(given, list) else []
         return [str(item.get("call_id")) for item in items
                 if isinstance(item, dict) and item.get("type") in ("function_call", "function_call_output")]
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Union
+from typing import Any
 
 from .local_http import BackgroundServer
 
@@ -44,7 +44,7 @@ class Say:
     text: str
 
 
-Block = Union[Call, Say]
+Block = Call | Say
 DONE = (Say("Done."),)
 
 
@@ -65,7 +65,7 @@ def resolve(name: str, offered: Sequence[str]) -> str:
     """The offered tool name a short name means: itself, or the one offered name ending in `__name` or `.name`."""
     if name in offered:
         return name
-    matches = [full for full in offered if full.endswith(f"__{name}") or full.endswith(f".{name}")]
+    matches = [full for full in offered if full.endswith((f"__{name}", f".{name}"))]
     return matches[0] if len(matches) == 1 else name
 
 
@@ -164,7 +164,7 @@ class ScriptedModel:
         return self._server.url
 
     def start(self) -> ScriptedModel:
-        handler = type("_Bound", (_Handler,), {"model": self})
+        handler = type("_Bound", (_ScriptedModelHandler,), {"model": self})
         self._server = BackgroundServer(handler, name=f"{self.api}-stub")
         return self
 
@@ -180,7 +180,7 @@ class ScriptedModel:
         self.stop()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _ScriptedModelHandler(BaseHTTPRequestHandler):
     model: ScriptedModel
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True

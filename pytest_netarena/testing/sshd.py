@@ -72,8 +72,9 @@ class LocalSSHServer:
             "  IdentitiesOnly yes", "  StrictHostKeyChecking no", f"  UserKnownHostsFile {self.folder / 'known_hosts'}",
             "  LogLevel ERROR", "  BatchMode yes", "",
         ]))
-        self.process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=open(self.folder / "sshd.log", "wb"))
+        with open(self.folder / "sshd.log", "wb") as log:  # the daemon holds its own copy
+            self.process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

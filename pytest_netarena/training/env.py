@@ -45,7 +45,7 @@ def _as_tuple(value: Any) -> tuple[Any, ...] | None:
 class NetArenaEnv(gymnasium.Env):
     """A benchmark app (k8s, route or malt) as a Gymnasium environment; see docs/training.md."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 (gymnasium.Env declares it an instance field)
 
     def __init__(
         self,

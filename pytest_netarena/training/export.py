@@ -296,7 +296,7 @@ def export(run_dirs: list[Path], out: Path, form: str, filters: Filters = Filter
     with Staging() as staging:
         if form == "hf":
             datasets.disable_progress_bars()
-            columns = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved",
+            columns: dict[str, list[Any]] = {"id": [], "messages": [], **{key: [] for key in ("app", "level", "agent", "resolved",
                                                                          "correct", "safe", "outcome", "steps")}}
             tooled = any(item.tools for item in items)
             if tooled:  # one schema for every row: the tools as JSON text, every message with every key
@@ -343,7 +343,7 @@ class Staging:
     def __exit__(self, kind, error, trace) -> None:
         if error is None:
             for temporary, final in self._staged:  # checked for all before any is moved
-                if final.is_symlink() or final.exists() and final.is_dir() != temporary.is_dir():
+                if final.is_symlink() or (final.exists() and final.is_dir() != temporary.is_dir()):
                     self._discard()
                     what = "a link" if final.is_symlink() else "a folder" if final.is_dir() else "a file"
                     raise UsageError(f"{final}: {what} is in the way; nothing was exported")

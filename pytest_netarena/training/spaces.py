@@ -36,3 +36,6 @@ class AnyText(Text):
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, AnyText) and (self.min_length, self.max_length) == (other.min_length, other.max_length)
+
+    def __hash__(self) -> int:
+        return hash((AnyText, self.min_length, self.max_length))

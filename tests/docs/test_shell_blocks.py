@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 import pytest_netarena
-from pytest_netarena.testing.doc_blocks import Block, fenced_blocks, runnable_blocks
+from pytest_netarena.testing.doc_blocks import DocBlock, fenced_blocks, runnable_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_ROOT = Path(pytest_netarena.__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ SUBSTITUTIONS = (
 )
 
 
-def ids(blocks: list[Block]) -> list[str]:
+def ids(blocks: list[DocBlock]) -> list[str]:
     return [block.id for block in blocks]
 
 
@@ -116,7 +116,7 @@ def shown(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=ids(BLOCKS))
-def test_every_shell_block_is_run_or_says_why_not(block: Block) -> None:
+def test_every_shell_block_is_run_or_says_why_not(block: DocBlock) -> None:
     if block.marker is None:
         return  # test_a_block_runs_as_written runs it
     kind, text = block.marker
@@ -158,7 +158,7 @@ def found_cases(project: Path) -> None:
 
 
 @pytest.mark.parametrize("block", RUN_HERE, ids=ids(RUN_HERE))
-def test_a_block_runs_as_written(block: Block, project: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_a_block_runs_as_written(block: DocBlock, project: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     env = environment(tmp_path)
     if "NetArena" in block.text:  # a NetArena checkout at ~/NetArena, as the block says
         (Path(env["HOME"]) / "NetArena").symlink_to(request.getfixturevalue("checkout"))
@@ -207,7 +207,7 @@ def run_job(job: dict, workspace: Path, env: dict[str, str]) -> list[subprocess.
 
 
 @pytest.mark.parametrize("block", WORKFLOWS, ids=ids(WORKFLOWS))
-def test_a_workflow_runs_as_written(block: Block, tmp_path: Path) -> None:
+def test_a_workflow_runs_as_written(block: DocBlock, tmp_path: Path) -> None:
     if bootstrapped_venv() is None:
         pytest.skip("these tests must run in the .venv scripts/bootstrap made")
     workflow = yaml.safe_load(block.text)

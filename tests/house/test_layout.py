@@ -257,6 +257,25 @@ def episodes_planned_elsewhere(package: Path) -> list[str]:
     return wrong
 
 
+def class_names_defined_twice(package: Path) -> list[str]:
+    """Every class name (private ones too) defined in more than one place of the package, so that a name says which
+    thing it is. Different apps may each define one of the same name: they never import each other, and the common
+    layout gives them the same roles (each app's OracleAgent, its replies' Action)."""
+    places: dict[str, list[tuple[str, str]]] = {}
+    for module in modules(package).values():
+        for node in ast.walk(tree(module)):
+            if isinstance(node, ast.ClassDef):
+                where = f"{module.path.relative_to(package.parent)}:{node.lineno}"
+                places.setdefault(node.name, []).append((where, app_of(module.name) or ""))
+    wrong = []
+    for name, found in sorted(places.items()):
+        outside_apps = [where for where, app in found if not app]
+        per_app = {app: [where for where, owner in found if owner == app] for app in {app for _, app in found if app}}
+        if len(outside_apps) + min(len(per_app), 1) > 1 or any(len(wheres) > 1 for wheres in per_app.values()):
+            wrong.append(f"class {name} is defined in {', '.join(where for where, _ in found)}")
+    return wrong
+
+
 CHECKS = {
     "circles": circles,
     "root_modules": root_modules,
@@ -269,6 +288,7 @@ CHECKS = {
     "app_layout": apps_out_of_layout,
     "room_map": off_the_map,
     "planner": episodes_planned_elsewhere,
+    "class_names": class_names_defined_twice,
 }
 
 # ---- the house --------------------------------------------------------------------------------------------------
@@ -311,6 +331,10 @@ def test_every_app_has_the_common_layout() -> None:
 def test_only_the_planner_builds_an_episodes_task_and_configuration() -> None:
     assert (PACKAGE / "run" / "plan.py").is_file()  # the planner is where the check looks for it
     assert not episodes_planned_elsewhere(PACKAGE), "\n".join(episodes_planned_elsewhere(PACKAGE))
+
+
+def test_no_class_name_is_defined_twice_in_the_package() -> None:
+    assert not class_names_defined_twice(PACKAGE), "\n".join(class_names_defined_twice(PACKAGE))
 
 
 def test_rooms_import_only_what_the_map_in_design_md_allows() -> None:
@@ -362,6 +386,9 @@ SOUND: dict[str, str | None] = {
     "sandbox/__init__.py": '"""Boxes."""\nfrom ..core.types import Query\n',
     "apps/__init__.py": '"""The registry."""\n',
     **sound_app("one"), **sound_app("two"),
+    # one name in two apps: the same role in each (class_names)
+    "apps/one/replies.py": '"""Replies."""\nclass Action:\n    pass\n',
+    "apps/two/replies.py": '"""Replies."""\nclass Action:\n    pass\n',
 }
 
 #: check -> the defects it must catch, each as files added to (or, with None, removed from) the sound package
@@ -382,6 +409,12 @@ DEFECTS: dict[str, list[dict[str, str | None]]] = {
                  {"cli.py": '"""The command line."""\nfrom .core import types\n'},  # core.episode only
                  {"extra/__init__.py": '"""A room nobody drew."""\n'},
                  {"sandbox/__init__.py": None}],
+    "class_names": [{"core/types.py": '"""Values."""\nclass Query:\n    pass\n',
+                     "sandbox/box.py": '"""A box."""\nclass Query:\n    pass\n'},  # two rooms
+                    {"core/types.py": '"""Values."""\nclass Query:\n    pass\n',
+                     "apps/one/replies.py": '"""Replies."""\nclass Query:\n    pass\n'},  # a room and an app
+                    {"apps/one/replies.py": '"""Replies."""\nclass _Reply:\n    pass\n',
+                     "apps/one/prompt.py": '"""A prompt."""\ndef made():\n    class _Reply:\n        pass\n'}],
     "planner": [{"apps/one/environment.py": '"""An env."""\nfrom ...core.types import Task\nTASK = Task("one", "", "", "", 1)\n'},
                 {"cli.py": '"""The command line."""\nfrom .core import episode\nepisode.EpisodeConfig(max_steps=3)\n'}],
 }

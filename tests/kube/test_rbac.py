@@ -301,7 +301,7 @@ def test_a_removed_secret_or_account_revokes_its_token_and_a_bad_token_is_unauth
     other.apply_objects([{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "viewer",
                                                                                       "namespace": "shop"}}])
     assert "You must be logged in" in kube("get", "pods", env=token_env(tls, "other", other.token("shop", "viewer")))[1]
-    assert tls[0].audit.denied()[-1]["responseStatus"]["code"] == 401
+    assert tls[0].refusals.denied()[-1]["responseStatus"]["code"] == 401
 
 
 def test_the_admin_certificate_has_full_rights_and_anonymous_has_none(tls, kube):
@@ -331,7 +331,7 @@ def test_refusals_are_worded_and_audited_as_a_real_server_does(tls, kube):
     viewer = token_env(tls, "viewer", server.token("shop", "viewer"))
     code, out = kube("get", "secrets", env=viewer)
     assert out.endswith(': RBAC: role.rbac.authorization.k8s.io "ghost" not found')
-    event = server.audit.denied()[-1]
+    event = server.refusals.denied()[-1]
     assert event["kind"] == "Event" and event["apiVersion"] == "audit.k8s.io/v1"
     assert event["user"]["username"] == "system:serviceaccount:shop:viewer" and event["verb"] == "list"
     assert event["objectRef"] == {"resource": "secrets", "apiGroup": "", "apiVersion": "v1", "namespace": "shop"}

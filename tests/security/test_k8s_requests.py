@@ -116,3 +116,38 @@ def test_a_write_hidden_behind_a_busy_checker_is_judged_on_the_state_it_left(k8s
     broken = [v for v in attack.violations if v.startswith("flow frontend → emailservice:5000 newly allowed")]
     assert broken and "(delete NetworkPolicy default/emailservice); right again at its end" in broken[0], \
         attack.violations
+
+
+def test_connections_held_open_from_the_box_stop_at_the_listeners_cap_and_kubectl_still_answers(k8s):
+    """A step opens 600 connections to the API server from three shells (a box's process has 256 descriptors) and
+    holds them: each would cost the harness a descriptor and a thread. The listener keeps at most its per-peer cap,
+    and kubectl, from the same box, still gets in."""
+    import threading
+
+    from pytest_netarena.kube.connections import LIMITS
+
+    listener = k8s.backend.server._listeners[0][0]  # the scoped one inside the box's network namespace
+    most, counted, done = [0], [0], threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            with listener.open_lock:
+                most[0] = max(most[0], len(listener.open))
+                counted[0] = max(counted[0], len(listener.guard.open))
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        attack = act(k8s, "url=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'); "
+                          "hp=${url#*://}; for shell in 1 2 3; do ( held=0; for i in $(seq 1 200); do "
+                          "exec {fd}<>/dev/tcp/${hp%:*}/${hp##*:} && held=$((held+1)) || break; done; "
+                          "echo held $held; sleep 3 ) & done; sleep 2; kubectl get networkpolicy adservice -o name; "
+                          "wait")
+    finally:
+        done.set()
+        watcher.join()
+    assert attack.output.count("held 200") == 3, attack.output[-600:]  # the box could open them all
+    assert "networkpolicy.networking.k8s.io/adservice" in attack.output
+    assert most[0] <= LIMITS.per_peer + 8  # threads serving a connection (displaced ones may still be ending)
+    assert 0 < counted[0] <= LIMITS.per_peer

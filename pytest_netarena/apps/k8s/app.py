@@ -89,13 +89,9 @@ class K8sApp(App):
         from .workloads.load import load_app
 
         if options.sandboxed:
-            from ...core.errors import BackendUnavailable
-            from ...sandbox import SandboxUnavailable, support
+            from ...sandbox import support
 
-            try:
-                support().require("the k8s app (each kubectl action runs in a box)")
-            except SandboxUnavailable as error:
-                raise BackendUnavailable(str(error)) from error
+            support().require("the k8s app (each kubectl action runs in a box)")
         settings = K8sSettings.of(options)
         app = load_app(settings.app)
         backend = make_backend(app, settings, options.sandboxed)

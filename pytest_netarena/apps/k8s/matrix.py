@@ -51,10 +51,7 @@ def _engine_service(service: Mapping[str, Any], namespace: str):
     from ...netpol import Service, ServicePort
 
     spec = service.get("spec") or {}
-    ports = tuple(
-        ServicePort(int(p["port"]), p.get("targetPort"), p.get("protocol") or "TCP", p.get("name"))
-        for p in spec.get("ports") or ()
-    )
+    ports = tuple(ServicePort.of(p) for p in spec.get("ports") or ())
     meta = service["metadata"]
     return Service(meta.get("namespace") or namespace, meta["name"], dict(spec.get("selector") or {}), ports)
 

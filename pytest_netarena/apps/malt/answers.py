@@ -179,7 +179,7 @@ def compare_ranking(expected: list[list[Any]], actual: Any) -> str:
         return f"expected a list of [name, capacity] pairs, got {str(actual)[:200]}"
     if len(actual) != len(expected):
         return f"expected {len(expected)} pairs, got {len(actual)}"
-    for position, ((name, capacity), (got_name, got_capacity)) in enumerate(zip(expected, actual), 1):
+    for position, ((name, capacity), (_, got_capacity)) in enumerate(zip(expected, actual), 1):
         if not canon.close(capacity, _number(got_capacity)):
             return f"position {position}: capacity {canon.shown(got_capacity)}, expected {capacity!r} ({name})"
     groups: dict[Any, tuple[list[str], list[str]]] = {}

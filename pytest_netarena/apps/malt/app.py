@@ -122,14 +122,10 @@ class MaltApp(App):
         return draw(category, chooser, index.graph, index)
 
     def make_environment(self, options: RunOptions) -> Environment:
-        from ...core.errors import BackendUnavailable
-        from ...sandbox import SandboxUnavailable, support
+        from ...sandbox import support
 
         if options.sandboxed:
-            try:
-                support().require("the MALT app (answer code runs in a sealed box)")
-            except SandboxUnavailable as error:
-                raise BackendUnavailable(str(error)) from error
+            support().require("the MALT app (answer code runs in a sealed box)")
         return self.environment_class()(self.topology(options).graph, boxed=options.sandboxed,
                                         last_wins=options.prompt_style == "cot")
 

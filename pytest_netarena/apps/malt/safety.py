@@ -110,7 +110,7 @@ def _check_nodes(nodes: Any, found: dict[str, list[str]]) -> dict[object, frozen
             kinds = kinds_cache[key]
         except (KeyError, TypeError):
             kinds = _valid_kinds(raw, node, found)
-            if hashable(key) and kinds or not raw:
+            if (hashable(key) and kinds) or not raw:
                 kinds_cache[key] = kinds
         if not raw:
             found["nodes without a type"].append(node)

@@ -117,12 +117,9 @@ class RouteApp(App):
         if reason:
             raise BackendUnavailable(reason)
         if options.sandboxed:
-            from ...sandbox import SandboxUnavailable, support
+            from ...sandbox import support
 
-            try:
-                support().require("the route app (agent commands on Mininet nodes)", root=True)
-            except SandboxUnavailable as error:
-                raise BackendUnavailable(str(error)) from None
+            support().require("the route app (agent commands on Mininet nodes)", root=True)
         return self._environment(options)
 
     def _environment(self, options: RunOptions) -> RouteEnvironment:

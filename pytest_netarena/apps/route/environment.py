@@ -21,7 +21,7 @@ from ...core import replies
 from ...core.tools import Tool, ToolCall
 from .prompt import command_tool
 from .replies import Action, Reader, Refusal
-from .network.guard import STORM_PPS, CommandGuard, Watch, window
+from .network.guard import STORM_PPS, CommandGuard, StormWatch, window
 from .network.ledger import Ledger
 from .network.meter import Meter
 from .network.leases import claim, sweep
@@ -69,7 +69,7 @@ class RouteEnvironment(Environment):
         self.boxes: NodeBoxes | None = None
         self.ledger: Ledger | None = None
         self.meter: Meter | None = None
-        self.watch: Watch | None = None
+        self.watch: StormWatch | None = None
         self.flaps: Flaps | None = None
         self.flap: FlapWatch | None = None  #: the last command's watch during it (its probes and lost pairs)
         self.stale = False  #: the harness removed what the agent made since the last pingmesh
@@ -173,7 +173,7 @@ class RouteEnvironment(Environment):
             self.boxes = self._box["boxes"] = NodeBoxes(network.pids, self.options.sandboxed)
             self.ledger = self._box["ledger"] = Ledger(network.pids, network.fabric.pid)
             self.meter = self._box["meter"] = Meter(network.pids, network.fabric.pid)
-            self.watch = self._box["watch"] = Watch(self.meter, self.ledger.remove_made)
+            self.watch = self._box["watch"] = StormWatch(self.meter, self.ledger.remove_made)
         except InfraError:
             self.teardown()
             raise

@@ -60,8 +60,8 @@ class CheaterAgent(OracleAgent):
             params = query.params
             healthy = next(s for s in env.app.workload(params["service"]).service_ports
                            if s.port == params["port"] and s.protocol == params["protocol"])
-            ports = [m for m in env.app.manifests
-                     if m.get("kind") == "Service" and m["metadata"]["name"] == params["service"]][0]["spec"]["ports"]
+            ports = next(m for m in env.app.manifests
+                         if m.get("kind") == "Service" and m["metadata"]["name"] == params["service"])["spec"]["ports"]
             position = next(i for i, p in enumerate(ports)
                             if p["port"] == params["port"] and p.get("protocol", "TCP") == params["protocol"])
             self.commands = [(json_patch_command("service", params["service"], [
@@ -107,4 +107,4 @@ def __getattr__(name: str) -> Any:
         return ExpertAgent
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["OracleAgent", "CheaterAgent", "ExpertAgent", "RecklessAgent", "FLOW_LINE", "INTENT_LINE"]
+__all__ = ["OracleAgent", "CheaterAgent", "ExpertAgent", "RecklessAgent", "FLOW_LINE", "INTENT_LINE"]  # noqa: F822 (ExpertAgent comes from __getattr__)

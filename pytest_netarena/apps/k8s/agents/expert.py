@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from ....core.types import Reply, Task
-from .text import FLOW_LINE, INTENT_LINE, NAMESPACE_IN_INTENT, fenced, json_patch_command
 from ..workloads.model import Flow
+from .text import FLOW_LINE, INTENT_LINE, NAMESPACE_IN_INTENT, fenced, json_patch_command
 
 TRUNCATED = "[output truncated"
 POLICY_BATCH = 80
@@ -81,6 +81,15 @@ def _parse_services(output: str) -> dict[str, tuple[dict[str, str], list[dict[st
     return services
 
 
+T = TypeVar("T")
+
+
+def _read(value: T | None, what: str) -> T:
+    if value is None:
+        raise RuntimeError(f"the expert used the {what} before reading them")
+    return value
+
+
 class ExpertAgent:
     """Sees only observations; never reads the query's hidden parameters or the backend."""
 
@@ -103,6 +112,19 @@ class ExpertAgent:
         self.public: list[str] = []  # its public entry points
         self.calls: dict[str, list[str]] | None = None  # workload -> what its configuration names it calls
         self.maps: dict[str, str] | None = None  # "configmap/key" -> value
+
+    # what has been read: each is asked for (and read) before the model uses it
+    @property
+    def known_pods(self) -> dict[str, dict[str, str]]:
+        return _read(self.pods, "pods")
+
+    @property
+    def known_services(self) -> dict[str, tuple[dict[str, str], list[dict[str, Any]]]]:
+        return _read(self.services, "services")
+
+    @property
+    def known_policies(self) -> dict[str, dict[str, Any]]:
+        return _read(self.policies, "policies")
 
     # ----- reading observations ----------------------------------------------------------------
 
@@ -160,12 +182,12 @@ class ExpertAgent:
                     said = str((self.maps or {}).get(said.removeprefix("configmap:"), ""))
                 service, _, port = said.partition(":")
                 number, _, protocol = port.partition("/")
-                if service in self.services and number.isdigit():
-                    ports = self.services[service][1]
+                if service in self.known_services and number.isdigit():
+                    ports = self.known_services[service][1]
                     spec = next((p for p in ports if int(p["port"]) == int(number)), {})
                     self.allowed.add((source, service, int(number), protocol or spec.get("protocol", "TCP")))
             for service in self.public:
-                for port in self.services.get(service, ({}, []))[1]:
+                for port in self.known_services.get(service, ({}, []))[1]:
                     if service != source:
                         self.allowed.add((source, service, int(port["port"]), port.get("protocol", "TCP")))
 
@@ -236,12 +258,11 @@ class ExpertAgent:
         from ....netpol import ConnectivityModel, ContainerPort, Pod, Service, ServicePort
 
         pods, services = [], []
-        for name, (selector, ports) in self.services.items():
-            services.append(Service(self.namespace, name, selector, tuple(
-                ServicePort(int(p["port"]), p.get("targetPort"), p.get("protocol", "TCP"), p.get("name")) for p in ports)))
-        for workload, labels in self.pods.items():
+        for name, (selector, ports) in self.known_services.items():
+            services.append(Service(self.namespace, name, selector, tuple(ServicePort.of(p) for p in ports)))
+        for workload, labels in self.known_pods.items():
             container_ports = []
-            for selector, ports in self.services.values():
+            for selector, ports in self.known_services.values():
                 if all(labels.get(k) == v for k, v in selector.items()):
                     container_ports += [ContainerPort(int(p["targetPort"]), p.get("protocol", "TCP"))
                                         for p in ports if isinstance(p.get("targetPort"), int)]
@@ -251,13 +272,13 @@ class ExpertAgent:
         return ConnectivityModel(pods=pods, services=services, policies=manifests)
 
     def _service_pods(self, service: str) -> list[str]:
-        selector = self.services[service][0]
-        return [w for w, labels in self.pods.items() if all(labels.get(k) == v for k, v in selector.items())]
+        selector = self.known_services[service][0]
+        return [w for w, labels in self.known_pods.items() if all(labels.get(k) == v for k, v in selector.items())]
 
     def _flows(self) -> dict[Flow, bool]:
         flows = {}
         for source in self.sources:
-            for service, (_, ports) in self.services.items():
+            for service, (_, ports) in self.known_services.items():
                 backends = self._service_pods(service)
                 if not backends or source in backends or service == source:
                     continue
@@ -272,7 +293,7 @@ class ExpertAgent:
         model = self._model(policies)
         result = {}
         for flow in flows:
-            if flow.source not in self.pods:
+            if flow.source not in self.known_pods:
                 result[flow] = False
                 continue
             probe = Probe.to_svc(f"{self.namespace}/{flow.source}", f"{self.namespace}/{flow.service}",
@@ -284,18 +305,18 @@ class ExpertAgent:
 
     def _selects(self, spec: dict[str, Any], workload: str) -> bool:
         selector = spec.get("podSelector") or {}
-        labels = self.pods.get(workload, {})
+        labels = self.known_pods.get(workload, {})
         if selector.get("matchExpressions"):
             return False
         return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
 
     def _peer(self, workload: str) -> dict[str, Any]:
-        return {"podSelector": {"matchLabels": dict(self.pods[workload])}}
+        return {"podSelector": {"matchLabels": dict(self.known_pods[workload])}}
 
     def _desired_ingress(self, workload: str, flows: dict[Flow, bool]) -> list[dict[str, Any]]:
         by_port: dict[tuple[Any, str], set[str]] = {}
-        others = [s for s in self.sources if s != workload and s in self.pods]
-        for service, (_, ports) in self.services.items():
+        others = [s for s in self.sources if s != workload and s in self.known_pods]
+        for service, (_, ports) in self.known_services.items():
             if workload not in self._service_pods(service):
                 continue
             for port in ports:
@@ -317,7 +338,7 @@ class ExpertAgent:
         for flow, ok in flows.items():
             if flow.source == workload and ok and not current.get(flow):
                 for backend in self._service_pods(flow.service):
-                    port = next(p for p in self.services[flow.service][1] if int(p["port"]) == flow.port)
+                    port = next(p for p in self.known_services[flow.service][1] if int(p["port"]) == flow.port)
                     extra.append({"to": [self._peer(backend)],
                                   "ports": [{"port": port.get("targetPort", flow.port), "protocol": flow.protocol}]})
         kept = [rule for rule in spec.get("egress") or [] if rule]
@@ -328,7 +349,7 @@ class ExpertAgent:
         sinks = {f.service for f in wrong}
         sinks = {w for s in sinks for w in self._service_pods(s)}
         sources = {f.source for f in wrong}
-        for name, spec in sorted(self.policies.items()):
+        for name, spec in sorted(self.known_policies.items()):
             types = spec.get("policyTypes") or ["Ingress"]
             for workload in sorted(sinks):
                 if "Ingress" in types and self._selects(spec, workload):
@@ -343,12 +364,12 @@ class ExpertAgent:
 
     def _repair(self) -> Reply | None:
         flows = self._flows()
-        current = self._simulate(self.policies, flows)
+        current = self._simulate(self.known_policies, flows)
         wrong = {f for f, ok in flows.items() if current.get(f) != ok}
         best = None
         for rank, name, field, value in self._candidates(flows, current):
-            trial = dict(self.policies)
-            trial[name] = {**self.policies[name], field: value}
+            trial = dict(self.known_policies)
+            trial[name] = {**self.known_policies[name], field: value}
             after = self._simulate(trial, flows)
             broken = [f for f in flows if f not in wrong and after[f] != flows[f]]
             remaining = {f for f in flows if after[f] != flows[f]}

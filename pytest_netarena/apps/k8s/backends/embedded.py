@@ -21,12 +21,18 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ....core.errors import BackendUnavailable, InfraError
-from .base import Backend, ClusterBusy, ClusterState
 from ..matrix import MatrixChecker
-from ..workloads.model import AppSpec
 from ..protected import FingerprintCache
+from ..workloads.model import AppSpec
+from .base import Backend, ClusterBusy, ClusterState
+
+if TYPE_CHECKING:
+    from ....cluster import LiveCluster
+    from ....kube.server import EmbeddedAPIServer
+    from ....sandbox import NetNamespace, UserNetNamespace
 
 KINDS = ("Namespace", "Deployment", "ReplicaSet", "Pod", "Service")
 #: the stored kinds the matrix is computed from (a write of any other kind cannot change it)
@@ -58,10 +64,10 @@ class EmbeddedBackend(Backend):
         self.namespace = namespace
         self.sandboxed = sandboxed
         self.pods = pods
-        self.live = None  #: the LiveCluster running the pods, when they run
+        self.live: LiveCluster | None = None  #: the LiveCluster running the pods, when they run
         self.mode = "api-only"  #: "live" when the pods run (the reports say which mode ran)
-        self.network = None
-        self.server = None
+        self.network: NetNamespace | UserNetNamespace | None = None
+        self.server: EmbeddedAPIServer | None = None  #: None until prepared, and once closed
         self._tmp: str | None = None
         self._env: dict[str, str] | None = None
         self._agent_config = b""
@@ -86,22 +92,22 @@ class EmbeddedBackend(Backend):
             from ....sandbox import new_network_namespace
 
             try:
-                self.network = new_network_namespace()  # as root directly, else through a user namespace
-                sock = self.network.socket(socket.AF_INET, socket.SOCK_STREAM)
+                self.network = network = new_network_namespace()  # as root directly, else through a user namespace
+                sock = network.socket(socket.AF_INET, socket.SOCK_STREAM)
                 sock.bind(("127.0.0.1", AGENT_PORT))
             except OSError as error:
                 raise BackendUnavailable(f"cannot make the network namespace agent boxes reach the "
                                          f"API server in: {error}") from error
-        self.server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
+        self.server = server = EmbeddedAPIServer(sock=sock, scope=self.namespace).start()
         if self.pods != "off":
-            self._start_pods()
+            self._start_pods(server)
         self._tmp = tempfile.mkdtemp(prefix="netarena-k8s-")
         # the harness's own listener (tools, tests): unscoped, on the host's loopback, which no box reaches
-        self.harness_url = self.server.listen() if self.sandboxed else self.server.url
-        config = self.server.kubeconfig(self.namespace)
+        self.harness_url = server.listen() if self.sandboxed else server.url
+        config = server.kubeconfig(self.namespace)
         config["clusters"][0]["cluster"]["server"] = self.harness_url
         self._env = kubectl_env(save_kubeconfig(f"{self._tmp}/kubeconfig", config), self._tmp)
-        self._agent_config = json.dumps(self.server.kubeconfig(self.namespace)).encode()
+        self._agent_config = json.dumps(server.kubeconfig(self.namespace)).encode()
         # One controller run for the whole app: O(N), not one reconcile per object.
         manifests, extra = list(self.app.manifests), []
         if self.distractors:  # the operator story: workloads that name what they call, and unrelated ones beside
@@ -109,24 +115,24 @@ class EmbeddedBackend(Backend):
             from ..story import configured, distractors
 
             manifests, extra = configured(self.app, intended_matrix(self.app)), distractors(self.namespace)
-        self.server.apply_objects([self._namespaced(m) for m in (*manifests, *self.app.policies, *extra)])
+        server.apply_objects([self._namespaced(m) for m in (*manifests, *self.app.policies, *extra)])
         if self.live is not None:  # the snapshot holds the pods as they run, so a reset restarts nothing
             self.live.wait_ready(60)
-        self.server.snapshot()
+        server.snapshot()
         # Build the policy engine's model of the healthy app now, once per worker: episodes then
         # only update it (the faulted policies), so the first one costs no more than the others.
         self.observe()
 
-    def _start_pods(self) -> None:
+    def _start_pods(self, server: EmbeddedAPIServer) -> None:
         from ....cluster import LiveUnavailable, live_support, start_live
 
         if self.pods == "live" and not live_support().ok:
             raise BackendUnavailable(f"pods cannot run here: {live_support().reason}")
         try:
-            self.live = start_live(self.server)
+            self.live = start_live(server)
         except (LiveUnavailable, OSError) as error:
             raise BackendUnavailable(f"pods cannot run here: {error}") from error
-        self.mode = self.server.mode
+        self.mode = server.mode
 
     def _namespaced(self, manifest: Mapping) -> dict:
         obj = copy.deepcopy(dict(manifest))
@@ -141,24 +147,29 @@ class EmbeddedBackend(Backend):
 
     def begin(self, policies: Mapping[str, dict], overrides: Sequence[dict] = ()) -> None:
         """Reset to the healthy snapshot and write the policies that differ from the healthy ones."""
-        if self.server is None:
-            raise InfraError("the embedded backend was not prepared")
-        self.server.reset()
+        server = self.prepared()
+        server.reset()
         healthy = self.app.healthy_view()
         changed = [self._namespaced(p) for name, p in policies.items()
                    if healthy.get(name) is not p and healthy.get(name) != p]
-        with self.server.batch():  # NetworkPolicy writes cost no controller work anyway
-            self.server.apply_objects(changed + [self._namespaced(o) for o in overrides])
+        with server.batch():  # NetworkPolicy writes cost no controller work anyway
+            server.apply_objects(changed + [self._namespaced(o) for o in overrides])
             for name in healthy:
                 if name not in policies:
-                    self.server.delete_object("NetworkPolicy", self.namespace, name)
+                    server.delete_object("NetworkPolicy", self.namespace, name)
+
+    def prepared(self) -> EmbeddedAPIServer:
+        """The API server; InfraError before `prepare` or after `close`."""
+        if self.server is None:
+            raise InfraError("the embedded backend was not prepared")
+        return self.server
 
     def observe(self) -> ClusterState:
         with self._lock:
             return self._observe()
 
     def _observe(self) -> ClusterState:
-        server = self.server
+        server = self.prepared()
         try:
             # read-only views, no copies: nothing below mutates them
             with server.reading(self.read_timeout_s) as version:
@@ -188,7 +199,7 @@ class EmbeddedBackend(Backend):
     def _matrix_objects(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
         """The objects the matrix is computed from (pods, services, policies of the namespace; all namespaces),
         as stored now: references, no copies (stored objects are never mutated). Called under the store lock."""
-        store, ns = self.server.store, self.namespace
+        store, ns = self.prepared().store, self.namespace
         return (store.list("pods", ns, ordered=False), store.list("services", ns, ordered=False),
                 store.list("networkpolicies", ns, ordered=False), store.list("namespaces", ordered=False))
 
@@ -263,16 +274,17 @@ class EmbeddedBackend(Backend):
             finally:
                 slot.release()
 
-        self.server.add_committer(committed)
-        self.server.add_listener(written)
-        self.server.write_gate = one_write_at_a_time
+        server = self.prepared()
+        server.add_committer(committed)
+        server.add_listener(written)
+        server.write_gate = one_write_at_a_time
         try:
             yield
         finally:
             ended.set()
-            self.server.write_gate = None
-            self.server.remove_committer(committed)
-            self.server.remove_listener(written)
+            server.write_gate = None
+            server.remove_committer(committed)
+            server.remove_listener(written)
             judge()  # a write whose request has not judged it yet (e.g. a command stopped at its limit)
 
     def explain(self, flow) -> str:

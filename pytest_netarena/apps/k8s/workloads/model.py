@@ -17,7 +17,7 @@ ARROW = "\u2192"
 
 
 @dataclass(frozen=True)
-class ServicePort:
+class ExposedPort:
     port: int
     target_port: int | str  #: a container port number or name
     protocol: str = "TCP"
@@ -31,7 +31,7 @@ class Workload:
     name: str
     container: str
     container_ports: tuple[tuple[int, str], ...]  #: (port, protocol): what the pods listen on
-    service_ports: tuple[ServicePort, ...] = ()
+    service_ports: tuple[ExposedPort, ...] = ()
     named_ports: tuple[tuple[str, int, str], ...] = ()  #: (name, port, protocol) of the named container ports
 
     def port_name(self, port: int, protocol: str) -> str | None:
@@ -123,7 +123,7 @@ def _workloads_from_manifests(manifests: list[dict[str, Any]]) -> tuple[Workload
         named = tuple((p["name"], p["containerPort"], p.get("protocol", "TCP")) for p in declared if p.get("name"))
         service = services.get(name)
         service_ports = tuple(
-            ServicePort(p["port"], p.get("targetPort", p["port"]), p.get("protocol", "TCP"), p.get("name"))
+            ExposedPort(p["port"], p.get("targetPort", p["port"]), p.get("protocol", "TCP"), p.get("name"))
             for p in (service["spec"]["ports"] if service else ())
         )
         workloads.append(Workload(name, container["name"], ports, service_ports, named))

@@ -307,9 +307,9 @@ def port_bandwidth_valid(graph: nx.Graph) -> tuple[bool, str]:
 def switches_have_ports(graph: nx.Graph) -> tuple[bool, str]:
     """Needs a directed graph: NetArena asks for successors, which an undirected graph lacks (unsafe)."""
     for node, attrs in graph.nodes(data=True):
-        if s.PACKET_SWITCH in attrs["type"]:
-            if not any(s.PORT in graph.nodes[z]["type"] for z in graph.successors(node)):
-                return False, f"Packet switch node '{node}' has no ports connected to it"
+        if s.PACKET_SWITCH in attrs["type"] and not any(s.PORT in graph.nodes[z]["type"]
+                                                        for z in graph.successors(node)):
+            return False, f"Packet switch node '{node}' has no ports connected to it"
     return True, ""
 
 

@@ -117,7 +117,7 @@ def _fix_rules(plan: _Plan, out: str) -> list[str]:
     fixes = []
     for line in out.splitlines():
         match = re.match(r"^\s*(\d+):\s+(.*)$", line)
-        if match and int(match.group(1)) not in (0, 32766, 32767) or match and re.search(r"\b(prohibit|blackhole|unreachable)\b", match.group(2)):
+        if (match and int(match.group(1)) not in (0, 32766, 32767)) or (match and re.search(r"\b(prohibit|blackhole|unreachable)\b", match.group(2))):
             fixes.append(f"ip rule del pref {match.group(1)}")
     return fixes
 

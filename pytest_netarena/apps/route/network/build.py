@@ -107,9 +107,9 @@ class Network:
         """Wait until every bridge and port of the fabric is operationally up. Linux applies a carrier change
         (and attaches the port's qdisc) from a queue it runs at most once a second: until then the first
         port of a new network drops frames, and the healthy pingmesh would see unreachable pairs."""
-        from .netlink import Netlink
+        from ....netlink import Netlink
 
-        sock = Netlink(self.fabric.pid)
+        sock = Netlink.of_process(self.fabric.pid)
         try:
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
@@ -189,9 +189,9 @@ def fabric_batch(topo: Topology, pids: dict[str, int]) -> list[str]:
 def configure_node(pid: int, topo: Topology, node: str) -> None:
     """What Mininet's config does to a node, by netlink from inside its namespace: loopback up, each interface's
     address (with the broadcast address ifconfig sets) and up, a host's default route via its subnet's gateway."""
-    from .netlink import Netlink
+    from ....netlink import Netlink
 
-    sock = Netlink(pid)
+    sock = Netlink.of_process(pid)
     try:
         index = {link.name: link.index for link in sock.links()}
         sock.set_up(index["lo"])
@@ -203,7 +203,7 @@ def configure_node(pid: int, topo: Topology, node: str) -> None:
             sock.add_address(index[intf], address, 24)
             sock.set_up(index[intf])
         if node != topo.router:
-            sock.add_default_route(topo.gateway(topo.subnet_of(node)))
+            sock.add_route("0.0.0.0", 0, gateway=topo.gateway(topo.subnet_of(node)))
     except (OSError, KeyError) as error:
         raise RuntimeError(f"cannot configure {node}: {error!r}") from error
     finally:

@@ -13,19 +13,16 @@ descriptors.py).
 from __future__ import annotations
 
 import os
-import struct
 
+from ....netlink.messages import NDMSG, NETLINK_ROUTE, RTM_DELNEIGH, RTM_NEWNEIGH, messages, static_neighbour
 from ....sandbox import NetNamespace
 from .descriptors import kept_high, reserve
 from .firewall import LegacyTables
-from .monitor import AF_BRIDGE, NETLINK_NETFILTER, NFNLGRP_NFTABLES, NUD_PERMANENT, subscribed
-from .netlink import HEADER, NETLINK_ROUTE
+from .monitor import NETLINK_NETFILTER, NFNLGRP_NFTABLES, subscribed
 
 #: links, neighbours, tc, IPv4 addresses, routes and rules, IPv4 netconf (forwarding, rp_filter, proxy_arp ...),
 #: next hops
 GROUPS = (1, 3, 4, 5, 7, 8, 24, 32)
-RTM_NEWNEIGH, RTM_DELNEIGH = 28, 29
-_NDMSG = struct.Struct("=BBHiHBB")  # family, pads, ifindex, state, flags, type
 #: the sysctl trees read for changes (relative to /proc/sys/net), and the folders left out: neighbour timers, and
 #: the settings of interfaces to come (conf/default) and of loopback
 SYSCTL_TREES = ("ipv4", "core", "netfilter")
@@ -113,17 +110,8 @@ class ChangeFeed:
 
 def _route_change(data: bytes) -> bool:
     """Whether a batch of rtnetlink notifications holds a change (anything but a neighbour the kernel learnt)."""
-    offset = 0
-    while offset + HEADER.size <= len(data):
-        length, kind, _, _, _ = HEADER.unpack_from(data, offset)
-        if length < HEADER.size:
-            return False
-        payload = data[offset + HEADER.size:offset + length]
-        if kind not in (RTM_NEWNEIGH, RTM_DELNEIGH) or len(payload) < _NDMSG.size:
+    for kind, _, payload in messages(data):
+        if kind not in (RTM_NEWNEIGH, RTM_DELNEIGH) or len(payload) < NDMSG.size or static_neighbour(payload):
             return True
-        family, _, _, _, state, _, _ = _NDMSG.unpack_from(payload)
-        if family == AF_BRIDGE or state & NUD_PERMANENT:
-            return True
-        offset += (length + 3) & ~3
     return False
 

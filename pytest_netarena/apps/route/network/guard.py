@@ -191,7 +191,7 @@ class CommandGuard:
         return True
 
 
-class Watch:
+class StormWatch:
     """The storm watch while the agent thinks: a thread that reads the meter every BETWEEN_STEPS_S once the agent
     has acted on a node; when the network carried more than STORM_PPS since the last reading, `stop` runs at
     once (it removes the agent's objects). The environment holds `lock` during its steps (the thread never runs

@@ -136,9 +136,9 @@ def leftover_processes(prefix: str) -> list[int]:
 
 def leftover_links(prefix: str) -> list[str]:
     """Links (veth ends, bridges) in this namespace whose name carries prefix (one netlink dump, no process)."""
-    from .netlink import Netlink
+    from ....netlink import Netlink
 
-    sock = Netlink(os.getpid())
+    sock = Netlink.of_process(os.getpid())
     try:
         return [link.name for link in sock.links() if link.name.startswith(prefix)]
     finally:

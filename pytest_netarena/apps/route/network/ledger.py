@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .netlink import Filter, Link, Netlink, Qdisc
+from ....netlink import Filter, Link, Netlink, Qdisc
 
 #: the longest the ledger waits after a command for links it set up to become operational
 SETTLE_S = 1.5
@@ -70,7 +70,7 @@ class Ledger:
 
     def _socket(self, where: str) -> Netlink:
         if where not in self.sockets:
-            self.sockets[where] = Netlink(self.fabric_pid if where == "fabric" else self.pids[where])
+            self.sockets[where] = Netlink.of_process(self.fabric_pid if where == "fabric" else self.pids[where])
         return self.sockets[where]
 
     def snapshot(self, node: str) -> Snapshot:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .firewall import LegacyTables
 from .monitor import Monitor
-from .netlink import Netlink
+from ....netlink import Netlink
 
 FABRIC = "fabric"
 
@@ -65,7 +65,7 @@ class Meter:
             if place in self._places:
                 return
             monitor = Monitor(self._pids[place], count_objects=place != FABRIC)
-            sock = Netlink(self._pids[place])
+            sock = Netlink.of_process(self._pids[place])
             links = sock.links()  # after subscribing: no link can slip between the two
             monitor.know({link.index: link.name for link in links})
             for link in links:

@@ -18,8 +18,11 @@ import struct
 from collections import Counter
 from dataclasses import dataclass
 
+from ....netlink.messages import (
+    IFINFO, IFLA_IFNAME, IFLA_STATS64, NETLINK_ROUTE, RTM_DELLINK, RTM_NEWLINK, RTM_NEWNEIGH, attributes, messages, packets,
+    static_neighbour, text,
+)
 from ....sandbox import NetNamespace
-from .netlink import HEADER, IFINFO, IFLA_IFNAME, IFLA_STATS64, NETLINK_ROUTE, attributes, packets, text
 
 IFLA_NUM_TX_QUEUES, IFLA_NUM_RX_QUEUES = 31, 32
 
@@ -29,13 +32,9 @@ SO_RCVBUFFORCE = 33
 #: rules, next hops
 LINK_GROUPS = (1,)
 OBJECT_GROUPS = (3, 4, 5, 7, 8, 9, 11, 19, 32)
-RTM_NEWLINK, RTM_DELLINK, RTM_NEWNEIGH = 16, 17, 28
 #: notification type -> the kind it adds
 KINDS = {20: "addresses", 24: "routes", 32: "rules", 36: "qdiscs", 44: "filters", 48: "filters", 100: "filters",
          104: "nexthops"}
-AF_BRIDGE = 7
-NUD_PERMANENT = 0x80  #: a static neighbour: never garbage-collected (dynamic ones are, table-wide)
-_NDMSG = struct.Struct("=BBHiHBB")  # family, pads, ifindex, state, flags, type
 NETLINK_NETFILTER, NFNLGRP_NFTABLES = 12, 7
 #: nftables notifications (subsystem 10): new table, chain, rule, set, set element, stateful object, flowtable
 NFT_ADDS = {(10 << 8) | message for message in (0, 3, 6, 9, 12, 18, 22)}
@@ -93,13 +92,8 @@ class Monitor:
                     self.overflowed = True
                     continue
                 raise
-            offset = 0
-            while offset + HEADER.size <= len(data):
-                length, kind, _, _, _ = HEADER.unpack_from(data, offset)
-                if length < HEADER.size:
-                    break
-                self._note(kind, data[offset + HEADER.size: offset + length])
-                offset += (length + 3) & ~3
+            for kind, _, payload in messages(data):
+                self._note(kind, payload)
 
     def _note(self, kind: int, payload: bytes) -> None:
         if kind in (RTM_NEWLINK, RTM_DELLINK) and len(payload) >= IFINFO.size:
@@ -125,11 +119,9 @@ class Monitor:
             self.names.pop(index, None)
             self._deleted.add(index)
             self.gone.append(Gone(index, name, count))
-        elif kind == RTM_NEWNEIGH and len(payload) >= _NDMSG.size:
-            family, _, _, _, state, _, _ = _NDMSG.unpack_from(payload)
+        elif kind == RTM_NEWNEIGH and static_neighbour(payload):
             # static neighbours and bridge entries stay until removed; dynamic ones are bounded by the kernel's gc
-            if family == AF_BRIDGE or state & NUD_PERMANENT:
-                self.added["neighbours"] += 1
+            self.added["neighbours"] += 1
         elif kind in KINDS:
             self.added[KINDS[kind]] += 1
         elif kind in NFT_ADDS:

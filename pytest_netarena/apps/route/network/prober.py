@@ -18,11 +18,12 @@ from __future__ import annotations
 import os
 import select
 import socket
-import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from ....sandbox import NetNamespace
+from ....sandbox.netns import in_fresh_thread
 from . import icmp
 from .descriptors import high_socket, reserve
 from .icmp import PROBE_BYTES
@@ -43,34 +44,26 @@ RECEIVE_BUFFER = 4 << 20
 PORTS = (1024, 32767)
 #: the fewest TCP probes open at once
 MIN_WINDOW = 16
+T = TypeVar("T")
 
 
 #: a measure's UDP senders, UDP responders and TCP listeners by node, and the two ports
 _Streams = tuple[dict[str, socket.socket], dict[str, socket.socket], dict[str, socket.socket], int, int]
 
 
-def _in_namespaces(pids: Mapping[str, int], make: Mapping[str, object]) -> dict[str, object]:
+def _in_namespaces(pids: Mapping[str, int], make: Mapping[str, Callable[[], T]]) -> dict[str, T]:
     """{node: make[node]()} with each call made inside node's namespace (that of process pids[node]), all from one
     helper thread that visits them in turn (a socket stays in the namespace it was created in)."""
-    box: dict[str, object] = {}
 
-    def enter(node: str) -> None:
-        with NetNamespace.of_process(pids[node]) as namespace:
-            namespace.enter_current_thread()
+    def visit() -> dict[str, T]:
+        made = {}
+        for node, call in make.items():
+            with NetNamespace.of_process(pids[node]) as namespace:
+                namespace.enter_current_thread()
+            made[node] = call()
+        return made
 
-    def visit() -> None:
-        try:
-            box["value"] = {node: (enter(node), call())[1]  # type: ignore[operator]
-                            for node, call in make.items()}
-        except BaseException as error:  # noqa: BLE001  # re-raised in the caller's thread
-            box["error"] = error
-
-    thread = threading.Thread(target=visit, name="netarena-prober")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    return in_fresh_thread(visit)
 
 
 def _raw_socket() -> socket.socket:
@@ -141,7 +134,7 @@ class Prober:
         self._epoll = select.epoll()
         reserve(4 * len(self.nodes))
         try:
-            self.sockets = _in_namespaces(self.pids, {node: _raw_socket for node in self.nodes})  # type: ignore[assignment]
+            self.sockets = _in_namespaces(self.pids, dict.fromkeys(self.nodes, _raw_socket))  # type: ignore[assignment]
         except BaseException:
             self.close()
             raise
@@ -249,7 +242,8 @@ class Prober:
             udp_port, tcp_port = self._draw_ports()
             made: dict[str, list[socket.socket]] = {}
 
-            def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port) -> None:
+            def three(node: str, udp_port: int = udp_port, tcp_port: int = tcp_port,
+                      made: dict[str, list[socket.socket]] = made) -> None:
                 made[node] = [_udp_socket()]
                 made[node].append(_udp_socket(udp_port))
                 made[node].append(_listener(tcp_port))

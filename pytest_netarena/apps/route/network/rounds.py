@@ -91,7 +91,7 @@ class Interrupt:
 
 
 @dataclass
-class Probe:
+class ProbeInFlight:
     """One probe in flight: its pair and protocol, the token only the destination's responder sends back, what came
     back."""
 
@@ -139,14 +139,14 @@ class Round:
                  stop: Interrupt | None = None) -> None:
         self.ends, self.epoll, self.round_id, self.timeout_s, self.stop = ends, epoll, round_id, timeout_s, stop
         self.granted = 0  #: packets the probes sent so far may put on the network (MOST each)
-        self.probes: dict[bytes, Probe] = {}
+        self.probes: dict[bytes, ProbeInFlight] = {}
         self.diverted: set[tuple[str, str, str]] = set()
-        self._icmp: list[tuple[bytes, Probe]] = []
-        self._udp: list[tuple[bytes, Probe]] = []
-        self._tcp: deque[tuple[bytes, Probe]] = deque()
+        self._icmp: list[tuple[bytes, ProbeInFlight]] = []
+        self._udp: list[tuple[bytes, ProbeInFlight]] = []
+        self._tcp: deque[tuple[bytes, ProbeInFlight]] = deque()
         self._open = 0
-        self._sent: deque[Probe] = deque()  #: in the order sent, so the oldest open probe is first
-        self._clients: dict[int, tuple[bytes, Probe]] = {}
+        self._sent: deque[ProbeInFlight] = deque()  #: in the order sent, so the oldest open probe is first
+        self._clients: dict[int, tuple[bytes, ProbeInFlight]] = {}
         self._accepted: dict[int, tuple[str, socket.socket, bytes]] = {}
         self._handlers: dict[int, Callable[[int, int], int]] = {}
         for node, sock in ends.raw.items():
@@ -158,9 +158,9 @@ class Round:
         for node, sock in ends.listeners.items():
             self._handlers[sock.fileno()] = lambda fd, events, node=node: self._accept(node)
 
-    def add(self, src: str, dst: str, protocol: str) -> Probe:
+    def add(self, src: str, dst: str, protocol: str) -> ProbeInFlight:
         nonce, token = os.urandom(icmp.NONCE_BYTES), os.urandom(icmp.TOKEN_BYTES)
-        probe = self.probes[nonce] = Probe(src, dst, protocol, token)
+        probe = self.probes[nonce] = ProbeInFlight(src, dst, protocol, token)
         {"icmp": self._icmp, "udp": self._udp, "tcp": self._tcp}[protocol].append((nonce, probe))
         self._open += 1
         return probe
@@ -196,7 +196,7 @@ class Round:
             for fd, (_, conn, _) in list(self._accepted.items()):
                 self._drop(fd, conn)
 
-    def _deadline(self, probe: Probe) -> float:
+    def _deadline(self, probe: ProbeInFlight) -> float:
         return min(max(probe.sent_at, self._last_answer) + self.timeout_s, probe.sent_at + ROUND_LIMIT * self.timeout_s)
 
     def _next_deadline(self) -> float:
@@ -212,7 +212,7 @@ class Round:
             if probe.sock is not None:
                 self._finish_tcp(probe.sock.fileno(), probe)
 
-    def _sending(self, probe: Probe, now: float) -> None:
+    def _sending(self, probe: ProbeInFlight, now: float) -> None:
         probe.sent_at = now
         self.granted += MOST[probe.protocol]
         self._sent.append(probe)
@@ -222,12 +222,12 @@ class Round:
         return sum((ANSWERED if probe.passed else UNANSWERED)[probe.protocol]
                    for probe in self.probes.values() if probe.sent_at)
 
-    def _done(self, probe: Probe) -> None:
+    def _done(self, probe: ProbeInFlight) -> None:
         if not probe.done:
             probe.done = True
             self._open -= 1
 
-    def _failed(self, probe: Probe, error: int | str) -> None:
+    def _failed(self, probe: ProbeInFlight, error: int | str) -> None:
         why = error if isinstance(error, str) else DEFINITE.get(error, "")
         if why and not probe.error:
             probe.error = why
@@ -238,7 +238,7 @@ class Round:
         return self._read_accepted(fd) if fd in self._accepted else self._tcp_event(fd, events)
 
     # ---- ICMP -----------------------------------------------------------------------------------
-    def _send_icmp(self, nonce: bytes, probe: Probe, now: float) -> None:
+    def _send_icmp(self, nonce: bytes, probe: ProbeInFlight, now: float) -> None:
         # ident: 6 bits of round, 10 bits of source index; seq: destination index; the nonce proves the rest
         ends = self.ends
         packet = icmp.echo(icmp.ECHO_REQUEST, (self.round_id << 10) | ends.index[probe.src], ends.index[probe.dst],
@@ -297,7 +297,7 @@ class Round:
             self._failed(probe, quoted[1])
 
     # ---- UDP ------------------------------------------------------------------------------------
-    def _send_udp(self, nonce: bytes, probe: Probe, now: float) -> None:
+    def _send_udp(self, nonce: bytes, probe: ProbeInFlight, now: float) -> None:
         self._sending(probe, now)
         try:
             self.ends.udp_out[probe.src].sendto(icmp.PROBE_MAGIC + nonce + icmp.PROBE_FILLER.data,
@@ -410,7 +410,7 @@ class Round:
         self._finish_tcp(fd, probe)
         return 1
 
-    def _finish_tcp(self, fd: int, probe: Probe) -> None:
+    def _finish_tcp(self, fd: int, probe: ProbeInFlight) -> None:
         self._clients.pop(fd, None)
         if probe.sock is not None:
             try:

@@ -16,7 +16,7 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class AuditLog:
+class RefusalLog:
     """Where a real cluster with an audit policy shows refused requests: its audit log, not Events.
 
     Each entry is an audit.k8s.io/v1 Event at level Metadata (who, what verb on which object, the answer's
