@@ -105,13 +105,13 @@ def toy_session(toy_app) -> Callable[..., EpisodeSession]:
 
 @asynccontextmanager
 async def connected(session: EpisodeSession):
-    """The official MCP client connected in memory to the session's server; yields (client, activity)."""
-    from mcp.shared.memory import create_connected_server_and_client_session
+    """The official MCP client (2.x) connected in memory to the session's server; yields (client, activity)."""
+    from mcp import Client
 
     from pytest_netarena.mcp.server import Activity, build_server
 
     activity = Activity()
-    async with create_connected_server_and_client_session(build_server(session, activity)) as client:
+    async with Client(build_server(session, activity)) as client:
         yield client, activity
 
 
