@@ -187,10 +187,9 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int,
-                extra: dict[str, Any] | None = None) -> Routes:
-    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
-    routes (a CLI box's model relay)."""
+def mcp_app(server: Any, hosts: list[str], idle_s: float, limit: int) -> tuple[Any, Callable[[], Any]]:
+    """(the ASGI app serving the MCP server, streamable HTTP, with a body cap and DNS-rebinding protection; the
+    lifespan it needs held open while it serves)."""
     import logging
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -207,7 +206,15 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
     async def endpoint(scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
         await manager.handle_request(scope, receive, send)
 
-    return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token), **(extra or {})}, lifespans=(manager.run,))
+    return BodyCap(endpoint, limit), manager.run
+
+
+def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int,
+                extra: dict[str, Any] | None = None) -> Routes:
+    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
+    routes (a CLI box's model relay)."""
+    app, lifespan = mcp_app(server, hosts, idle_s, limit)
+    return Routes({MCP_PATH: BearerAuth(app, token), **(extra or {})}, lifespans=(lifespan,))
 
 
 def stdio_streams() -> tuple[int, int]:
