@@ -1,5 +1,7 @@
-"""A k3s-layout Harbor task's cluster on our provider: a fresh embedded API server in place of k3s, the task's trusted
-bootstrap run on the host, and each command in kube/harbor_box.py's box, which reaches only this server."""
+"""A k3s-layout Harbor task's cluster on our provider: a fresh embedded API server in place of k3s.
+
+The task's trusted bootstrap runs on the host, and each command in kube/harbor_box.py's box, which reaches only this
+server."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The files of an exported Harbor task, as text: task.toml, the compose file and images, the agent's commands, the
-oracle's solve.sh and the verifier's test.sh."""
+"""The files of an exported Harbor task, as text.
+
+task.toml, the compose file and images, the agent's commands, the oracle's solve.sh and the verifier's test.sh."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Virtual environments the tests need beside the project's own (another MCP SDK, Harbor on Python 3.12), made once and
-cached outside any checkout.
+"""Virtual environments the tests need beside the project's own, made once and cached outside any checkout.
+
+Another MCP SDK, Harbor on Python 3.12.
 
 Each environment is named by what it holds: `<cache>/<name>-<hash of the interpreter's version and requirements>`,
 where the cache is $NETARENA_VENV_CACHE or ~/.cache/pytest-netarena/venvs. It is made under a lock (one process makes

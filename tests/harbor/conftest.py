@@ -1,0 +1,31 @@
+"""Fixtures of the Harbor tests: Harbor itself in its own cached Python 3.12 venv (skipped, saying how, where none can
+be made), and a small exported dataset of each app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from harbor_venv import ROOT, harbor_env, harbor_venv  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def harbor_python() -> str:
+    from pytest_netarena.testing.venvs import VenvError
+
+    try:
+        return str(harbor_venv() / "bin" / "python")
+    except LookupError as error:
+        pytest.skip(str(error))
+    except VenvError as error:
+        pytest.skip(f"cannot make Harbor's venv here: {error}")
+
+
+def run_in_harbor(python: str, code: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Python code run with Harbor's interpreter, this checkout on its path."""
+    return subprocess.run([python, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                          env=harbor_env(), cwd=str(ROOT))
