@@ -25,6 +25,11 @@ from ..sandbox import views
 
 #: Harbor's writable top-level paths, each a folder of the environment's own
 FOLDERS = ("app", "logs", "tests", "solution", "installed-agent")
+#: a box of its own (a separate verifier) also has /netarena: Harbor uploads the sidecar's verdict artifact to the path
+#: it was collected from, /netarena/verdict
+PLAIN_FOLDERS = (*FOLDERS, "netarena")
+#: what Harbor's containers have mounted under /logs from the start (it writes there without making them)
+LOG_FOLDERS = ("agent", "verifier", "artifacts")
 PROGRAMS = (*views.SHELL_TOOLS, "curl", "jq", "tar", "gzip")
 PATH = "/usr/local/bin:/usr/bin:/bin"
 HOSTS = b"127.0.0.1 localhost netarena\n::1 localhost\n"
@@ -77,8 +82,11 @@ class Runtime:
         self.service = self.listener = self.network = None
         self.task_run = None  #: a k3s task's server, pods and work folder (kube/harbor.py)
         self.parked = False
-        for name in FOLDERS:
+        self.folders = PLAIN_FOLDERS if self.kind == "plain" else FOLDERS
+        for name in self.folders:
             (self.root / name).mkdir()
+        for name in LOG_FOLDERS:
+            (self.root / "logs" / name).mkdir()
 
     # ----- life -------------------------------------------------------------------------------------------------
 
@@ -152,10 +160,10 @@ class Runtime:
         """Where a path of the environment is on the host (only Harbor's folders exist)."""
         parts = PurePosixPath(path).parts
         if len(parts) < 2 or parts[0] != "/" or ".." in parts:
-            raise DefinitionError(f"{path}: only paths under /{', /'.join(FOLDERS)} exist here")
+            raise DefinitionError(f"{path}: only paths under /{', /'.join(self.folders)} exist here")
         top = parts[1]
-        if top not in FOLDERS:
-            raise DefinitionError(f"{path}: only paths under /{', /'.join(FOLDERS)} exist here")
+        if top not in self.folders:
+            raise DefinitionError(f"{path}: only paths under /{', /'.join(self.folders)} exist here")
         return self.root.joinpath(top, *parts[2:])
 
     def service_path(self, path: str) -> Path:
@@ -171,7 +179,7 @@ class Runtime:
     def exec(self, command: str, cwd: str | None, env: dict[str, str], timeout_s: float | None) -> Done:
         wall = float(timeout_s or DEFAULT_TIMEOUT_S)
         argv = ("bash", "-c", 'cd "$1" 2>/dev/null || cd /app; exec bash -c "$0"', command, cwd or "/app")
-        writable = tuple((str(self.root / name), f"/{name}") for name in FOLDERS)
+        writable = tuple((str(self.root / name), f"/{name}") for name in self.folders)
         if self.kind == "k3s" and self.task_run is not None:
             finished = self.task_run.run(argv, env, wall, writable)
         else:
@@ -186,11 +194,12 @@ class Runtime:
 
         for folder, _ in writable:
             _own(folder, self.uid)
-        binds = ()
-        if self.kind == "exported":
-            binds = ((str(self.environment_dir / "bin"), "/usr/local/bin"),)
+        programs = views.programs(PROGRAMS)
+        if self.kind == "exported":  # the task's own commands (netarena-act, kubectl), in /usr/bin beside the others
+            programs.update({path.name: str(path) for path in sorted((self.environment_dir / "bin").iterdir())
+                             if path.is_file()})
         spec = sandbox.BoxSpec(
-            programs=views.programs(PROGRAMS), binds=binds, writable=writable, network=self.network,
+            programs=programs, writable=writable, network=self.network,
             files={"/etc/hosts": HOSTS}, env={**env, "PATH": PATH}, hostname="main", uid=self.uid,
             limits=sandbox.Limits(wall_s=wall, cpu_s=int(wall) + 1, processes=128, file_bytes=64 << 20,
                                   open_files=1024, output_bytes=1 << 20, tmp_bytes=64 << 20))

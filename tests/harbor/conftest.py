@@ -25,6 +25,12 @@ def harbor_python() -> str:
         pytest.skip(f"cannot make Harbor's venv here: {error}")
 
 
+def netarena(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The `netarena` command of this checkout (this interpreter's)."""
+    return subprocess.run([sys.executable, "-m", "pytest_netarena.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def run_in_harbor(python: str, code: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """Python code run with Harbor's interpreter, this checkout on its path."""
     return subprocess.run([python, "-c", code, *args], capture_output=True, text=True, timeout=timeout,

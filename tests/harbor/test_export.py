@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytest_netarena.harbor.export import Selection, export_harbor
 
-from .conftest import ROOT, run_in_harbor
+from .conftest import ROOT, netarena, run_in_harbor
 
 FIXTURES = ROOT / "fixtures" / "harbor"
 #: Harbor's lint rules checked here: its default set, less the Compose ones where `docker compose` is missing
@@ -37,8 +36,8 @@ print(json.dumps({"compose": bool(compose), "findings": found}))
 def export_runs(tmp: Path, apps: dict[str, list[str]]) -> list[str]:
     runs = tmp / "runs"
     for app, options in apps.items():
-        done = subprocess.run(["netarena", "generate", "--app", app, "--episodes", "2", "--levels", "1,2", "--seed",
-                               "5", "--out", str(runs), *options], capture_output=True, text=True, timeout=600)
+        done = netarena("generate", "--app", app, "--episodes", "2", "--levels", "1,2", "--seed", "5", "--out",
+                        str(runs), *options)
         assert done.returncode in (0, 1), done.stderr
     return export_harbor(sorted(runs.iterdir()), tmp / "dataset", Selection())
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from pytest_netarena.harbor.export import Selection, export_harbor
 from pytest_netarena.sandbox import support
 
-from .conftest import ROOT
+from .conftest import ROOT, netarena
 from .harbor_venv import harbor_env
 
 PROVIDER = "pytest_netarena.harbor.provider:NetarenaEnvironment"
@@ -41,15 +42,15 @@ def reward(trial: dict) -> float | None:
 @pytest.fixture(scope="module")
 def k8s_task(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("k8s-task")
-    done = subprocess.run(["netarena", "generate", "--app", "k8s", "--episodes", "1", "--levels", "1", "--seed", "3",
-                           "--out", str(tmp / "runs")], capture_output=True, text=True, timeout=600)
+    done = netarena("generate", "--app", "k8s", "--episodes", "1", "--levels", "1", "--seed", "3", "--out",
+                    str(tmp / "runs"))
     assert done.returncode == 0, done.stderr
     (name,) = export_harbor(sorted((tmp / "runs").iterdir()), tmp / "dataset", Selection(apps=("k8s",)))
     return tmp / "dataset" / name
 
 
 def test_the_provider_imports_without_harbor() -> None:
-    done = subprocess.run(["python", "-c", "import pytest_netarena.harbor.provider as p; print(p.__name__)"],
+    done = subprocess.run([sys.executable, "-c", "import pytest_netarena.harbor.provider as p; print(p.__name__)"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "pytest_netarena.harbor.provider" in done.stdout, done.stderr
 
