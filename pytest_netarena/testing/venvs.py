@@ -1,6 +1,6 @@
 """Virtual environments the tests need beside the project's own, made once and cached outside any checkout.
 
-Another MCP SDK, Harbor on Python 3.12.
+Another MCP SDK, Harbor on Python 3.12, verifiers 0.3 (whose `mcp<2` cannot live beside our MCP server's SDK).
 
 Each environment is named by what it holds: `<cache>/<name>-<hash of the interpreter's version and requirements>`,
 where the cache is $NETARENA_VENV_CACHE or ~/.cache/pytest-netarena/venvs. It is made under a lock (one process makes
@@ -25,6 +25,18 @@ class VenvError(RuntimeError):
 def cache_root() -> Path:
     configured = os.environ.get("NETARENA_VENV_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "pytest-netarena" / "venvs"
+
+
+def checkout_requirements(root: Path, extras: Sequence[str]) -> list[str]:
+    """The dependencies of the checkout at `root` and of its `extras` (pyproject.toml); its own code is never installed:
+    an environment made from these runs the checkout from PYTHONPATH."""
+    import tomllib
+
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    found = list(project["dependencies"])
+    for extra in extras:
+        found += project["optional-dependencies"][extra]
+    return found
 
 
 def python_version(python: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,11 +16,9 @@ EXTRAS = ("k8s", "mcp")
 
 def requirements() -> list[str]:
     """harbor and this package's dependencies (its own code comes from the checkout, never installed)."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    found = [HARBOR, *project["dependencies"]]
-    for extra in EXTRAS:
-        found += project["optional-dependencies"][extra]
-    return found
+    from pytest_netarena.testing.venvs import checkout_requirements
+
+    return [HARBOR, *checkout_requirements(ROOT, EXTRAS)]
 
 
 def python312() -> str | None:
