@@ -9,44 +9,22 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_netarena.apps import get_app
-from pytest_netarena.mcp.episode import ServeConfig, pick_query
-
-from .conftest import netarena_argv, run_folder, server_env, start_http_server
+from .conftest import SERVE, netarena_argv, run_folder, server_env, start_http_server
+from .mcp1_venv import MCP1, mcp1_venv
 
 pytest.importorskip("mcp")
-
-#: the SDK of the previous major version, as clients that have not moved on still run it
-MCP1 = "mcp==1.30.0"
-SERVE = ("mcp", "--app", "k8s", "--seed", "3", "--levels", "1")
-
-
-@pytest.fixture(scope="module")
-def oracle_calls() -> list:
-    """The calls that resolve the k8s episode `netarena mcp` serves for seed 3 at level 1 (the oracle's commands)."""
-    from pytest_netarena.apps.k8s.agents.builtin import OracleAgent
-
-    config = ServeConfig(app="k8s", seed=3, levels=(1,))
-    app, options = get_app("k8s"), config.run_options()
-    query = pick_query(app, options)
-    env = app.make_environment(options)
-    try:
-        return [["run_kubectl", {"command": command}] for command, _ in OracleAgent(query, env).commands]
-    finally:
-        env.close()
 
 
 @pytest.fixture(scope="module")
 def mcp1_python() -> str:
-    from pytest_netarena.testing.venvs import VenvError, cached_venv
+    from pytest_netarena.testing.venvs import VenvError
 
     try:
-        venv = cached_venv("mcp1", getattr(sys, "_base_executable", sys.executable), [MCP1])
+        venv = mcp1_venv()
     except VenvError as error:
         pytest.skip(f"cannot make a virtual environment with {MCP1} here: {error}")
     return str(venv / "bin" / "python")
