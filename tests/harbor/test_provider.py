@@ -15,28 +15,11 @@ import pytest
 from pytest_netarena.harbor.export import Selection, export_harbor
 from pytest_netarena.sandbox import support
 
-from .conftest import ROOT, netarena
-from .harbor_venv import harbor_env
+from .conftest import ROOT, harbor_run, netarena, reward
 
-PROVIDER = "pytest_netarena.harbor.provider:NetarenaEnvironment"
 FIXTURE = ROOT / "fixtures" / "harbor" / "release-bot-scale"
 
 pytestmark = pytest.mark.skipif(not support().ok, reason=f"the provider's boxes cannot be made here: {support().reason}")
-
-
-def harbor_run(harbor_python: str, task: Path, agent: str, jobs: Path) -> dict:
-    """`harbor run` of one trial; its trial result (the trial's result.json)."""
-    harbor = str(Path(harbor_python).parent / "harbor")
-    done = subprocess.run([harbor, "run", "-p", str(task), "-a", agent, "-e", PROVIDER, "-o", str(jobs), "-n", "1",
-                           "-q", "-y"], capture_output=True, text=True, timeout=900, env=harbor_env(), cwd=str(jobs))
-    results = [json.loads(p.read_text()) for p in jobs.rglob("result.json")]
-    trials = [r for r in results if "verifier_result" in r]
-    assert len(trials) == 1, (done.stdout[-3000:], done.stderr[-3000:])
-    return trials[0]
-
-
-def reward(trial: dict) -> float | None:
-    return ((trial.get("verifier_result") or {}).get("rewards") or {}).get("reward")
 
 
 @pytest.fixture(scope="module")
