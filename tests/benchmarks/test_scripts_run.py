@@ -25,7 +25,7 @@ class Run:
     script: str
     args: tuple[str, ...]
     figures: tuple[str, ...]  #: regular expressions, each found in stdout
-    needs: str = ""  #: "root" (Mininet networks) or "pods" (the embedded cluster's pods run here)
+    needs: str = ""  #: "root" (Mininet networks), "pods" (the embedded cluster's pods run here), "harbor" (Python 3.12)
 
 
 RUNS = (
@@ -34,6 +34,10 @@ RUNS = (
     Run("harbor.py", ("--runs", "1", "--tasks", "release-bot-scale"),
         (rf"release-bot-scale: time to verdict median {NUMBER} s over 1 runs \(bootstrap {NUMBER} s, agent {NUMBER} s, "
          rf"verifier {NUMBER} s\); rewards \[1\.0\]", rf"an agent phase of `true`: median {NUMBER} ms over 1 runs")),
+    Run("harbor_trial.py", ("--small",),
+        (rf"our runner \(netarena generate --agent builtin:oracle\): median {NUMBER} s; outcomes \['resolved'\]",
+         rf"Harbor trial on our provider \(harbor run -a oracle\): median {NUMBER} s; rewards \[1\.0\]",
+         rf"Harbor trial / our runner = {NUMBER}x"), needs="harbor"),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),
         (rf"text path \(reply read and run\): median {NUMBER} ms", rf"tools / text cost per step: {NUMBER}x",
          rf"MCP / text cost per step: {NUMBER}x")),
@@ -91,6 +95,15 @@ def _missing(needs: str) -> str:
     """Why this host cannot run a script that needs this, or ""."""
     if needs == "root" and (os.geteuid() != 0 or shutil.which("mn") is None):
         return "it builds Mininet networks: it needs root and Mininet"
+    if needs == "harbor":
+        sys.path.insert(0, str(ROOT / "tests" / "harbor"))
+        from harbor_venv import python312
+
+        from pytest_netarena.sandbox import support
+
+        if python312() is None:
+            return "it runs Harbor, which needs Python 3.12 (pyenv install 3.12)"
+        return "" if support().ok else f"Harbor's trials run in sealed boxes, which cannot be made here: {support().reason}"
     if needs == "pods":
         from pytest_netarena.cluster import live_support
 
