@@ -5,8 +5,10 @@ off by its flags, and, whatever it does anyway, it runs in a sealed box (`sandbo
 PID, IPC, UTS and network namespaces, where the network holds only loopback and the harness's two
 listeners (the model relay and the episode's MCP server, `asgi.py`); a read-only view of its own
 program folder and the shared libraries; a private writable home and /tmp on size-capped tmpfs; no
-capabilities, a private uid, rlimits; output read through a bounded pipe. Nothing of the host, the
-harness, the run folder or the episode's hidden state is in it.
+capabilities, a private uid, rlimits and a control group capping its memory, processes and CPU together;
+a kernel filter refusing new namespaces and mounts; the libraries its program needs and no other program;
+output read through a bounded pipe. Nothing of the host, the harness, the run folder or the episode's
+hidden state is in it, and its mount table names no host path (its install is bound from a copy).
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.process import kill_group
-from ..sandbox import BoxSpec, Limits, NetNamespace, command
+from ..sandbox import BoxSpec, Limits, NetNamespace, prepare
 from ..sandbox.userns import UserNetNamespace
 from ..sandbox.views import HOST_PATH
 
-#: what a CLI agent's box may use: CLIs are large programs (a JIT runtime reserves tens of GiB of address space)
-CLI_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, memory_bytes=64 << 30, processes=256, file_bytes=64 << 20,
-                    open_files=1024, output_bytes=16 << 20, tmp_bytes=256 << 20)
+#: what a CLI agent's box may use: CLIs are large programs (a JIT runtime reserves tens of GiB of address space),
+#: but hold little (Claude Code peaked at 123 MB, Codex at 24 MB through a k8s episode here; their programs'
+#: pages are the store's, not the box's): all its processes share 1 GiB
+CLI_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, memory_bytes=64 << 30, box_memory_bytes=1 << 30, cpus=1.0,
+                    processes=256, file_bytes=64 << 20, open_files=1024, output_bytes=16 << 20,
+                    tmp_bytes=256 << 20)
 
 
 @dataclass(frozen=True)
@@ -49,21 +54,25 @@ def cli_box(program_dir: str, network: NetNamespace | UserNetNamespace, env: Map
 def run_cli(spec: BoxSpec, argv: Sequence[str], should_stop: Callable[[], str]) -> Ended:
     """Run argv in a fresh box until it exits, its wall-clock limit or output cap, or should_stop() says why to stop
     (asked about every 0.2 s; "" to go on). The whole box is killed when stopped."""
-    full, fds = command(spec, argv)
+    box = prepare(spec, argv)
     assert spec.network is not None
 
     def launch(argv: list[str], passed: list[int]) -> Ended:
         # the thread that starts bwrap must wait for it (its parent-death signal follows the thread)
         started = time.perf_counter()
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   env={"PATH": HOST_PATH}, start_new_session=True, pass_fds=passed)
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       env={"PATH": HOST_PATH}, start_new_session=True, pass_fds=passed)
+        finally:
+            box.close_fds()
         return _watch(process, spec.limits, should_stop, started)
 
     try:  # as root the namespace is entered by a thread of ours; in a user namespace, through nsenter
-        return spec.network.run_in(launch, full, fds)
+        if box.enters_network:
+            return launch(box.argv, box.fds)
+        return spec.network.run_in(launch, box.argv, box.fds)
     finally:
-        for fd in fds:
-            os.close(fd)
+        box.ended()
 
 
 def _watch(process: subprocess.Popen, limits: Limits, should_stop: Callable[[], str], started: float) -> Ended:

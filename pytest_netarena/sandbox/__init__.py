@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .box import HOME, BoxSpec, Limits, command, private_uid, run, run_unboxed, spawn
+from .box import HOME, BoxSpec, Launch, Limits, command, prepare, private_uid, run, run_unboxed, spawn
 from .netns import NetNamespace
 from .support import FIX, SandboxUnavailable, Support, support
 from .userns import UserNetNamespace, new_network_namespace
 
-__all__ = ["FIX", "HOME", "BoxSpec", "Limits", "NetNamespace", "SandboxUnavailable", "Support", "UserNetNamespace",
-           "command", "new_network_namespace", "private_uid", "run", "run_unboxed", "spawn", "support"]
+__all__ = ["FIX", "HOME", "BoxSpec", "Launch", "Limits", "NetNamespace", "SandboxUnavailable", "Support",
+           "UserNetNamespace", "command", "new_network_namespace", "prepare", "private_uid", "run", "run_unboxed", "spawn",
+           "support"]

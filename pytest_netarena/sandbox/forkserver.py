@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InfraError
-from . import box, views
+from . import box, seccomp, views
 from . import graph_diff
 from .plain_json import MAX_DEPTH, Undecodable, nested_too_deep, notes, over_items, plain, too_deep
 from .python_view import LIBRARIES, PREFIX, package_folder, python_view
@@ -47,6 +47,10 @@ PARENTS = ("/opt", PREFIX, f"{PREFIX}/bin", f"{PREFIX}/lib", "/opt/netarena", LI
 CHMOD = (*PARENTS, "/tmp", "/run", "/dev/shm", box.HOME)
 #: the first answer of every start: the box can run code on the graph
 PROBE = "def process_graph(graph_data):\n    return graph_data.number_of_nodes()"
+#: memory of the zygote's box beyond what one answer may add: the interpreter, its libraries, and the graph
+#: (networkx holds a graph in about 16 bytes of memory per byte of its JSON)
+ZYGOTE_MEMORY_BYTES = 512 << 20
+GRAPH_MEMORY_PER_BYTE = 16
 
 
 @dataclass(frozen=True)
@@ -108,51 +112,59 @@ class ForkServer:
         self.diff = diff
         self._base: graph_diff.GraphBase | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        self.launch: box.Launch | None = None
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}
         self.lock = threading.Lock()
 
     # -- starting ---------------------------------------------------------------------------------
-    def _argv(self) -> tuple[list[str], list[int], dict[str, str], str]:
-        """(argv, fds to pass, environment, libraries path) of the zygote, boxed or not."""
+    def _launch(self) -> tuple[box.Launch, dict[str, str], str]:
+        """(the launch, environment, libraries path) of the zygote, boxed or not."""
         holds = self.holds
         if not self.boxed:  # the first package's folder holds the others too (the lock installs all into one environment)
-            return ([sys.executable, "-I", "-S", str(ZYGOTE)], [], {**CLEAN_ENV, **dict(holds.env)},
+            return (box.Launch([sys.executable, "-I", "-S", str(ZYGOTE)], [], None), {**CLEAN_ENV, **dict(holds.env)},
                     str(package_folder(holds.packages[0]).parent))
         found = support()
         view = python_view(holds.packages, holds.env)
+        memory = (self.limits.memory_mb << 20) + ZYGOTE_MEMORY_BYTES + GRAPH_MEMORY_PER_BYTE * len(self.graph_json)
         spec = box.BoxSpec(
             binds=view.binds,
             files={BOX_ZYGOTE: ZYGOTE.read_bytes()},
             caps=("SETUID", "SETGID", "KILL") if found.root else (),
             trusted_root=True,
             env=dict(view.env),
-            limits=box.Limits(cpu_s=1 << 30, memory_bytes=1 << 40, file_bytes=1 << 20, open_files=256,
-                              tmp_bytes=1 << 20),
+            limits=box.Limits(cpu_s=1 << 30, memory_bytes=1 << 40, box_memory_bytes=memory, file_bytes=1 << 20,
+                              open_files=256, tmp_bytes=1 << 20),
             hostname=holds.hostname,
+            unshare_allowed=seccomp.ANSWER_NAMESPACES,
         )
-        argv, fds = box.command(spec, [view.python, "-I", "-S", BOX_ZYGOTE], found)
-        return argv, fds, {"PATH": views.HOST_PATH}, LIBRARIES
+        try:
+            launch = box.prepare(spec, [view.python, "-I", "-S", BOX_ZYGOTE], found)
+        except OSError as error:
+            raise InfraError(f"cannot prepare {self.name}: {error}") from error
+        return launch, {"PATH": views.HOST_PATH}, LIBRARIES
 
     def _start(self) -> None:
-        argv, fds, env, libraries = self._argv()
+        launch, env, libraries = self._launch()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         errors = tempfile.TemporaryFile()
         try:
-            process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=errors, env=env,
-                                       cwd="/", pass_fds=fds, start_new_session=True)
+            process = subprocess.Popen(launch.argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=errors, env=env,
+                                       cwd="/", pass_fds=launch.fds, start_new_session=True)
         except OSError as error:
             ours.close()
+            launch.ended()
             raise InfraError(f"cannot start {self.name}: {error}") from error
         finally:
             theirs.close()
-            for fd in fds:
-                os.close(fd)
-        self.process, self.control = process, ours
+            launch.close_fds()
+        self.process, self.control, self.launch = process, ours, launch
         graph_r, graph_w = os.pipe()
         pipe = os.fdopen(graph_w, "wb")
         try:
-            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else [], "diff": self.diff}
+            sealing = seccomp.answer_program().hex() if self.boxed and seccomp.supported() else ""
+            init = {"op": "init", "libraries": libraries, "chmod": list(CHMOD) if self.boxed else [], "diff": self.diff,
+                    "filter": sealing}
             socket.send_fds(ours, [json.dumps(init).encode()], [graph_r])
             os.close(graph_r)
             graph_r = -1
@@ -364,18 +376,20 @@ class ForkServer:
     def close(self) -> None:
         control, self.control = self.control, None
         process, self.process = self.process, None
+        launch, self.launch = self.launch, None
         if control is not None:
             control.close()  # the zygote exits at end of file
-        if process is None:
-            return
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        if process is not None:
             try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                process.kill()
-            process.wait()
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    process.kill()
+                process.wait()
+        if launch is not None:
+            launch.ended()
 
     def __del__(self) -> None:  # a forgotten fork server must not outlive its grader
         try:

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from . import seccomp
+
 FIX = ("install bubblewrap (`apt-get install bubblewrap`, which scripts/bootstrap does), "
        "or pass --unsandboxed to run agent actions without boxes (every report is then marked unsandboxed)")
 
@@ -60,15 +62,24 @@ def support() -> Support:
             if shutil.which(tool) is None:
                 return Support(bwrap, "", f"{tool} (util-linux) is not installed")
     argv = [bwrap, *_TRIAL]
+    passed: tuple[int, ...] = ()
+    if seccomp.supported():  # every box loads the kernel filter: a kernel that cannot is found here, not per action
+        passed = (os.memfd_create("filter", 0),)
+        os.write(passed[0], seccomp.box_program())
+        os.lseek(passed[0], 0, os.SEEK_SET)
+        argv += ["--seccomp", str(passed[0])]
     if root:
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
                  "--", "setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "true"]
     else:
         argv += ["--unshare-user", "--", "true"]
     try:
-        trial = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+        trial = subprocess.run(argv, capture_output=True, timeout=20, check=False, pass_fds=passed)
     except (OSError, subprocess.TimeoutExpired) as error:
         return Support(bwrap, "", f"bubblewrap could not start a trial box: {error}")
+    finally:
+        for fd in passed:
+            os.close(fd)
     if trial.returncode != 0:
         detail = trial.stderr.decode(errors="replace").strip().splitlines()
         why = detail[-1] if detail else f"exit status {trial.returncode}"

@@ -1,12 +1,10 @@
-"""What a box sees of the host: the programs an app allows, shared libraries, and a few /etc files."""
+"""What a box sees of the host: the programs an app allows (found on the host) and a few /etc files; where caches go."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 HOST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -20,9 +18,9 @@ SHELL_TOOLS = (
     "mv", "ln", "chmod", "stat", "find", "readlink", "realpath", "pwd", "uname", "hostname", "ps", "kill",
 )
 
-#: read-only host paths every box gets when they exist: shared libraries and their caches
-LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")
-ETC_FILES = ("/etc/ld.so.cache", "/etc/protocols", "/etc/services", "/etc/nsswitch.conf")
+#: host files and folders every box gets (copied into the store) when they exist: names of protocols and services,
+#: how names are looked up, iproute2's tables
+ETC_FILES = ("/etc/protocols", "/etc/services", "/etc/nsswitch.conf")
 ETC_DIRS = ("/etc/iproute2", "/usr/share/iproute2")
 
 
@@ -63,82 +61,3 @@ def cache_root() -> Path:
     if os.geteuid() == 0:
         return Path("/var/cache/netarena")
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "netarena"
-
-
-def view_dir(table: dict[str, str]) -> str:
-    """A folder holding exactly these programs (hard links, or copies across file systems).
-
-    A box binds it as /usr/bin in one mount (one bind per program costs ~0.2 ms each). Folders are
-    named after their content, made once and reused; a changed program gets a new folder.
-    """
-    entries = []
-    for name, path in sorted(table.items()):
-        stat = os.stat(path)
-        entries.append(f"{name}\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}")
-    key = hashlib.sha256("\n".join(entries).encode()).hexdigest()[:20]
-
-    def fill(staging: Path) -> None:
-        placed: dict[str, Path] = {}  # a multi-call binary (busybox) under many names is one file, linked
-        for name, path in table.items():
-            if path in placed:
-                os.link(placed[path], staging / name)
-            else:
-                _link_or_copy(path, staging / name)
-                placed[path] = staging / name
-
-    return _made_once(cache_root() / "views" / key, fill)
-
-
-def _link_or_copy(source: str, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:  # another file system
-        shutil.copy2(source, target)
-
-
-def _made_once(target: Path, fill) -> str:
-    """target, made by fill(staging folder) and renamed into place once (another process may win the race)."""
-    if target.is_dir():
-        return str(target)
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
-    try:
-        fill(staging)
-        staging.chmod(0o755)
-        try:
-            staging.rename(target)
-        except OSError:  # another process made the same folder first
-            if not target.is_dir():
-                raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return str(target)
-
-
-def tree_view(source: str) -> str:
-    """A copy of a library folder under the cache (hard links, or copies across file systems), named after its content.
-
-    A box binds this copy instead of the folder itself, so its mount table shows a cache path, never where the
-    harness is installed (a checkout's .venv names the checkout and the user's home).
-    """
-    files, named = [], []
-    for folder, dirs, names in os.walk(source):
-        dirs.sort()
-        for name in sorted(names):
-            stat = os.stat(os.path.join(folder, name))
-            files.append(f"{os.path.relpath(os.path.join(folder, name), source)}\0{stat.st_size}\0{stat.st_mtime_ns}")
-            if "__pycache__" not in folder:  # compiled files come and go; they are copied, not part of the name
-                named.append(files[-1])
-    key = hashlib.sha256("\n".join(named).encode()).hexdigest()[:20]
-
-    def fill(staging: Path) -> None:
-        for entry in files:
-            relative = entry.split("\0", 1)[0]
-            (staging / relative).parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-            _link_or_copy(os.path.join(source, relative), staging / relative)
-        for folder, dirs, _ in os.walk(staging):
-            for name in dirs:
-                os.chmod(os.path.join(folder, name), 0o755)
-
-    return _made_once(cache_root() / "libraries" / f"{os.path.basename(source)}-{key}", fill)

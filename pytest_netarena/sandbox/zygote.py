@@ -4,7 +4,7 @@ Run as a script inside the box (`python -I -S zygote.py`; forkserver.py starts i
 by the grader; it depends only on the standard library, networkx and (when the box holds it) numpy.
 Its stdin is a SOCK_SEQPACKET control socket to the grader; every message is one JSON packet:
 
-  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool}
+  grader -> zygote  {"op": "init", "libraries": path, "chmod": [path, ...], "diff": bool, "filter": hex}
                     + fd: a pipe carrying the graph
   zygote -> grader  {"status": "ready", ...}
   grader -> zygote  {"op": "run", "uid": int|null, "isolate": bool, "limits": {...}}  + fds: code pipe (read), result pipe (write)
@@ -19,8 +19,10 @@ rlimits (address space, CPU, file size, open files, no core, one process: no for
 
 Each child then enters an IPC namespace of its own (in a user namespace of its own, whose
 capabilities it drops at once): no SysV object or message queue outlives the answer or reaches
-another one; and a seccomp filter makes shmget, msgget, semget and mq_open fail (EPERM), so no
-memory escapes the address-space limit through shared segments.
+another one. Then it loads the seccomp program the grader sent at init (sandbox/seccomp.py): no more
+unshare (the box's own filter allows only that one user and IPC namespace, and no mount, setns or
+namespace flag of clone at all), and shmget, msgget, semget and mq_open fail (EPERM), so no memory
+escapes the address-space limit through shared segments.
 
 The child's result is `R` + the value as plain JSON + a newline + its notes as JSON: [path, kind]
 for each place where the value held a Python type JSON lacks (tuple, set, a numpy scalar or array,
@@ -54,11 +56,8 @@ PRELOAD = (
 PR_SET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 38, 3, 4
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 CLONE_NEWIPC, CLONE_NEWUSER = 0x08000000, 0x10000000
-#: per architecture (uname -m): its seccomp AUDIT_ARCH, and the numbers of shmget, msgget, semget, mq_open
-IPC_SYSCALLS = {
-    "x86_64": (0xC000003E, (29, 68, 64, 240)),
-    "aarch64": (0xC00000B7, (194, 186, 190, 180)),
-}
+#: the seccomp program each answer's process loads before it reads the code (set at init; empty: none)
+SEALING = {"filter": b""}
 MAX_CODE = 1 << 20
 MAX_ERROR = 2000
 #: notes on converted types kept per result (a ranking of thousands of tuples fits)
@@ -102,8 +101,8 @@ def drop(uid, limits, isolate):
     # counted per uid: the child is its uid's one process, so fork and threads fail
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    if isolate:
-        no_sysv_ipc()
+    if isolate and SEALING["filter"]:
+        load_filter(SEALING["filter"])
     os.chdir("/")
 
 
@@ -173,21 +172,11 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
 
 
-def no_sysv_ipc():
-    """Seccomp: creating or opening SysV segments, queues, semaphores or POSIX queues fails with EPERM
-    (their memory is outside RLIMIT_AS); a system call of another architecture kills the child."""
-    arch, numbers = IPC_SYSCALLS.get(os.uname().machine, (None, ()))
-    if arch is None:
-        return  # an architecture without a table here: the IPC namespace alone still isolates answers
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    deny = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
-    tests = [(jge, 0x40000000)] + [(jeq, number) for number in numbers]  # >= 0x40000000: x86's x32 ABI
-    program = [(load, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, 0x80000000), (load, 0, 0, 0)]
-    for index, (op, value) in enumerate(tests):
-        program.append((op, len(tests) - index, 0, value))
-    program += [(ret, 0, 0, 0x7FFF0000), (ret, 0, 0, deny)]
-    filters = (SockFilter * len(program))(*program)
-    if LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SockFprog(len(program), filters)), 0, 0) != 0:
+def load_filter(program):
+    """Seccomp: load a compiled filter (struct sock_filter entries, as sandbox/seccomp.py writes them)."""
+    count = len(program) // ctypes.sizeof(SockFilter)
+    filters = (SockFilter * count).from_buffer_copy(program[:count * ctypes.sizeof(SockFilter)])
+    if LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SockFprog(count, filters)), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "seccomp")
 
 
@@ -463,6 +452,7 @@ def main():
     os.dup2(null, 2)
     data, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
     init = json.loads(data)
+    SEALING["filter"] = bytes.fromhex(init.get("filter") or "")
     sys.path.insert(0, init["libraries"])
     import networkx as nx
 

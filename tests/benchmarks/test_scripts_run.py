@@ -25,10 +25,13 @@ class Run:
     script: str
     args: tuple[str, ...]
     figures: tuple[str, ...]  #: regular expressions, each found in stdout
-    needs: str = ""  #: "root" (Mininet networks), "pods" (the embedded cluster's pods run here), "harbor" (Python 3.12)
+    needs: str = ""  #: "root" (Mininet networks), "pods" (the embedded cluster's pods run here), "boxes", "harbor"
 
 
 RUNS = (
+    Run("box.py", ("--runs", "2"),
+        (rf"\[true\]\n  no box: median {NUMBER} ms", rf"box overhead: {NUMBER} ms", rf"filter: {NUMBER} ms; group: {NUMBER} ms"),
+        needs="boxes"),
     Run("first_command.py", ("--runs", "1", "--pause", "0", "--", "--queries", "1", "--levels", "1", "-k", "route"),
         (rf"default: median {NUMBER} s over 1 runs", rf"--in-flight 1 / default = {NUMBER}x"), needs="root"),
     Run("harbor.py", ("--runs", "1", "--tasks", "release-bot-scale"),
@@ -95,6 +98,10 @@ def _missing(needs: str) -> str:
     """Why this host cannot run a script that needs this, or ""."""
     if needs == "root" and (os.geteuid() != 0 or shutil.which("mn") is None):
         return "it builds Mininet networks: it needs root and Mininet"
+    if needs == "boxes":
+        from pytest_netarena.sandbox import support
+
+        return "" if support().ok else f"no sealed boxes here: {support().reason}"
     if needs == "harbor":
         sys.path.insert(0, str(ROOT / "tests" / "harbor"))
         from harbor_venv import python312

@@ -3,6 +3,7 @@ virtualenv, then their entry point with the arguments AgentBeats passes (--host,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from pytest_netarena.testing.openai_server import OpenAIStubServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,6 +69,11 @@ def replay(dockerfile: Path, workdir: Path, venv: Path) -> tuple[list[str], dict
 
 @pytest.mark.parametrize("image, role", [("green", "NetArena K8s Evaluation Agent"), ("purple", "openai:gpt-4o")])
 def test_the_image_installs_and_serves_with_agentbeats_arguments(image, role, make_venv, tmp_path):
+    with contextlib.ExitStack() as stack:
+        _serve_the_image(stack, image, role, make_venv, tmp_path)
+
+
+def _serve_the_image(stack, image, role, make_venv, tmp_path):
     venv = make_venv()
     workdir = tmp_path / "opt"
     workdir.mkdir()
@@ -73,8 +81,11 @@ def test_the_image_installs_and_serves_with_agentbeats_arguments(image, role, ma
     card_url = f"http://{image}.agentbeats.example:9009/"
     base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env = {**base, **image_env, "PATH": f"{venv / 'bin'}{os.pathsep}{base['PATH']}", "OPENAI_API_KEY": "unused"}
-    process = subprocess.Popen([*entry, "--host", "127.0.0.1", "--port", "0", "--card-url", card_url], cwd=tmp_path,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # serve-purple checks its model once at start (one real request): a stub provider of the test's own answers it
+    provider = stack.enter_context(OpenAIStubServer(["unused"]))
+    model = ["--llm-api-base", provider.url + "/v1"] if image == "purple" else []
+    process = subprocess.Popen([*entry, "--host", "127.0.0.1", "--port", "0", "--card-url", card_url, *model],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline()
         assert " listening on http://127.0.0.1:" in line, process.stderr.read() if process.poll() is not None else line

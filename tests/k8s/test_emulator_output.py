@@ -132,7 +132,8 @@ def test_ages_count_from_each_objects_creation(k8s_env):
     assert first["adservice"] >= first["newer"] + 2  # the app's policies predate the episode's new one
     time.sleep(1)
     later = ages(k8s_env)
-    assert later["newer"] >= first["newer"] + 1 and later["adservice"] >= first["adservice"] + 1
+    # kubectl prints ages over ten minutes in whole minutes, so a worker's older policies may show no second passing
+    assert later["newer"] >= first["newer"] + 1 and later["adservice"] >= first["adservice"]
     stamps = json.loads(kubectl(k8s_env, "get", "networkpolicies", "-o", "json"))["items"]
     created = {item["metadata"]["name"]: item["metadata"]["creationTimestamp"] for item in stamps}
     assert created["newer"] > created["adservice"]  # ISO-8601 UTC strings order like times

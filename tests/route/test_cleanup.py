@@ -42,7 +42,8 @@ WORKER = textwrap.dedent(
     import threading
     marker = sys.argv[1]
     threading.Thread(target=env.boxes.run, args=(env.topology.router, f"sleep {marker}", 600.0), daemon=True).start()
-    while marker not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
+    # the box's command, not this process's own argv (which holds the marker too): a first box takes a while
+    while f"sleep {marker}" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
         time.sleep(0.05)
     print("READY", env.topology.prefix, flush=True)
     time.sleep(300)

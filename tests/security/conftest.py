@@ -29,6 +29,19 @@ needs_root_boxes = pytest.mark.skipif(
     box_reason() is not None or os.geteuid() != 0, reason="needs sealed boxes made as root")
 
 
+def python_box(**limits) -> tuple[sandbox.BoxSpec, list[str]]:
+    """(a box holding the shell tools and this Python with its standard library only, the argv that starts that
+    Python): attacks that need a programming language where an app's box offers none (a stand-in for a bug
+    in one of its programs)."""
+    from pytest_netarena.sandbox import views
+    from pytest_netarena.sandbox.python_view import python_view
+
+    view = python_view(())
+    spec = sandbox.BoxSpec(programs=views.programs(views.SHELL_TOOLS), binds=view.binds, env=dict(view.env),
+                           limits=sandbox.Limits(**{"wall_s": 20, **limits}))
+    return spec, [view.python, "-I", "-S"]
+
+
 def route_reason() -> str | None:
     """Why route attacks cannot run here (they need root, Mininet and boxes), or None."""
     if os.geteuid() != 0:

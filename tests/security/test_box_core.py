@@ -15,7 +15,7 @@ from pathlib import Path
 from pytest_netarena import sandbox
 from pytest_netarena.sandbox import views
 
-from .conftest import accepted, needs_boxes, needs_root_boxes
+from .conftest import accepted, needs_boxes, needs_root_boxes, python_box
 
 SHELL = sandbox.BoxSpec(programs=views.programs(views.SHELL_TOOLS), limits=sandbox.Limits(wall_s=10))
 
@@ -98,13 +98,13 @@ def test_unix_sockets_of_the_host_cannot_be_reached(tmp_path: Path) -> None:
         for server in (named, hidden):
             server.listen(1)
             server.settimeout(0.5)
-        spec = sandbox.BoxSpec(programs=views.programs([*views.SHELL_TOOLS, "python3"]))
+        spec, python = python_box()
         code = (f"import socket\nfor a in ({str(path)!r}, {abstract!r}):\n"
                 "    s = socket.socket(socket.AF_UNIX)\n"
                 "    try: s.connect(a); print('CONNECTED', a)\n"
                 "    except OSError as e: print('refused', e)\n")
-        result = sandbox.run(spec, ["python3", "-c", code])
-        assert "CONNECTED" not in result.text
+        result = sandbox.run(spec, [*python, "-c", code])
+        assert "CONNECTED" not in result.text and result.text.count("refused [") == 2, result.text
         assert not accepted(named) and not accepted(hidden)
     finally:
         named.close()
@@ -143,8 +143,8 @@ def processes_of(uid: int) -> list[int]:
 
 @needs_boxes
 def test_a_memory_bomb_hits_the_address_space_limit() -> None:
-    spec = sandbox.BoxSpec(programs=views.programs(["python3"]), limits=sandbox.Limits(memory_bytes=256 << 20))
-    result = sandbox.run(spec, ["python3", "-c", "x = bytearray(1 << 30); print('ALLOCATED')"])
+    spec, python = python_box(memory_bytes=256 << 20)
+    result = sandbox.run(spec, [*python, "-c", "x = bytearray(1 << 30); print('ALLOCATED')"])
     assert "ALLOCATED" not in result.text and "MemoryError" in result.text
 
 

@@ -2,9 +2,10 @@
 
 The box (pytest_netarena.sandbox) joins the node's network namespace and nothing else of it: `/`
 is a read-only view of the networking tools and a shell, `/proc/sys` is read-only except the
-node's own `net` tree, the only capabilities are NET_ADMIN and NET_RAW, `/tmp`, the home folder
-and `/run` (where iptables keeps its lock) are private tmpfs, and every process the command starts
-dies with it. So the command may be any shell command line: containment comes from the box, not
+node's own `net` tree, the only capabilities are NET_ADMIN and NET_RAW (in the node's namespace: its
+kernel filter lets it make no namespace of its own), `/tmp`, the home folder and `/run` (where iptables
+keeps its lock) are private tmpfs, its processes share 256 MiB and one CPU (its control group), and every
+process the command starts dies with it. So the command may be any shell command line: containment comes from the box, not
 from reading the command.
 
 At its time limit the command is interrupted as by Ctrl-C (sandbox/interrupt.py): ping prints its
@@ -36,8 +37,8 @@ def programs() -> dict[str, str]:
 
 def limits(timeout_s: float = COMMAND_TIMEOUT_S) -> sandbox.Limits:
     return sandbox.Limits(wall_s=interrupt.wall_s(timeout_s), cpu_s=max(1, int(timeout_s) + 1),
-                          memory_bytes=256 << 20, processes=32, file_bytes=4 << 20, output_bytes=OUTPUT_LIMIT + 1,
-                          tmp_bytes=8 << 20)
+                          memory_bytes=256 << 20, box_memory_bytes=256 << 20, processes=32, file_bytes=4 << 20,
+                          output_bytes=OUTPUT_LIMIT + 1, tmp_bytes=8 << 20)
 
 
 class NodeBoxes:
