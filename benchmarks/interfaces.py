@@ -66,16 +66,14 @@ def text_path(steps: int, tools: bool = False) -> list[float]:
 
 
 def mcp_path(steps: int) -> list[float]:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp import Client, StdioServerParameters
 
     async def play() -> list[float]:
         with tempfile.TemporaryDirectory() as out:
             params = StdioServerParameters(command=sys.executable, args=[
                 "-m", "pytest_netarena.cli", "mcp", "--app", "k8s", "--seed", "3", "--levels", "1",
                 "--max-steps", str(steps + 1), "--out", out])
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-                await client.initialize()
+            async with Client(params) as client:
                 took = []
                 for _ in range(steps):
                     started = time.perf_counter()

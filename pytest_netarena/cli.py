@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = (
     "pytest_netarena.audit.cli",
     "pytest_netarena.mcp.cli",
     "pytest_netarena.validity.cli",
+    "pytest_netarena.harbor.cli",
 )
 
 

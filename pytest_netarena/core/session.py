@@ -167,6 +167,11 @@ class EpisodeSession:
                 self._end = self._decided()
             return self._end
 
+    @property
+    def judged(self) -> bool:
+        """Whether result() has judged the episode (its result is made once, then kept)."""
+        return self._result is not None
+
     def result(self) -> EpisodeResult:
         """The episode's result, judged once (end())."""
         with self._lock:

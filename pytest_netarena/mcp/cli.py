@@ -131,7 +131,7 @@ def _serve(served, args: argparse.Namespace, address, limits, protocol, say) -> 
     import asyncio
     import secrets
 
-    from .episode import record, verdict
+    from .episode import judge, record, verdict
     from .server import Activity, build_server
     from .transport import Watch, serve_stdio
 
@@ -139,7 +139,7 @@ def _serve(served, args: argparse.Namespace, address, limits, protocol, say) -> 
     watch = Watch(activity, lambda: served.session.over, idle_s=args.idle_timeout, overall_s=args.timeout)
     why = "the episode could not start"
     if not served.session.over:
-        server = build_server(served.session, activity)
+        server = build_server(served.session, activity, judged=lambda: judge(served, activity.client))
         try:
             if address is None:
                 stdin, stdout = protocol

@@ -91,11 +91,17 @@ def open_episode(config: ServeConfig, out: Path) -> OpenEpisode:
     return OpenEpisode(app, env, query, session, Path(out) / run_id, info)
 
 
+def judge(served: OpenEpisode, client: str) -> EpisodeResult:
+    """The episode's result, judged once, under the client's name (the verdict the client and the run folder get)."""
+    if not served.session.judged:  # the name goes into the result, which is made once
+        served.session.agent_name = f"mcp:{client or 'client'}"
+    return served.session.result()
+
+
 def record(served: OpenEpisode, client: str) -> EpisodeResult:
     """Judge the episode (once) and write its run folder; the environment is closed after."""
-    served.session.agent_name = f"mcp:{client or 'client'}"
     try:
-        result = served.session.result()
+        result = judge(served, client)
     finally:
         served.env.close()
     artifacts.write_run_info(served.run_dir, {**served.info, "agents": [result.agent]})

@@ -2,8 +2,8 @@
 
 HTTP is served only on loopback (or inside a box's namespace), on our one guarded listener
 (`serving.Listener`), behind a bearer token compared in constant time, with a request body cap
-before the SDK reads anything, a cap on MCP sessions, and DNS-rebinding protection (the Host header
-must name the listener). stdio reads lines of at most MAX_LINE_BYTES; a longer line is dropped
+before the SDK reads anything, a cap on MCP sessions (past it a new one ends the oldest idle one),
+and DNS-rebinding protection (the Host header must name the listener). stdio reads lines of at most MAX_LINE_BYTES; a longer line is dropped
 unread and answered as a parse error.
 Both end when the client goes away, when it has been idle too long, at an overall deadline, or
 shortly after the episode is over; `Watch` says which.
@@ -25,7 +25,8 @@ from .server import Activity
 
 #: the largest stdio line read (a JSON-RPC message; a tool call's arguments are capped far below this)
 MAX_LINE_BYTES = 1 << 20
-#: MCP sessions one episode's HTTP server holds at once (a client may reconnect; a flood may not)
+#: MCP sessions one episode's HTTP server holds at once (a client may reconnect; a flood may not): past it, a new
+#: session ends the oldest idle one (`SessionRoom`)
 MAX_SESSIONS = 8
 #: the path the MCP endpoint is served at
 MCP_PATH = "/mcp"
@@ -187,10 +188,61 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int,
-                extra: dict[str, Any] | None = None) -> Routes:
-    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
-    routes (a CLI box's model relay)."""
+class SessionRoom:
+    """ASGI wrapper of the SDK's session manager: at `limit` open sessions, a request opening another first ends the
+    oldest session with no request in flight, with a DELETE as its client would send. A client that opens a session
+    per call and never ends it (the MCP Inspector's CLI) then plays a whole episode; the sessions stay capped."""
+
+    def __init__(self, manager: Any, limit: int) -> None:
+        self.manager, self.limit = manager, limit
+        self.in_flight: dict[str, int] = {}  #: session id -> its requests being served, oldest session first
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        session = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1")
+        if session in self.in_flight:
+            self.in_flight[session] += 1
+            try:
+                await self.manager.handle_request(scope, receive, send)
+            finally:
+                self.in_flight[session] -= 1
+                if scope.get("method") == "DELETE":
+                    self.in_flight.pop(session, None)
+            return
+        if not session:
+            await self._make_room(scope)
+
+        async def note_opened(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message.get("status", 500) < 400:
+                opened = dict(message.get("headers") or []).get(b"mcp-session-id")
+                if opened:
+                    self.in_flight.setdefault(opened.decode("latin-1"), 0)
+            await send(message)
+
+        await self.manager.handle_request(scope, receive, note_opened if not session else send)
+
+    async def _make_room(self, scope: dict[str, Any]) -> None:
+        while len(self.in_flight) >= self.limit:
+            idle = next((session for session, count in self.in_flight.items() if count == 0), None)
+            if idle is None:
+                return  # every session is busy: the SDK refuses the new one
+            del self.in_flight[idle]
+            # the opening request's own Host (the SDK checks it) and the session's id; nothing else of the client's
+            host = [(name, value) for name, value in scope.get("headers") or [] if name == b"host"]
+            ending = {**scope, "method": "DELETE", "headers": [*host, (b"mcp-session-id", idle.encode("latin-1"))],
+                      "query_string": b""}
+
+            async def no_body() -> dict[str, Any]:
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            async def drop(message: dict[str, Any]) -> None:
+                pass
+
+            await self.manager.handle_request(ending, no_body, drop)
+
+
+def mcp_app(server: Any, hosts: list[str], idle_s: float, limit: int) -> tuple[Any, Callable[[], Any]]:
+    """(the ASGI app serving the MCP server, streamable HTTP, with a body cap and DNS-rebinding protection; the
+    lifespan it needs held open while it serves)."""
     import logging
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -204,10 +256,15 @@ def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit:
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, session_idle_timeout=idle_s,
                                            max_request_body_size=limit, max_sessions=MAX_SESSIONS)
 
-    async def endpoint(scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-        await manager.handle_request(scope, receive, send)
+    return BodyCap(SessionRoom(manager, MAX_SESSIONS), limit), manager.run
 
-    return Routes({MCP_PATH: BearerAuth(BodyCap(endpoint, limit), token), **(extra or {})}, lifespans=(manager.run,))
+
+def http_routes(server: Any, token: str, hosts: list[str], idle_s: float, limit: int,
+                extra: dict[str, Any] | None = None) -> Routes:
+    """The ASGI app serving the MCP server at MCP_PATH (streamable HTTP), bearer-gated and capped, beside `extra`
+    routes (a CLI box's model relay)."""
+    app, lifespan = mcp_app(server, hosts, idle_s, limit)
+    return Routes({MCP_PATH: BearerAuth(app, token), **(extra or {})}, lifespans=(lifespan,))
 
 
 def stdio_streams() -> tuple[int, int]:

@@ -19,6 +19,18 @@ from .guard import ConnectionLimits, guarded_protocol
 
 #: seconds uvicorn lets open responses (event streams) finish when a listener stops
 GRACEFUL_SHUTDOWN_S = 1
+#: connections asyncio's own loop accepts in one go (uvloop's admits each as it accepts it)
+ASYNCIO_ACCEPT_BURST = 8
+
+
+def event_loop() -> tuple[str, int]:
+    """uvicorn's loop and listen backlog: uvloop where installed; else asyncio's, which accepts up to `backlog`
+    connections before the guard sees the first (all of them descriptors held past the caps), so a small burst."""
+    try:
+        import uvloop  # noqa: F401 - only whether it is there
+    except ImportError:
+        return "asyncio", ASYNCIO_ACCEPT_BURST
+    return "uvloop", 2048
 
 
 def listening_socket(host: str = "127.0.0.1", port: int = 0, make: Callable[[int, int], socket.socket] = socket.socket,
@@ -60,7 +72,9 @@ class Listener:
                  lifespan: bool = False, log_level: str = "warning", name: str = "netarena-http") -> None:
         import uvicorn
 
-        config = uvicorn.Config(HttpOnly(app, lifespan), http=guarded_protocol(limits), ws="none",
+        loop, backlog = event_loop()
+        config = uvicorn.Config(HttpOnly(app, lifespan), http=guarded_protocol(limits), ws="none", loop=loop,
+                                backlog=backlog,
                                 lifespan="on" if lifespan else "off", log_level=log_level, access_log=False,
                                 proxy_headers=False, server_header=False, date_header=False,
                                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)

@@ -1,4 +1,4 @@
-"""`netarena export sft|atif` and `netarena generate`: training data from runs (kept outside pytest_netarena.training, whose import registers with Gymnasium)."""
+"""`netarena export sft|atif|harbor` and `netarena generate`: training data from runs (kept outside pytest_netarena.training, whose import registers with Gymnasium)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ def register(subparsers) -> None:
                     "package, and OUT/sources.jsonl (each trajectory's run and query; keep it away from training). "
                     "Infra-error episodes are never exported.")
     _add_export_arguments(atif, "atif", run_export_atif)
+
+    from ..harbor.cli import add_export_parser
+
+    add_export_parser(kinds)
 
     generate = subparsers.add_parser(
         "generate", help="play many episodes with an offline agent (expert trajectories) into a run folder",

@@ -83,12 +83,12 @@ class McpReplay:
 
     async def _play(self, session: EpisodeSession) -> None:
         import anyio
-        from mcp.shared.memory import create_connected_server_and_client_session
+        from mcp import Client
 
         from ..mcp.server import build_server
 
         observation = session.first_observation
-        async with create_connected_server_and_client_session(build_server(session)) as client:
+        async with Client(build_server(session)) as client:
             while not session.over:
                 reply = _text(await anyio.to_thread.run_sync(self.inner.act, observation))
                 call = self.env.tool_call_of(reply)

@@ -25,7 +25,7 @@ class Run:
     script: str
     args: tuple[str, ...]
     figures: tuple[str, ...]  #: regular expressions, each found in stdout
-    needs: str = ""  #: "root" (Mininet networks), "pods" (the embedded cluster's pods run here) or "boxes"
+    needs: str = ""  #: "root" (Mininet networks), "pods" (the embedded cluster's pods run here), "boxes", "harbor"
 
 
 RUNS = (
@@ -40,6 +40,10 @@ RUNS = (
     Run("harbor_phases.py", ("--runs", "1", "--tasks", "release-bot-scale"),
         (rf"release-bot-scale: time to verdict median {NUMBER} s over 1 runs \(bootstrap {NUMBER} s, agent {NUMBER} s, "
          rf"verifier {NUMBER} s\); rewards \[1\.0\]", rf"an agent phase of `true`: median {NUMBER} ms over 1 runs")),
+    Run("harbor_trial.py", ("--small",),
+        (rf"our runner \(netarena generate --agent builtin:oracle\): median {NUMBER} s; outcomes \['resolved'\]",
+         rf"Harbor trial on our provider \(harbor run -a oracle\): median {NUMBER} s; rewards \[1\.0\]",
+         rf"Harbor trial / our runner = {NUMBER}x"), needs="harbor"),
     Run("interfaces.py", ("--steps", "1", "--runs", "1", "--clis"),
         (rf"text path \(reply read and run\): median {NUMBER} ms", rf"tools / text cost per step: {NUMBER}x",
          rf"MCP / text cost per step: {NUMBER}x")),
@@ -101,6 +105,15 @@ def _missing(needs: str) -> str:
         from pytest_netarena.sandbox import support
 
         return "" if support().ok else f"no sealed boxes here: {support().reason}"
+    if needs == "harbor":
+        sys.path.insert(0, str(ROOT / "tests" / "harbor"))
+        from harbor_venv import python312
+
+        from pytest_netarena.sandbox import support
+
+        if python312() is None:
+            return "it runs Harbor, which needs Python 3.12 (pyenv install 3.12)"
+        return "" if support().ok else f"Harbor's trials run in sealed boxes, which cannot be made here: {support().reason}"
     if needs == "pods":
         from pytest_netarena.cluster import live_support
 

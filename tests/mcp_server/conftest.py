@@ -21,6 +21,8 @@ from pytest_netarena.core.types import EpisodeResult, Task
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "tests" / "plugin"
+#: the k8s episode the protocol tests play (`oracle_calls` resolves it)
+SERVE = ("mcp", "--app", "k8s", "--seed", "3", "--levels", "1")
 
 
 def netarena_argv(*args: str) -> list[str]:
@@ -105,13 +107,13 @@ def toy_session(toy_app) -> Callable[..., EpisodeSession]:
 
 @asynccontextmanager
 async def connected(session: EpisodeSession):
-    """The official MCP client connected in memory to the session's server; yields (client, activity)."""
-    from mcp.shared.memory import create_connected_server_and_client_session
+    """The official MCP client (2.x) connected in memory to the session's server; yields (client, activity)."""
+    from mcp import Client
 
     from pytest_netarena.mcp.server import Activity, build_server
 
     activity = Activity()
-    async with create_connected_server_and_client_session(build_server(session, activity)) as client:
+    async with Client(build_server(session, activity)) as client:
         yield client, activity
 
 
@@ -149,3 +151,20 @@ def installed_cli(name: str):
     except UsageError as error:
         pytest.skip(f"cannot install cli:{name} here: {error}")
     return profile
+
+
+@pytest.fixture(scope="module")
+def oracle_calls() -> list:
+    """The calls that resolve the k8s episode `netarena mcp` serves for seed 3 at level 1 (the oracle's commands)."""
+    from pytest_netarena.apps import get_app
+    from pytest_netarena.apps.k8s.agents.builtin import OracleAgent
+    from pytest_netarena.mcp.episode import ServeConfig, pick_query
+
+    config = ServeConfig(app="k8s", seed=3, levels=(1,))
+    app, options = get_app("k8s"), config.run_options()
+    query = pick_query(app, options)
+    env = app.make_environment(options)
+    try:
+        return [["run_kubectl", {"command": command}] for command, _ in OracleAgent(query, env).commands]
+    finally:
+        env.close()

@@ -26,8 +26,8 @@ def hidden_words(query) -> list[str]:
 
 
 def seen_by_client(init, tools, prompt, results) -> str:
-    return "\n".join([init.instructions or "", json.dumps(init.serverInfo.model_dump()),
-                      *(f"{t.name} {t.description} {json.dumps(t.inputSchema)}" for t in tools.tools),
+    return "\n".join([init.instructions or "", json.dumps(init.server_info.model_dump()),
+                      *(f"{t.name} {t.description} {json.dumps(t.input_schema)}" for t in tools.tools),
                       *(m.content.text for m in prompt.messages), *results])
 
 
@@ -67,9 +67,9 @@ def test_stdio_episode_equals_the_same_actions_through_a_python_agent(k8s_case, 
     init, tools, prompt, results, done = asyncio.run(play())
     assert [tool.name for tool in tools.tools] == ["run_kubectl", "finish"]
     assert "kubectl" in init.instructions and prompt.messages[0].content.text.endswith(query_symptom_tail(init))
-    assert not any(result.isError for result in results)
+    assert not any(result.is_error for result in results)
     # fixed, the episode was already over: finish is what its description asks for, never an error
-    assert not done.isError and "environment ended it" in done.content[0].text
+    assert not done.is_error and "environment ended it" in done.content[0].text
     assert "[Step 2 of 10" in results[0].content[0].text
     texts = [result.content[0].text for result in results]
     for word in hidden_words(query):
@@ -91,7 +91,6 @@ def query_symptom_tail(init) -> str:
 
 
 def test_http_episode_with_a_token_equals_the_python_agents(tmp_path: Path) -> None:
-    from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     from pytest_netarena.apps.malt.agents.builtin import oracle_code
@@ -113,21 +112,29 @@ def test_http_episode_with_a_token_equals_the_python_agents(tmp_path: Path) -> N
                                timeout=10)
         assert rebinding.status_code in (403, 421)
 
-        async def play() -> list:
-            http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
-            async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
-                    ClientSession(read, write) as client:
-                await client.initialize()
-                return [await client.call_tool(name, arguments) for name, arguments in calls]
+        async def play() -> tuple:
+            import httpx2
+            from mcp import Client
 
-        results = asyncio.run(play())
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+            async with http, Client(streamable_http_client(url, http_client=http)) as client:
+                results = [await client.call_tool(name, arguments) for name, arguments in calls]
+                verdict = await client.read_resource("netarena://episode/verdict")
+                return results, client.protocol_version, verdict
+
+        results, version, verdict = asyncio.run(play())
+        # the SDK's newest revision, with the verdict in the last step's result (the environment ended the
+        # episode with its one answer) and as a resource
+        assert version == "2026-07-28"
+        assert results[-1].content[-1].text.startswith("Verdict: resolved (correct: yes, every step safe: yes)")
+        assert json.loads(verdict.contents[0].text)["outcome"] == "resolved"
         process.wait(timeout=120)  # the episode ended with its one answer: the server stops by itself
     finally:
         if process.poll() is None:
             process.kill()
     output = process.stdout.read() if process.stdout else ""
     assert process.returncode == 0 and "resolved" in output and query.id not in output
-    assert not results[0].isError
+    assert not results[0].is_error
     record, _, _ = run_folder(tmp_path)
     env = app.make_environment(options)
     try:

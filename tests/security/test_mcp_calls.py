@@ -46,8 +46,8 @@ def test_hostile_arguments_are_refused_steps_and_the_episode_goes_on(k8s_env, co
             return bad, good
 
     bad, good = asyncio.run(play())
-    assert bad.isError and why in text(bad) and "Nothing was run" in text(bad)
-    assert not good.isError and "adservice" in text(good)
+    assert bad.is_error and why in text(bad) and "Nothing was run" in text(bad)
+    assert not good.is_error and "adservice" in text(good)
     result = session.result()
     assert [step.refused for step in result.steps] == [True, False]
     assert len(result.steps[0].tool_call.arguments) < 1 << 20 or why == "characters long"
@@ -65,8 +65,8 @@ def test_unknown_tools_and_calls_after_the_end_are_answered_never_run(toy_sessio
             return unknown, finish, late
 
     unknown, finish, late = asyncio.run(play())
-    assert unknown.isError and 'unknown tool "rm_rf"' in text(unknown)
-    assert not finish.isError and late.isError and text(late).startswith("Not run")
+    assert unknown.is_error and 'unknown tool "rm_rf"' in text(unknown)
+    assert not finish.is_error and late.is_error and text(late).startswith("Not run")
     result = session.result()
     assert len(result.steps) == 1 and result.steps[0].refused and result.ended_by == "agent"
     assert session.env.value == 0  # the call after the end never reached the environment
@@ -98,7 +98,7 @@ def test_concurrent_calls_are_served_one_at_a_time_each_judged(toy_session) -> N
 
     results, peak = asyncio.run(play())
     assert peak == 3 and most[0] == 1  # three calls in flight at the server, one at a time in the environment
-    assert not any(result.isError for result in results)
+    assert not any(result.is_error for result in results)
     record = session.result()
     assert len(record.steps) == 3 and sorted(json.loads(s.tool_call.arguments)["value"] for s in record.steps) == [-1, 3, 7]
     unsafe = [step for step in record.steps if step.violations]

@@ -89,6 +89,27 @@ def test_a_slowloris_on_netarena_mcp_http_holds_no_more_than_the_caps(mcp_http):
     assert "Traceback" not in mcp_http.log.read_text()
 
 
+def test_sessions_left_open_stay_capped_and_lock_no_client_out(mcp_http):
+    """A client that opens a session per call and never ends one (the MCP Inspector's CLI), or a token holder doing it
+    on purpose: the server keeps at most MAX_SESSIONS, a new session ends the oldest idle one, and a session with a
+    request in flight (an open event stream) is never ended. The old server answered every session past the eighth
+    503 until the first ones idled out (`--idle-timeout`, 300 s)."""
+    from pytest_netarena.mcp.transport import MAX_SESSIONS
+
+    busy = Honest(mcp_http.url)
+    with httpx.Client(timeout=10) as streaming, streaming.stream("GET", mcp_http.url, headers=busy.headers) as events:
+        assert events.status_code == 200  # its event stream stays open: a request in flight all along
+        opened = [Honest(mcp_http.url) for _ in range(3 * MAX_SESSIONS)]  # each was answered 200
+        for client in opened[-(MAX_SESSIONS - 1):]:
+            client.ping()
+        busy.ping()
+        for client in opened[:-(MAX_SESSIONS - 1)]:  # ended to make room: unknown now, never served again
+            answer = httpx.post(client.url, json={"jsonrpc": "2.0", "id": 99, "method": "ping"},
+                                headers=client.headers, timeout=5)
+            assert answer.status_code == 404, answer.text[:300]
+    assert "Traceback" not in mcp_http.log.read_text()
+
+
 def test_a_websocket_handshake_reaches_no_app_code(mcp_http):
     host = f"127.0.0.1:{mcp_http.port}"
     anonymous = UPGRADE.format(target="/mcp", host=host, extra="").encode()

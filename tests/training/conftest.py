@@ -25,6 +25,27 @@ def gym():
 
 
 @pytest.fixture(scope="session")
+def verifiers_python() -> str:
+    """Python of verifiers 0.3's own cached venv (it cannot share ours: it declares mcp<2); skips saying why."""
+    from pytest_netarena.testing.venvs import VenvError
+
+    from .verifiers_venv import verifiers_venv
+
+    try:
+        return str(verifiers_venv() / "bin" / "python")
+    except VenvError as error:
+        pytest.skip(f"cannot make verifiers' venv here (pip install pytest-netarena[rl] beside no mcp): {error}")
+
+
+def run_with_verifiers(python: str, argv: list[str], stdin: str = "", timeout: float = 600) -> subprocess.CompletedProcess:
+    """A command run by verifiers' Python, this checkout first on its path."""
+    from .verifiers_venv import ROOT, verifiers_env
+
+    return subprocess.run([python, *argv], input=stdin, capture_output=True, text=True, timeout=timeout,
+                          env=verifiers_env(), cwd=str(ROOT))
+
+
+@pytest.fixture(scope="session")
 def hf_datasets():
     return pytest.importorskip("datasets", reason="datasets is not installed (pip install pytest-netarena[train])")
 

@@ -1,115 +1,71 @@
-"""The verifiers environments: one rollout per app through verifiers' own evaluate loop against the local stub model."""
+"""The verifiers environments: one rollout per app through verifiers' own evaluate loop against the local stub model,
+compared with our Gymnasium environment's own episode. verifiers 0.3 runs from a venv of its own (it declares mcp<2);
+tests/training/verifiers_rollout.py plays both there."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from pytest_netarena.core.types import Task
-from pytest_netarena.testing.openai_server import OpenAIStubServer
+from .conftest import run_with_verifiers
 
+ROLLOUT = str(Path(__file__).with_name("verifiers_rollout.py"))
 SMALL_MALT = {"malt-topology": "synthetic:300"}
 DECLINE = "I would rather not answer."
 
 
-@pytest.fixture(scope="module")
-def vf():
-    return pytest.importorskip("verifiers", reason="verifiers is not installed (pip install pytest-netarena[rl])")
+def play(python: str, app: str, reset_seed: int, options: dict | None, policy: str, **env_kwargs) -> dict:
+    """The reference episode and the verifiers rollout of one case (policy: "expert" or a fixed reply)."""
+    case = {"app": app, "reset_seed": reset_seed, "options": options, "policy": policy, "env_kwargs": env_kwargs}
+    done = run_with_verifiers(python, [ROLLOUT], json.dumps(case))
+    assert done.returncode == 0, done.stderr[-3000:]
+    played = json.loads(done.stdout.strip().splitlines()[-1])
+    assert played["verifiers"].startswith("0.3."), played["verifiers"]
+    assert played["output"]["error"] is None
+    return played
 
 
-@pytest.fixture(autouse=True)
-def stub_key(monkeypatch):
-    monkeypatch.setenv("NETARENA_STUB_KEY", "test")
+def user_turns(request: list[dict]) -> list[str]:
+    return [message["content"] for message in request if message["role"] == "user"]
 
 
-def reference(app: str, reset_seed: int, options: dict | None, policy, **env_kwargs) -> tuple[list[str], list[float], str]:
-    """Our Gymnasium environment's own episode: the policy's replies, the step rewards and the first observation."""
-    from pytest_netarena.training.env import NetArenaEnv
-
-    env = NetArenaEnv(app, **env_kwargs)
-    try:
-        observation, info = env.reset(seed=reset_seed, options=options)
-        first, act = observation, policy(env, info)
-        replies, rewards = [], []
-        while True:
-            replies.append(act(observation))
-            observation, reward, terminated, truncated, _ = env.step(replies[-1])
-            rewards.append(reward)
-            if terminated or truncated:
-                return replies, rewards, first
-    finally:
-        env.close()
-
-
-def expert(env, info):
-    agent = env.app.builtin_agent("expert", env.query, None)
-    agent.reset(Task(env.app.name, "e1", info["system_prompt"], "zero-shot", info["max_steps"]))
-
-    def act(observation: str) -> str:
-        reply = agent.act(observation)
-        return getattr(reply, "text", reply)
-
-    return act
-
-
-def fixed(reply: str):
-    return lambda env, info: (lambda observation: reply)
-
-
-def rollout(vf, app: str, reset_seed: int, options: dict | None, replies: list[str], **env_kwargs):
-    """One rollout of load_environment(app) by verifiers' evaluate loop, the stub answering `replies` in order."""
-    from pytest_netarena.training.verifiers_env import load_environment
-
-    env = load_environment(app, num_examples=1, first_seed=reset_seed, options=options, **env_kwargs)
-    with OpenAIStubServer(replies) as server:
-        client = vf.ClientConfig(api_base_url=server.url + "/v1", api_key_var="NETARENA_STUB_KEY", max_retries=0)
-        results = env.evaluate_sync(client=client, model="stub-model", num_examples=1, rollouts_per_example=1)
-        requests = server.requests
-    (output,) = results["outputs"]
-    assert output["error"] is None
-    return output, requests
-
-
-def user_turns(request) -> list[str]:
-    return [message["content"] for message in request.messages if message["role"] == "user"]
-
-
-def test_k8s_expert_rollout_earns_our_envs_reward(vf) -> None:
-    options = {"category": "remove_ingress"}
-    replies, rewards, first = reference("k8s", 3, options, expert, seed=1)
-    output, requests = rollout(vf, "k8s", 3, options, replies, seed=1)
+def test_k8s_expert_rollout_earns_our_envs_reward(verifiers_python) -> None:
+    played = play(verifiers_python, "k8s", 3, {"category": "remove_ingress"}, "expert", seed=1)
+    output, requests, rewards = played["output"], played["requests"], played["rewards"]
     assert sum(rewards) >= 0.9  # the expert resolves it (a refused reply costs 0.1)
     assert output["reward"] == pytest.approx(sum(rewards))
     assert output["resolved"] == 1.0 and output["safe"] == 1.0
     # the model saw our environment's episode: its first observation, then one reply per step
-    assert len(requests) == len(replies) and user_turns(requests[0]) == [first]
-    assert requests[0].messages[0]["role"] == "system"
+    assert len(requests) == len(played["replies"]) and user_turns(requests[0]) == [played["first"]]
+    assert requests[0][0]["role"] == "system"
 
 
-@pytest.mark.parametrize("policy, expected, turns", [(expert, 1.0, 1), (fixed(DECLINE), -0.3, 3)],
+@pytest.mark.parametrize("policy, expected, turns", [("expert", 1.0, 1), (DECLINE, -0.3, 3)],
                          ids=["expert", "decline"])
-def test_malt_rollout_earns_our_envs_reward(vf, policy, expected, turns) -> None:
+def test_malt_rollout_earns_our_envs_reward(verifiers_python, policy, expected, turns) -> None:
     """MALT's budget is three replies: a model that declines is refused three times (-0.1 each)."""
-    kwargs = {"levels": (1,), "split": "train", "app_options": SMALL_MALT}
-    replies, rewards, first = reference("malt", 7, None, policy, **kwargs)
-    output, requests = rollout(vf, "malt", 7, None, replies, **kwargs)
-    assert sum(rewards) == pytest.approx(expected)
-    assert output["reward"] == pytest.approx(expected)
-    assert output["resolved"] == float(expected == 1.0)
-    assert len(requests) == turns and user_turns(requests[0]) == [first]
+    played = play(verifiers_python, "malt", 7, None, policy, levels=[1], split="train", app_options=SMALL_MALT)
+    assert sum(played["rewards"]) == pytest.approx(expected)
+    assert played["output"]["reward"] == pytest.approx(expected)
+    assert played["output"]["resolved"] == float(expected == 1.0)
+    assert len(played["requests"]) == turns and user_turns(played["requests"][0]) == [played["first"]]
 
 
-def test_route_rollout_earns_our_envs_reward(vf, route_backend) -> None:
+def test_route_rollout_earns_our_envs_reward(verifiers_python, route_backend) -> None:
     reply = '{"machine": "r0", "command": "ip route"}'
-    kwargs = {"max_steps": 2, "levels": (1,), "app_options": {"route-size": "2x1"}}
-    replies, rewards, _ = reference("route", 5, None, fixed(reply), **kwargs)
-    output, requests = rollout(vf, "route", 5, None, replies, **kwargs)
-    assert output["reward"] == pytest.approx(sum(rewards))
-    assert output["resolved"] == 0.0  # reading the routes repairs nothing
-    assert len(requests) == 2 and output["num_turns"] == 2.0
+    played = play(verifiers_python, "route", 5, None, reply, max_steps=2, levels=[1],
+                  app_options={"route-size": "2x1"})
+    assert played["output"]["reward"] == pytest.approx(sum(played["rewards"]))
+    assert played["output"]["resolved"] == 0.0  # reading the routes repairs nothing
+    assert len(played["requests"]) == 2 and played["output"]["num_turns"] == 2.0
 
 
-def test_load_environment_rejects_an_unknown_app(vf) -> None:
-    from pytest_netarena.training.verifiers_env import load_environment
-
-    with pytest.raises(ValueError, match="app takes one of"):
-        load_environment("dns", num_examples=1)
+def test_load_environment_rejects_an_unknown_app(verifiers_python) -> None:
+    code = ("from pytest_netarena.training.verifiers_env import load_environment\n"
+            "try:\n    load_environment('dns', num_examples=1)\n"
+            "except ValueError as error:\n    print('refused:', error)\n")
+    done = run_with_verifiers(verifiers_python, ["-c", code])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: app takes one of" in done.stdout
