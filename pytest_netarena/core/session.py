@@ -173,8 +173,11 @@ class EpisodeSession:
         return self._result is not None
 
     def result(self) -> EpisodeResult:
-        """The episode's result, judged once (end())."""
+        """The episode's result, judged once (end()); the agent's usage and time are as reported so far (a CLI agent
+        reports its totals after an MCP client may have read the verdict)."""
         with self._lock:
+            if self._result is not None and (self._result.usage, self._result.agent_s) != (self.usage, self.agent_s):
+                self._result = replace(self._result, usage=self.usage, agent_s=self.agent_s)
             if self._result is None:
                 end = self.end()
                 self._result = EpisodeResult(

@@ -44,6 +44,10 @@ print(json.dumps(failures))
 SHARED_DEPENDENCIES = ["pytest", "numpy", "gymnasium", "yaml", "networkx", "httpx", "anyio", "pydantic", "cryptography"]
 
 
+#: modules of an extra outside `all` (`rl`: verifiers 0.3 needs mcp<2), and the package each may miss here
+OUTSIDE_ALL = {"pytest_netarena.training.verifiers_env": "verifiers"}
+
+
 def package_modules() -> list[str]:
     spec = importlib.util.find_spec("pytest_netarena")  # locates the package without importing it
     assert spec is not None and spec.submodule_search_locations
@@ -62,4 +66,7 @@ def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     failures = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, module in OUTSIDE_ALL.items():  # its extra cannot install beside `all`: missing is its only excuse
+        if name in failures and failures[name].rstrip().endswith(f"No module named '{module}'"):
+            del failures[name]
     assert failures == {}, "\n\n".join(f"{name}:\n{message}" for name, message in failures.items())
