@@ -9,6 +9,7 @@ or is closed at once when every one is being served (a request, a watch, a log s
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 import time
@@ -95,3 +96,11 @@ class TrackedConnections:
             if time.monotonic() >= deadline:
                 with self.open_lock:
                     return not any(thread.is_alive() for thread in self.open.values())
+
+
+def hung_up(connection: socket.socket) -> bool:
+    """Whether the client closed its side (a watch whose kubectl went away ends then, not at its next event: until
+    then it held a thread and a place under the caps)."""
+    poller = select.poll()
+    poller.register(connection.fileno(), select.POLLRDHUP)
+    return bool(poller.poll(0))

@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import baseline, bodies, errors, handlers, limits, notices, podio, rbac, refusal_log, sessions
-from .connections import TrackedConnections
+from .connections import TrackedConnections, hung_up
 from .ops import Cluster
 from .storeapi import StoreAPI
 from .store import Store
@@ -257,7 +257,8 @@ class _APIHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
-            stream(app, watch, write_chunk, send_headers, alive=lambda: not self.server.closing)
+            alive = lambda: not self.server.closing and not hung_up(self.connection)  # noqa: E731
+            stream(app, watch, write_chunk, send_headers, alive=alive)
         except errors.ApiError as error:
             if not header_sent[0]:
                 self._respond(handlers.Response(error.code, error.status()))

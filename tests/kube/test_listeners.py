@@ -40,3 +40,19 @@ def test_closing_a_listener_ends_its_connections_and_leaves_the_others():
         watching.close()
     finally:
         server.stop()
+
+
+def test_a_watch_whose_client_went_away_frees_its_place_at_once():
+    """`kubectl wait` closes its watch when the condition is met; the server used to hold the watch's thread and its
+    place under the connection caps until the next event or the timeout, so a few episodes of waits filled the
+    per-peer cap and later kubectl calls met a closed connection (EOF)."""
+    with EmbeddedAPIServer() as server:
+        httpd = server._listeners[0][0]
+        watches = [_watch(server.port) for _ in range(5)]
+        assert len(httpd.open) == 5
+        for sock in watches:
+            sock.close()
+        deadline = time.monotonic() + 5
+        while httpd.open and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not httpd.open, f"{len(httpd.open)} watches still held after their clients left"
