@@ -86,7 +86,7 @@ def test_the_deadline_counts_from_the_last_streamed_update(purple, play_toy, sol
     url = purple(solve_toy_after(2.2), style="task", heartbeat_s=0.3)
     result = play_toy(A2AAgent(url, timeout_s=1.0))
     assert result.outcome is Outcome.RESOLVED, result.details
-    assert result.agent_s >= 2.2
+    assert result.agent_s > 2.0  # well past timeout_s (the agent answers 2.2 s after its turn began; 2.16 s measured under load)
 
 
 def test_a_hard_cap_ends_a_reply_that_streams_forever(purple, play_toy):
