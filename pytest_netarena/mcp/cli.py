@@ -150,7 +150,11 @@ def _serve(served, args: argparse.Namespace, address, limits, protocol, say) -> 
                                   args.token is None and not os.environ.get(TOKEN_ENV), args.idle_timeout, say)
         except KeyboardInterrupt:
             why = "interrupted"
-        if why not in ("over", "the client closed the connection") and not served.session.over:
+        except Exception as error:  # our transport broke: the episode is still judged and written, as ours to blame
+            why = "failed"
+            if not served.session.over:
+                served.session.fail(f"the MCP transport failed: {type(error).__name__}: {error}", infra=True)
+        if why not in ("over", "the client closed the connection", "failed") and not served.session.over:
             if why == "interrupted":
                 pass  # the user stopped it: judged as it stands
             else:

@@ -139,9 +139,16 @@ async def serve_stdio(server: Any, watch: Watch, stdin: int, stdout: int) -> str
     from mcp.server.stdio import stdio_server
 
     ended, ended_by = "the client closed the connection", list[str]()
+
+    def stop(why: str) -> None:
+        # the whole transport at once: were the server's streams closed first, the pipe reader could still be
+        # handing it the client's next line and fail on the closed stream
+        ended_by.append(why)
+        transport.cancel()
+
     with anyio.CancelScope() as transport:  # cancelled at the end: the pipe reader may wait on a silent client
         async with stdio_server(BoundedLines(stdin), PipeWriter(stdout)) as (read_stream, write_stream):  # type: ignore[arg-type]  # duck-typed AsyncFiles: the methods stdio_server calls
-            await _serve_streams(server, watch, read_stream, write_stream, ended_by.append)
+            await _serve_streams(server, watch, read_stream, write_stream, stop)
             transport.cancel()
     return ended_by[0] if ended_by else ended
 

@@ -11,9 +11,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from pytest_netarena.apps.route.network import leases
 from pytest_netarena.apps.route.network.leases import (
-    LEASE_DIR,
     leftover_links,
     leftover_processes,
     sweep,
@@ -55,7 +56,7 @@ MARKER = f"299.{os.getpid()}"  #: the hung command's sleep, unique to this test 
 
 
 def _start_worker() -> tuple[subprocess.Popen, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTEST_XDIST_WORKER": "gw7"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTEST_XDIST_WORKER": "gw7", "NETARENA_LEASE_DIR": str(leases.LEASE_DIR)}
     process = subprocess.Popen([sys.executable, "-c", WORKER, MARKER], stdout=subprocess.PIPE, text=True, env=env,
                                cwd=REPO)
     line = process.stdout.readline().split()
@@ -72,8 +73,14 @@ def _traces(prefix: str) -> dict[str, object]:
         "processes": leftover_processes(prefix),
         "netns": [line for line in netns.splitlines() if prefix in line],
         "ps": [line for line in ps.splitlines() if f"mininet:{prefix}" in line or f"sleep {MARKER}" in line],
-        "lease": (LEASE_DIR / f"{prefix}.pid").exists(),
+        "lease": (leases.LEASE_DIR / f"{prefix}.pid").exists(),
     }
+
+
+@pytest.fixture(autouse=True)
+def own_leases(tmp_path, monkeypatch):
+    """Leases of this test's own: another worker's start-up sweep would otherwise remove a dead owner's first."""
+    monkeypatch.setattr(leases, "LEASE_DIR", tmp_path / "leases")
 
 
 NOTHING = {"links": [], "processes": [], "netns": [], "ps": [], "lease": False}
@@ -117,7 +124,7 @@ def test_close_leaves_nothing(route_env):
 def test_the_sweep_spares_live_owners_and_foreign_names():
     live = leases.claim(900)  # owned by this (live) process
     dead_prefix = "na" + "zz" + "y0"
-    dead = LEASE_DIR / f"{dead_prefix}.pid"
+    dead = leases.LEASE_DIR / f"{dead_prefix}.pid"
     dead.write_text("999999999 1 gw99 0\n")  # no such process
     foreign = "nazzy1x"  # our style of name but no lease: not ours to remove
     names = [f"{live.prefix}s1", f"{dead_prefix}s1", foreign]
@@ -166,14 +173,14 @@ def test_a_claim_racing_a_sweep_is_never_read_as_dead():
     stop.set()
     sweeper.join()
     assert len(mine) > 150 and not mine & set(swept)  # other workers' dead leases may be swept meanwhile
-    assert not list(LEASE_DIR.glob(f".claim-{os.getpid()}-*"))
+    assert not list(leases.LEASE_DIR.glob(f".claim-{os.getpid()}-*"))
 
 
 def test_a_draft_left_by_a_killed_claim_is_swept():
-    LEASE_DIR.mkdir(parents=True, exist_ok=True)
-    draft = LEASE_DIR / ".claim-999999999-1"
+    leases.LEASE_DIR.mkdir(parents=True, exist_ok=True)
+    draft = leases.LEASE_DIR / ".claim-999999999-1"
     draft.write_text("999999999 1 gw99 0\n")
-    mine = LEASE_DIR / f".claim-{os.getpid()}-1"
+    mine = leases.LEASE_DIR / f".claim-{os.getpid()}-1"
     mine.write_text("in progress\n")
     try:
         sweep()

@@ -153,12 +153,13 @@ def test_a_client_that_never_closes_is_stopped_and_the_episode_recorded(tmp_path
                 process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "ping"}).encode() + b"\n")
                 process.stdin.flush()
                 number += 1
-            time.sleep(0.5)
+            time.sleep(0.02 if keep_busy else 0.5)  # busy: a line may be arriving just as the deadline stops the server
         assert process.poll() is not None, "the server waited for the client for ever"
     finally:
         if process.poll() is None:
             process.kill()
         process.stdin.close()  # only now: the client never closed its side while the server ran
     stderr = process.stderr.read().decode() if process.stderr else ""
+    assert any(path.is_dir() for path in tmp_path.iterdir()), f"no run folder (exit {process.returncode}): {stderr}"
     record, _, _ = run_folder(tmp_path)
     assert record["outcome"] == "agent_error" and why in record["details"] and "agent_error" in stderr
