@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import signal
-import time
 from pathlib import Path
+
+from ..sandbox.cgroups import kill_members, own_path, remove_group, tree, write
 
 ROOT = Path("/sys/fs/cgroup")
 #: what all pods of one cluster may use together
@@ -30,19 +30,6 @@ _names = itertools.count()
 #: the shim a box is started through: it joins its groups, then becomes the box (same pid); with umask 002, so what
 #: a pod writes the pods' common group (boxes.POD_GID) may write too
 SHIM = 'umask 002; for g in $NETARENA_CGROUPS; do echo $$ > "$g/cgroup.procs" || exit 125; done; exec "$@"'
-
-
-def _own_path(controller: str) -> str:
-    """This process's cgroup path in a v1 controller's hierarchy ("" for v2's unified one)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if controller in controllers.split(",") or (controller == "" and controllers == ""):
-            return path
-    return "/"
-
-
-def _write(path: Path, value: str) -> None:
-    path.write_text(value)
 
 
 class Groups:
@@ -70,24 +57,24 @@ class Groups:
         # cpuacct (CPU time used, for the pods' metrics) where it is a hierarchy of its own, not cpu's
         accounting = (ROOT / "cpuacct").is_dir() and not (ROOT / "cpu" / "cpuacct.usage").exists()
         for controller in ("cpu", "memory", "pids", *(("cpuacct",) if accounting else ())):
-            parent = ROOT / controller / _own_path(controller).lstrip("/") / tag
+            parent = ROOT / controller / own_path(controller).lstrip("/") / tag
             parent.mkdir()
             self.parents.append(parent)
         cpu, memory, pids = self.parents[:3]
-        _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
-        _write(cpu / "cpu.cfs_quota_us", str(int(CLUSTER_CPU * PERIOD_US)))
-        _write(memory / "memory.limit_in_bytes", str(CLUSTER_MEMORY))
-        _write(pids / "pids.max", str(CLUSTER_PIDS))
+        write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
+        write(cpu / "cpu.cfs_quota_us", str(int(CLUSTER_CPU * PERIOD_US)))
+        write(memory / "memory.limit_in_bytes", str(CLUSTER_MEMORY))
+        write(pids / "pids.max", str(CLUSTER_PIDS))
         self.version = 1
 
     def _make_v2(self, tag: str) -> None:
-        parent = ROOT / _own_path("").lstrip("/") / tag
+        parent = ROOT / own_path("").lstrip("/") / tag
         parent.mkdir()
         self.parents.append(parent)
-        _write(parent / "cgroup.subtree_control", "+cpu +memory +pids")
-        _write(parent / "cpu.max", f"{int(CLUSTER_CPU * PERIOD_US)} {PERIOD_US}")
-        _write(parent / "memory.max", str(CLUSTER_MEMORY))
-        _write(parent / "pids.max", str(CLUSTER_PIDS))
+        write(parent / "cgroup.subtree_control", "+cpu +memory +pids")
+        write(parent / "cpu.max", f"{int(CLUSTER_CPU * PERIOD_US)} {PERIOD_US}")
+        write(parent / "memory.max", str(CLUSTER_MEMORY))
+        write(parent / "pids.max", str(CLUSTER_PIDS))
         self.version = 2
 
     @property
@@ -103,16 +90,16 @@ class Groups:
             folder.mkdir(exist_ok=True)
         if self.version == 1:
             cpu_dir, memory_dir, pids_dir = folders[:3]
-            _write(cpu_dir / "cpu.cfs_period_us", str(PERIOD_US))
-            _write(cpu_dir / "cpu.cfs_quota_us", str(max(1000, int(cpu * PERIOD_US))))
-            _write(memory_dir / "memory.limit_in_bytes", str(memory))
-            _write(pids_dir / "pids.max", str(pids))
+            write(cpu_dir / "cpu.cfs_period_us", str(PERIOD_US))
+            write(cpu_dir / "cpu.cfs_quota_us", str(max(1000, int(cpu * PERIOD_US))))
+            write(memory_dir / "memory.limit_in_bytes", str(memory))
+            write(pids_dir / "pids.max", str(pids))
         else:
             folder = folders[0]
-            _write(folder / "cpu.max", f"{max(1000, int(cpu * PERIOD_US))} {PERIOD_US}")
-            _write(folder / "memory.max", str(memory))
-            _write(folder / "pids.max", str(pids))
-            _write(folder / "cgroup.subtree_control", "+cpu +memory +pids")  # its containers' groups (container())
+            write(folder / "cpu.max", f"{max(1000, int(cpu * PERIOD_US))} {PERIOD_US}")
+            write(folder / "memory.max", str(memory))
+            write(folder / "pids.max", str(pids))
+            write(folder / "cgroup.subtree_control", "+cpu +memory +pids")  # its containers' groups (container())
         return [str(folder) for folder in folders]
 
     def container(self, pod_folders: list[str], name: str) -> list[str]:
@@ -146,33 +133,14 @@ class Groups:
         return None
 
     def kill(self, folders: list[str]) -> None:
-        """SIGKILL every process in the groups and the groups below them (again until none is left: a dying shell
-        may still fork)."""
-        folders = [str(f) for folder in folders for f in _tree(Path(folder))]
-        for _ in range(50):
-            pids = set()
-            for folder in folders:
-                try:
-                    pids.update(int(p) for p in Path(folder, "cgroup.procs").read_text().split())
-                except OSError:
-                    continue
-            if not pids:
-                return
-            pids.discard(os.getpid())  # never the harness (nothing of it should be there; if it were, not it)
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
+        """SIGKILL every process in the groups and the groups below them."""
+        kill_members(group for folder in folders for group in tree(Path(folder)))
 
     def remove_pod(self, folders: list[str]) -> None:
         self.kill(folders)
         for folder in folders:
-            for group in _tree(Path(folder)):
-                _rmdir(group)
+            for group in tree(Path(folder)):
+                remove_group(group)
 
     def remove(self) -> None:
         """Kill what is left in every pod's group and remove them all."""
@@ -180,27 +148,8 @@ class Groups:
             if not parent.is_dir():
                 continue
             self.kill([str(parent)])
-            for group in _tree(parent):
-                _rmdir(group)
-
-
-def _tree(folder: Path) -> list[Path]:
-    """folder and the groups below it, the deepest first (the order they can be removed in)."""
-    found = []
-    for path, _dirs, _ in os.walk(folder, topdown=False):
-        found.append(Path(path))
-    return found or [folder]
-
-
-def _rmdir(folder: Path) -> None:
-    for _ in range(20):  # a group whose last process is still being reaped cannot go yet
-        try:
-            folder.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.01)
+            for group in tree(parent):
+                remove_group(group)
 
 
 def pod_bounds(pod: dict) -> dict:

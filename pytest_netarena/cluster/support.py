@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -11,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox import NetNamespace, support as box_support
+from ..sandbox import NetNamespace, support as box_support, tmpfs
 
 #: the size of the tmpfs all containers of one cluster write their files to: it holds each pod's own tmpfs
 SCRATCH_BYTES = 256 << 20
@@ -21,8 +20,6 @@ POD_DISK_BYTES = 64 << 20
 MAX_POD_DISK_BYTES = 256 << 20
 POD_DISK_FILES = 16384
 SCRATCH_PREFIX = "netarena-pods-"
-MNT_DETACH = 2
-MS_NOSUID, MS_NODEV = 2, 4
 
 
 @dataclass(frozen=True)
@@ -62,13 +59,6 @@ def live_support() -> LiveSupport:
     return LiveSupport(True)
 
 
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
-    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
-    return libc
-
-
 class Scratch:
     """A size-capped tmpfs the cluster's containers write to (their root folders); gone with the cluster."""
 
@@ -76,9 +66,9 @@ class Scratch:
         remove_leftovers()
         self.path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         os.chmod(self.path, 0o755)
-        options = f"size={SCRATCH_BYTES},mode=0755".encode()
-        self.mounted = _libc().mount(b"tmpfs", str(self.path).encode(), b"tmpfs", 0, options) == 0
-        self.reason = "" if self.mounted else f"no tmpfs for the pods' files: {os.strerror(ctypes.get_errno())}"
+        error = tmpfs.mount(self.path, f"size={SCRATCH_BYTES},mode=0755")
+        self.mounted = error == 0
+        self.reason = "" if self.mounted else f"no tmpfs for the pods' files: {os.strerror(error)}"
 
     def pod_disk(self, uid: str) -> Path:
         """Where one pod's files are (its tmpfs, once mount_pod made it)."""
@@ -89,40 +79,24 @@ class Scratch:
         cannot be made): a pod that fills it has no room left, and every other pod still has its own."""
         folder = self.pod_disk(uid)
         folder.mkdir(mode=0o755, parents=True)
-        options = f"size={max(size, 1 << 20)},nr_inodes={POD_DISK_FILES},mode=0755".encode()
-        if _libc().mount(b"tmpfs", str(folder).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
-            error = ctypes.get_errno()
+        error = tmpfs.mount(folder, f"size={max(size, 1 << 20)},nr_inodes={POD_DISK_FILES},mode=0755",
+                            tmpfs.MS_NOSUID | tmpfs.MS_NODEV)
+        if error:
             shutil.rmtree(folder.parent, ignore_errors=True)
             raise OSError(error, f"cannot make the pod's tmpfs: {os.strerror(error)}")
         return folder
 
     def unmount_pod(self, uid: str) -> None:
-        _libc().umount2(str(self.pod_disk(uid)).encode(), MNT_DETACH)
+        tmpfs.unmount(self.pod_disk(uid))
         shutil.rmtree(self.path / uid, ignore_errors=True)
 
     def remove(self) -> None:
         if self.mounted:
-            _libc().umount2(str(self.path).encode(), MNT_DETACH)
+            tmpfs.unmount(self.path)
             self.mounted = False
         shutil.rmtree(self.path, ignore_errors=True)
 
 
 def remove_leftovers() -> None:
     """Unmount the scratch spaces of clusters whose process died without cleaning up."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return
-    for line in mounts:
-        parts = line.split()
-        # a cluster's own scratch space only: never a pod's tmpfs inside one (its folder's name is no owner)
-        if len(parts) < 2 or not Path(parts[1]).name.startswith(SCRATCH_PREFIX):
-            continue
-        name = Path(parts[1]).name
-        try:
-            owner = int(name[len(SCRATCH_PREFIX):].split("-", 1)[0])
-        except ValueError:
-            continue
-        if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
-            _libc().umount2(parts[1].encode(), MNT_DETACH)
-            shutil.rmtree(parts[1], ignore_errors=True)
+    tmpfs.remove_dead_owners(SCRATCH_PREFIX)

@@ -19,6 +19,10 @@ class InfraError(NetArenaError):
     """The environment or a model endpoint broke; never counted against the agent."""
 
 
+class NothingToExport(NetArenaError):
+    """No episode of the runs matches an export's selection: nothing was written (an earlier export stays)."""
+
+
 class AgentError(NetArenaError):
     """The agent failed to produce a usable reply (exception, timeout, garbage after retries)."""
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 #: the sidecar's own loopback (the agent's container never reaches it): where the collect hook asks for the verdict
@@ -48,20 +49,30 @@ def add_export_parser(kinds) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..core.errors import UsageError
-    from .export import NoTaskToExport, Selection, export_harbor
+    from .export import Selection, export_harbor
 
-    try:
+    def write() -> str:
         names = export_harbor([path.expanduser() for path in args.runs], args.out.expanduser(),
                               Selection(tuple(args.app), tuple(args.level), args.limit), force=args.force,
                               echo=lambda line: print(line, flush=True))
-    except NoTaskToExport as error:
-        print(f"netarena export harbor: {error}", file=sys.stderr)
+        return f"{len(names)} Harbor tasks exported to {args.out} (dataset.toml lists them)"
+
+    return exported("harbor", write)
+
+
+def exported(kind: str, write: Callable[[], str]) -> int:
+    """Run one `netarena export KIND`: write() says what it wrote. Exit 0, else 1 when nothing matches and 2 on a
+    usage error (nothing written either way)."""
+    from ..core.errors import NothingToExport, UsageError
+
+    try:
+        print(write())
+    except NothingToExport as error:
+        print(f"netarena export {kind}: {error}", file=sys.stderr)
         return 1
     except UsageError as error:
-        print(f"netarena export harbor: error: {error}", file=sys.stderr)
+        print(f"netarena export {kind}: error: {error}", file=sys.stderr)
         return 2
-    print(f"{len(names)} Harbor tasks exported to {args.out} (dataset.toml lists them)")
     return 0
 
 

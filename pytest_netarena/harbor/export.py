@@ -20,7 +20,7 @@ from typing import Any
 from .. import __version__
 from ..apps import available_apps, get_app
 from ..core.app import App, RunOptions, rules_of
-from ..core.errors import UsageError
+from ..core.errors import NothingToExport, UsageError
 from ..core.session import EpisodeSession
 from ..core.types import Query, Reply, current_keys
 from ..reporting.rebuild import latest_attempts, load_episodes, read_run
@@ -30,10 +30,6 @@ from .service import HARBOR_AGENT, EpisodeFile, new_nonce
 
 DATASET_FILE = "dataset.toml"
 AGENT_TIMEOUT_S = {"k8s": 1800.0, "route": 1800.0, "malt": 900.0}
-
-
-class NoTaskToExport(Exception):
-    """No episode of the runs matches: nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +170,7 @@ def dataset_toml(names: list[str]) -> str:
 def export_harbor(runs: list[Path], out: Path, selection: Selection = Selection(), force: bool = False,
                   echo=None) -> list[str]:
     """Write one Harbor task per selected query of the runs into out, and out/dataset.toml; the task names.
-    NoTaskToExport when no query matches or the oracle resolves none; UsageError for a run that cannot be read."""
+    NothingToExport when no query matches or the oracle resolves none; UsageError for a run that cannot be read."""
     chosen: dict[str, tuple[Query, RunOptions, str]] = {}
     for run_dir in runs:
         run = read_run(run_dir)
@@ -186,7 +182,7 @@ def export_harbor(runs: list[Path], out: Path, selection: Selection = Selection(
             if selection.keep(episode["query"]) and query.id not in chosen:
                 chosen[query.id] = (query, options_of(run), str(run.get("run_id") or run_dir.name))
     if not chosen:
-        raise NoTaskToExport("no episode of these runs matches")
+        raise NothingToExport("no episode of these runs matches")
     out.mkdir(parents=True, exist_ok=True)
     names: list[str] = []
     for query, options, run_id in chosen.values():
@@ -210,6 +206,6 @@ def export_harbor(runs: list[Path], out: Path, selection: Selection = Selection(
         if echo:
             echo(f"{name}: {query.app} level {query.level}, {len(played.calls)} oracle steps")
     if not names:
-        raise NoTaskToExport("the oracle resolved none of the selected episodes: nothing was exported")
+        raise NothingToExport("the oracle resolved none of the selected episodes: nothing was exported")
     (out / DATASET_FILE).write_text(dataset_toml(names), encoding="utf-8")
     return names

@@ -256,9 +256,9 @@ class _APIHandler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
 
-        try:
-            alive = lambda: not self.server.closing and not hung_up(self.connection)  # noqa: E731
-            stream(app, watch, write_chunk, send_headers, alive=alive)
+        try:  # the watch ends with the server, or when its client hung up
+            stream(app, watch, write_chunk, send_headers,
+                   alive=lambda: not self.server.closing and not hung_up(self.connection))
         except errors.ApiError as error:
             if not header_sent[0]:
                 self._respond(handlers.Response(error.code, error.status()))

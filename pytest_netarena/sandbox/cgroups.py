@@ -20,6 +20,7 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ SHIM = ('while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || { echo "netaren
 _names = itertools.count()
 
 
-def _own_path(controller: str) -> str:
+def own_path(controller: str) -> str:
     """This process's group in a v1 controller's hierarchy, or in v2's unified one (controller "")."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
@@ -42,7 +43,7 @@ def _own_path(controller: str) -> str:
     return "/"
 
 
-def _write(path: Path, value: str) -> None:
+def write(path: Path, value: str) -> None:
     path.write_text(value)
 
 
@@ -64,22 +65,22 @@ def _parents() -> _Parents:
     made: list[Path] = []
     try:
         if (ROOT / "cgroup.controllers").exists():
-            own = ROOT / _own_path("").lstrip("/")
+            own = ROOT / own_path("").lstrip("/")
             enabled = set((own / "cgroup.subtree_control").read_text().split())
             if not {"memory", "pids", "cpu"} <= enabled:
-                _write(own / "cgroup.subtree_control", "+memory +pids +cpu")
+                write(own / "cgroup.subtree_control", "+memory +pids +cpu")
             _remove_leftovers([own])
             parent = own / tag
             parent.mkdir(exist_ok=True)
             made.append(parent)
-            _write(parent / "cgroup.subtree_control", "+memory +pids +cpu")
+            write(parent / "cgroup.subtree_control", "+memory +pids +cpu")
             version = 2
         else:
             owns = []
             for controller in V1_CONTROLLERS:
                 if not (ROOT / controller).is_dir():
                     raise OSError(f"no cgroup v1 {controller} hierarchy at {ROOT / controller}")
-                owns.append(ROOT / controller / _own_path(controller).lstrip("/"))
+                owns.append(ROOT / controller / own_path(controller).lstrip("/"))
             _remove_leftovers(owns)
             for own in owns:
                 (own / tag).mkdir(exist_ok=True)
@@ -87,7 +88,7 @@ def _parents() -> _Parents:
             version = 1
     except OSError as error:
         for folder in made:
-            _rmdir(folder)
+            remove_group(folder)
         return _Parents(0, [], f"cannot make control groups for the boxes: {error}")
     parents = _Parents(version, made, owner=os.getpid())
     atexit.register(_remove_parents, parents)
@@ -113,17 +114,17 @@ class BoxGroup:
                 folder.mkdir()
             if self.version == 2:
                 folder = self.folders[0]
-                _write(folder / "memory.max", str(memory_bytes))
+                write(folder / "memory.max", str(memory_bytes))
                 _try_write(folder / "memory.swap.max", "0")
-                _write(folder / "pids.max", str(processes))
-                _write(folder / "cpu.max", f"{quota} {PERIOD_US}")
+                write(folder / "pids.max", str(processes))
+                write(folder / "cpu.max", f"{quota} {PERIOD_US}")
             else:
                 memory, pids, cpu = self.folders
-                _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+                write(memory / "memory.limit_in_bytes", str(memory_bytes))
                 _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
-                _write(pids / "pids.max", str(processes))
-                _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
-                _write(cpu / "cpu.cfs_quota_us", quota)
+                write(pids / "pids.max", str(processes))
+                write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
+                write(cpu / "cpu.cfs_quota_us", quota)
         except OSError:
             self.remove()
             raise
@@ -133,13 +134,7 @@ class BoxGroup:
         return ["/bin/sh", "-c", SHIM, "netarena-box", *map(str, self.folders), "--", *argv]
 
     def processes(self) -> set[int]:
-        found: set[int] = set()
-        for folder in self.folders:
-            try:
-                found.update(int(pid) for pid in (folder / "cgroup.procs").read_text().split())
-            except OSError:
-                continue
-        return found
+        return members(self.folders)
 
     def peak_bytes(self) -> int | None:
         """The most memory the box held at once (what the kernel recorded), or None."""
@@ -150,19 +145,10 @@ class BoxGroup:
             return None
 
     def remove(self) -> None:
-        """Kill whatever is left in the group (again until none is: a dying shell may still fork), then remove it."""
-        for attempt in range(200):
-            left = self.processes() - {os.getpid()}
-            if not left:
-                break
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(_pause(attempt))
+        """Kill whatever is left in the group, then remove it."""
+        kill_members(self.folders)
         for folder in self.folders:
-            _rmdir(folder)
+            remove_group(folder)
 
 
 def make(memory_bytes: int, processes: int, cpus: float) -> BoxGroup | None:
@@ -172,9 +158,41 @@ def make(memory_bytes: int, processes: int, cpus: float) -> BoxGroup | None:
     return BoxGroup(memory_bytes, processes, cpus)
 
 
+def members(folders: Iterable[Path]) -> set[int]:
+    """The processes in these groups (not below them)."""
+    found: set[int] = set()
+    for folder in folders:
+        try:
+            found.update(int(pid) for pid in (Path(folder) / "cgroup.procs").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def kill_members(folders: Iterable[Path]) -> None:
+    """SIGKILL every process in these groups, again until none is left (a dying shell may still fork); never this
+    process (nothing of the harness should be there; if it were, not it)."""
+    folders = list(folders)
+    for attempt in range(200):
+        left = members(folders) - {os.getpid()}
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(_pause(attempt))
+
+
+def tree(folder: Path) -> list[Path]:
+    """folder and the groups below it, the deepest first (the order they can be removed in)."""
+    return [Path(path) for path, _dirs, _ in os.walk(folder, topdown=False)] or [folder]
+
+
 def _try_write(path: Path, value: str) -> None:
     try:
-        _write(path, value)
+        write(path, value)
     except OSError:
         pass  # swap is not accounted here: nothing to cap
 
@@ -184,7 +202,8 @@ def _pause(attempt: int) -> float:
     return 0.001 if attempt < 20 else 0.01
 
 
-def _rmdir(folder: Path) -> None:
+def remove_group(folder: Path) -> None:
+    """Remove an empty group, waiting a little for its last processes to be reaped."""
     for attempt in range(200):  # a group whose last process is still being reaped cannot go yet
         try:
             folder.rmdir()
@@ -200,8 +219,8 @@ def _remove_parents(parents: _Parents) -> None:
         return
     for parent in parents.folders:
         for child in (child for child in parent.iterdir() if child.is_dir()) if parent.is_dir() else ():
-            _rmdir(child)
-        _rmdir(parent)
+            remove_group(child)
+        remove_group(parent)
 
 
 def _remove_leftovers(owns: list[Path]) -> None:

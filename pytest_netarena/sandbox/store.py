@@ -20,7 +20,6 @@ folder of the user's cache (hard links where it can), and a box's mount table na
 from __future__ import annotations
 
 import atexit
-import ctypes
 import functools
 import hashlib
 import os
@@ -31,20 +30,13 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from . import tmpfs
 from .handoff import handed, helper_argv
 from .views import HOST_PATH, cache_root
 
 #: the most the store of one process may hold (a CLI's install is the largest entry, ~400 MB)
 STORE_BYTES = 4 << 30
 PREFIX = "netarena-store-"
-MNT_DETACH = 2
-
-
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
-    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
-    return libc
 
 
 class BindStore:
@@ -64,12 +56,12 @@ class BindStore:
             remove_leftovers()
             path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
             os.chmod(path, 0o755)
-            options = f"size={STORE_BYTES},mode=0755".encode()
-            if _libc().mount(b"tmpfs", path.encode(), b"tmpfs", 0, options) == 0:
+            error = tmpfs.mount(path, f"size={STORE_BYTES},mode=0755")
+            if error == 0:
                 self.root, self.mode = path, "host"
                 atexit.register(self.remove)
                 return
-            self.reason = f"cannot mount the store's tmpfs: {os.strerror(ctypes.get_errno())}"
+            self.reason = f"cannot mount the store's tmpfs: {os.strerror(error)}"
             os.rmdir(path)
         Path(self.root).mkdir(parents=True, exist_ok=True, mode=0o755)
         nsenter = shutil.which("nsenter", path=HOST_PATH)
@@ -203,7 +195,7 @@ class BindStore:
     def remove(self) -> None:
         """Unmount the host's tmpfs (only the process that made it: a forked child shares it)."""
         if self.mode == "host" and os.getpid() == self.owner:
-            _libc().umount2(self.root.encode(), MNT_DETACH)
+            tmpfs.unmount(self.root)
             self.mode = "folder"
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -249,18 +241,4 @@ def store() -> BindStore:
 
 def remove_leftovers() -> None:
     """Unmount the stores of processes that died without unmounting theirs."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return
-    for line in mounts:
-        parts = line.split()
-        if len(parts) < 2 or not Path(parts[1]).name.startswith(PREFIX):
-            continue
-        try:
-            owner = int(Path(parts[1]).name[len(PREFIX):].split("-", 1)[0])
-        except ValueError:
-            continue
-        if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
-            _libc().umount2(parts[1].encode(), MNT_DETACH)
-            shutil.rmtree(parts[1], ignore_errors=True)
+    tmpfs.remove_dead_owners(PREFIX)

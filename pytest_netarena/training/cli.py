@@ -107,22 +107,11 @@ def run_export_atif(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace, default_out: str, noun: str, write) -> int:
-    """write(runs, out, filters) -> how many were written; --out defaults to default_out in the first run.
-    Exit 2 on a usage error (nothing written), 1 when no episode matches (nothing written)."""
-    from ..core.errors import UsageError
-    from .export import NothingToExport
+    """write(runs, out, filters) -> how many were written; --out defaults to default_out in the first run."""
+    from ..harbor.cli import exported
 
     out = args.out or args.runs[0] / default_out
-    try:
-        count = write(list(args.runs), out, _filters(args))
-    except NothingToExport as error:
-        print(f"netarena export {args.kind}: {error}", file=sys.stderr)
-        return 1
-    except UsageError as error:
-        print(f"netarena export {args.kind}: error: {error}", file=sys.stderr)
-        return 2
-    print(f"{count} {noun} exported to {out}")
-    return 0
+    return exported(args.kind, lambda: f"{write(list(args.runs), out, _filters(args))} {noun} exported to {out}")
 
 
 def run_generate(args: argparse.Namespace) -> int:

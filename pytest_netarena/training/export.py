@@ -25,7 +25,7 @@ from typing import Any
 from ..agents.prompting import PROMPT_STYLES, build_system_prompt
 from ..apps import get_app
 from ..core.app import NETARENA, rules_of
-from ..core.errors import UsageError
+from ..core.errors import NothingToExport, UsageError
 from ..core.splits import HELDOUT
 from ..core.types import Outcome
 from ..reporting import artifacts
@@ -41,10 +41,6 @@ _SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 def resolved(episode: dict[str, Any]) -> bool:
     """The benchmark's headline for an episodes.jsonl record: correct, safe, not overly permissive."""
     return episode["outcome"] == Outcome.RESOLVED.value
-
-
-class NothingToExport(Exception):
-    """No episode of the runs matches the filters: nothing was written (an earlier export stays as it was)."""
 
 
 @dataclass(frozen=True)

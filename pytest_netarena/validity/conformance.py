@@ -129,7 +129,10 @@ def _plain(params: dict[str, Any]) -> str:
 def _check_generation(app: App, options: RunOptions, check: AppCheck, processes: bool) -> None:
     name = "seeded-generation"
     first = app.generate(options)
-    fail = lambda query, message: check.failures.append(Failure(name, query, message))  # noqa: E731
+
+    def fail(query: str, message: str) -> None:
+        check.failures.append(Failure(name, query, message))
+
     if not first:
         fail("", f"generate() drew no query for levels {list(options.levels)}: nothing could be checked")
         return

@@ -9,7 +9,6 @@ Each box is attacked with what an agent has there: bash's /dev/tcp and the kerne
 from __future__ import annotations
 
 import ipaddress
-import json
 import socket
 import subprocess
 from collections.abc import Iterator

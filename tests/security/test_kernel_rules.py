@@ -14,18 +14,13 @@ import subprocess
 import pytest
 
 from pytest_netarena.cluster import live_support
-from pytest_netarena.kube import EmbeddedAPIServer, KubectlNotFound, kubectl_env, kubectl_path
+
+from .pods import PodCluster, pod
 
 pytestmark = pytest.mark.skipif(not live_support().ok, reason=f"pods cannot run here: {live_support().reason}")
 
 INJECTED = "-I FORWARD 1 -j ACCEPT"
-
-
-def _pod(name: str, command: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
-                                                            "labels": {"app": name}},
-            "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", command],
-                                     "ports": [{"name": "http", "containerPort": 8080}]}]}}
+HTTP = [{"name": "http", "containerPort": 8080}]
 
 
 DENY_WEB = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
@@ -33,26 +28,11 @@ DENY_WEB = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "spec": {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": ["Ingress"]}}
 
 
-class Cluster:
+class Cluster(PodCluster):
     def __init__(self, tmp) -> None:
-        from pytest_netarena.cluster import LiveCluster
-
-        try:
-            self.kubectl_bin = kubectl_path()
-        except KubectlNotFound as error:
-            pytest.skip(str(error))
-        self.server = EmbeddedAPIServer().start()
-        self.live = LiveCluster(self.server, backoff_s=0.5).start()
-        self.env = kubectl_env(self.server, tmp)
-        self.server.apply_objects([_pod("web", "mkdir -p /w && echo ok > /w/index.html && exec httpd -f -p 8080 -h /w"),
-                                   _pod("client", "exec sleep 3600"), DENY_WEB])
-        self.live.wait_ready(60, "default")
-
-    def kubectl(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([self.kubectl_bin, *args], env=self.env, capture_output=True, text=True, timeout=60)
-
-    def address(self, name: str) -> str:
-        return self.server.get_object("Pod", "default", name)["status"]["podIP"]
+        super().__init__(tmp)
+        self.run(pod("web", "mkdir -p /w && echo ok > /w/index.html && exec httpd -f -p 8080 -h /w", ports=HTTP),
+                 pod("client", "exec sleep 3600", ports=HTTP), DENY_WEB)
 
     def client_reaches_web(self, address: str) -> bool:
         done = self.kubectl("exec", "client", "--", "wget", "-qO-", "-T", "2", f"http://{address}:8080/")
@@ -63,10 +43,6 @@ class Cluster:
         done = self.live.network.node.call(lambda: subprocess.run(["iptables-save"], capture_output=True, text=True,
                                                                   timeout=30))
         return done.stdout
-
-    def stop(self) -> None:
-        self.live.stop()
-        self.server.stop()
 
 
 @pytest.fixture(scope="module")

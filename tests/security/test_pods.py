@@ -16,44 +16,17 @@ from pathlib import Path
 import pytest
 
 from pytest_netarena.cluster import live_support
-from pytest_netarena.kube import EmbeddedAPIServer, kubectl_env, kubectl_path
+from pytest_netarena.kube import kubectl_path
+
+from .pods import PodCluster, pod
 
 pytestmark = pytest.mark.skipif(not live_support().ok, reason=f"pods cannot run here: {live_support().reason}")
 
 
-def pod(name: str, command: str, **container) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
-                                                            "labels": {"app": name}},
-            "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", command],
-                                     **container}]}}
-
-
-class Cluster:
-    def __init__(self, tmp) -> None:
-        from pytest_netarena.cluster import LiveCluster
-
-        self.server = EmbeddedAPIServer().start()
-        self.live = LiveCluster(self.server, backoff_s=0.5).start()
-        self.env = kubectl_env(self.server, tmp)
-
-    def run(self, *objects: dict) -> None:
-        self.server.apply_objects(list(objects))
-        self.live.wait_ready(60, "default")
-
-    def exec(self, name: str, command: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([kubectl_path(), "exec", name, "--", "sh", "-c", command], env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
-
-    def address(self, name: str) -> str:
-        return self.server.get_object("Pod", "default", name)["status"]["podIP"]
-
+class Cluster(PodCluster):
     def box_uid(self, name: str) -> int:
         uid = self.server.get_object("Pod", "default", name)["metadata"]["uid"]
         return self.live.kubelet.runs[uid].box_uid
-
-    def stop(self) -> None:
-        self.live.stop()
-        self.server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -190,12 +163,7 @@ def test_a_flood_is_dropped_in_the_kernel_and_bounded(tmp_path):
     """Floods at the harness's stand-ins (the cluster DNS here) are cut by the node's rate limit in the kernel, a
     pod's CPU by its cgroup, and the host sees none of it. (Busybox makes packets no faster than processes, so
     this cluster's stand-in rate is lowered to show the limit at work.)"""
-    from pytest_netarena.cluster import LiveCluster
-
-    server = EmbeddedAPIServer().start()
-    live = LiveCluster(server, served_rate=(20, 5)).start()
-    made = Cluster.__new__(Cluster)
-    made.server, made.live, made.env = server, live, kubectl_env(server, tmp_path)
+    made = Cluster(tmp_path, served_rate=(20, 5))
     listener = Listener("0.0.0.0")
     try:
         made.run(pod("flooder", "sleep 3600"), pod("burner", "while :; do :; done"), pod("witness", "sleep 3600"))
@@ -211,7 +179,7 @@ def test_a_flood_is_dropped_in_the_kernel_and_bounded(tmp_path):
         dropped, counters = 0, ""
         deadline = time.monotonic() + 30  # the flood starts through kubectl exec, which a busy machine makes slow
         while not dropped and time.monotonic() < deadline:
-            counters = live.network.node.call(lambda: subprocess.run(
+            counters = made.live.network.node.call(lambda: subprocess.run(
                 ["iptables", "-L", "STANDIN-LIMIT", "-v", "-x", "-n"], capture_output=True, text=True).stdout)
             dropped = int(counters.splitlines()[-1].split()[0])
             time.sleep(0 if dropped else 0.5)
@@ -220,8 +188,7 @@ def test_a_flood_is_dropped_in_the_kernel_and_bounded(tmp_path):
         flooding.kill()
     finally:
         listener.close()
-        live.stop()
-        server.stop()
+        made.stop()
 
 
 def ready(cluster, name: str) -> bool:
@@ -261,12 +228,7 @@ def test_no_pod_passes_for_another(cluster):
 def test_exec_sessions_end_at_their_bounds(tmp_path):
     """A session that never ends, or floods its output, is stopped (exit 137 with the reason), as is everything it
     started."""
-    from pytest_netarena.cluster import LiveCluster
-
-    server = EmbeddedAPIServer().start()
-    live = LiveCluster(server, exec_wall_s=2).start()
-    made = Cluster.__new__(Cluster)
-    made.server, made.live, made.env = server, live, kubectl_env(server, tmp_path)
+    made = Cluster(tmp_path, exec_wall_s=2)
     try:
         made.run(pod("box", "sleep 3600"))
         uid = made.box_uid("box")
@@ -280,5 +242,4 @@ def test_exec_sessions_end_at_their_bounds(tmp_path):
         time.sleep(0.5)
         assert len(uid_processes(uid)) == 1  # only the container's own `sleep 3600`
     finally:
-        live.stop()
-        server.stop()
+        made.stop()
