@@ -59,7 +59,10 @@ def test_padding_and_a_slow_link_do_not_move_an_a2a_agents_time(style: str, stre
     padded, padded_wall, padded_reply = measured(True, True, style, streaming)
     assert plain_reply.text == "set 5" and padded_reply.text.strip() == "set 5"
     assert padded_wall - plain_wall > 1.0  # the transport took seconds more ...
-    assert THINK_S <= plain < THINK_S + 1.0 and THINK_S <= padded < THINK_S + 1.0  # ... the agent's time did not
+    # ... the agent's time did not. (The clock starts once the request's last byte was handed over; the server here
+    # runs in this process, and may start thinking a thread switch, up to 5 ms, before the client notes the time.)
+    least = THINK_S - 0.02
+    assert least <= plain < THINK_S + 1.0 and least <= padded < THINK_S + 1.0
     assert abs(padded - plain) < 0.6
     assert padded_wall - padded > 1.0
 

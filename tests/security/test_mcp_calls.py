@@ -4,6 +4,7 @@ calls, a client that never lets go. Every call is a judged step or an answered r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -150,15 +151,20 @@ def test_a_client_that_never_closes_is_stopped_and_the_episode_recorded(tmp_path
         number = 2
         while process.poll() is None and time.monotonic() < deadline:
             if keep_busy:  # a client that keeps pinging: only the overall deadline ends it
-                process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "ping"}).encode() + b"\n")
-                process.stdin.flush()
+                try:
+                    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "ping"}).encode() + b"\n")
+                    process.stdin.flush()
+                except BrokenPipeError:  # the server stopped between the look and the line
+                    process.wait(timeout=60)
+                    break
                 number += 1
             time.sleep(0.02 if keep_busy else 0.5)  # busy: a line may be arriving just as the deadline stops the server
         assert process.poll() is not None, "the server waited for the client for ever"
     finally:
         if process.poll() is None:
             process.kill()
-        process.stdin.close()  # only now: the client never closed its side while the server ran
+        with contextlib.suppress(BrokenPipeError):  # only now: the client never closed its side while the server ran
+            process.stdin.close()
     stderr = process.stderr.read().decode() if process.stderr else ""
     assert any(path.is_dir() for path in tmp_path.iterdir()), f"no run folder (exit {process.returncode}): {stderr}"
     record, _, _ = run_folder(tmp_path)
