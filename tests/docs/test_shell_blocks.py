@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ SUBSTITUTIONS = (
     (r"--adversarial-examples([= ])\d+", r"--adversarial-examples\g<1>2"),
     (r"(?<=\s)-n \d+(?=\s|$)", "-n 0"),  # one process (README's `-n auto` keeps xdist in these runs)
     (r"<run-id>", "$(ls -t reports | head -n 1)"),  # the run folder the block's previous command wrote
+    # a whole suite run shrinks to a query per category, but README's first command runs whole, as a user runs it
+    (r"(?m)^(?![^\n]*(?:--queries|-n auto))([^\n#]*\bpytest suites\S*)", r"\1 --queries 1"),
 )
 
 
@@ -104,8 +107,17 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """The script's run; past the timeout every process it started is stopped and the test fails with its output."""
+    process = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"still running after {timeout:g} s:\n{script}\n--- stdout (end)\n{stdout[-6000:]}\n"
+                    f"--- stderr (end)\n{stderr[-6000:]}")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def shown(done: subprocess.CompletedProcess[str]) -> str:
