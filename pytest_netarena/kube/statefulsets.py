@@ -7,7 +7,8 @@ apps.kubernetes.io/pod-index and controller-revision-hash; a PersistentVolumeCla
 volume of that name claims it). OrderedReady (the default) makes ordinal n only once 0..n-1 are Running
 and Ready and removes from the highest ordinal down, one at a time; Parallel makes and removes them all at
 once. A RollingUpdate replaces pods of an old revision from the highest ordinal down (above the partition),
-one at a time, each once the others are ready; OnDelete waits for the user. Status: replicas,
+one at a time, each once the one replaced before it is ready (OrderedReady: and every other pod too); OnDelete
+waits for the user. Status: replicas,
 readyReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision, availableReplicas,
 observedGeneration, as `kubectl rollout status statefulset` reads them.
 """
@@ -130,21 +131,28 @@ def reconcile(writer: Writer, sts: dict) -> None:
 
 
 def _roll(writer: Writer, sts: dict, pods: dict, replicas: int, update: str) -> None:
-    """RollingUpdate: replace the highest pod of an old revision (above the partition) once all others are ready."""
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    """RollingUpdate, from the highest ordinal down to the partition: replace the first pod of an old revision, and
+    wait while the last one replaced is not ready. OrderedReady starts only once every pod is ready; Parallel does
+    not wait for the pods of the old revision (a set whose pods cannot get ready as they are can be rolled out)."""
+    spec = sts.get("spec") or {}
+    strategy = spec.get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") != "RollingUpdate":
         return
     partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
     current = [o for o in range(replicas) if o in pods]
-    if len(current) < replicas or any(not ready(pods[o]) for o in current):
+    ordered = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
+    if len(current) < replicas or (ordered and any(not ready(pods[o]) for o in current)):
         return
     for ordinal in sorted(current, reverse=True):
         if ordinal < partition:
             break
         pod = pods[ordinal]
         if (pod["metadata"].get("labels") or {}).get(REVISION) != update:
-            writer.remove("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
-            del pods[ordinal]
+            if not pod["metadata"].get("deletionTimestamp"):
+                writer.remove("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
+                del pods[ordinal]
+            return
+        if not ready(pod):  # the pod this update made: the next waits for it
             return
 
 

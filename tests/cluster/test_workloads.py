@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 
 from .conftest import needs_live
 
@@ -159,6 +160,47 @@ def test_a_stateful_set_has_stable_names_ordered_pods_and_claims_that_keep_their
     assert again["metadata"]["uid"] != pods["db-1"]["metadata"]["uid"]
     status = live.json("-n", ns, "get", "statefulset", "db")["status"]
     assert (status["readyReplicas"], status["currentRevision"]) == (3, status["updateRevision"])
+
+
+STUCK_PARALLEL = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: cache}
+spec:
+  serviceName: cache
+  replicas: 3
+  podManagementPolicy: PodManagementPolicy
+  selector: {matchLabels: {app: cache}}
+  template:
+    metadata: {labels: {app: cache}}
+    spec:
+      containers:
+      - name: cache
+        image: busybox
+        command: [sh, -c, "exec sleep 3600"]
+        readinessProbe: {exec: {command: [test, -f, /tmp/never]}, periodSeconds: 1}
+"""
+FIX_READINESS = '[{"op": "replace", "path": "/spec/template/spec/containers/0/command/2", ' \
+                '"value": "touch /tmp/never; exec sleep 3600"}]'
+
+
+def test_a_parallel_set_rolls_out_a_fix_for_pods_that_cannot_get_ready_and_an_ordered_one_waits(live):
+    """apps/v1's RollingUpdate: Parallel replaces the highest old pod without waiting for the old ones to be ready,
+    then each next one once the pod it made is ready; OrderedReady waits until every pod is ready."""
+    ns = live.namespace()
+    live.kubectl("-n", ns, "apply", "-f", "-", input=STUCK_PARALLEL.replace("PodManagementPolicy", "Parallel"))
+    live.wait_for(lambda: len(live.json("-n", ns, "get", "pods", "-l", "app=cache")["items"]) == 3, what="3 pods")
+    live.kubectl("-n", ns, "patch", "statefulset", "cache", "--type=json", "-p", FIX_READINESS)
+    live.kubectl("-n", ns, "rollout", "status", "statefulset/cache", "--timeout=90s")
+    status = live.json("-n", ns, "get", "statefulset", "cache")["status"]
+    assert (status["readyReplicas"], status["updatedReplicas"]) == (3, 3)
+    ordered = live.namespace()
+    live.kubectl("-n", ordered, "apply", "-f", "-", input=STUCK_PARALLEL.replace("PodManagementPolicy", "OrderedReady"))
+    live.wait_for(lambda: live.json("-n", ordered, "get", "pods", "-l", "app=cache")["items"], what="cache-0")
+    first = live.json("-n", ordered, "get", "pod", "cache-0")["metadata"]["uid"]
+    live.kubectl("-n", ordered, "patch", "statefulset", "cache", "--type=json", "-p", FIX_READINESS)
+    time.sleep(3)  # an OrderedReady set neither makes cache-1 nor replaces the unready cache-0
+    assert [p["metadata"]["uid"] for p in live.json("-n", ordered, "get", "pods", "-l", "app=cache")["items"]] == [first]
 
 
 def test_rollout_history_and_undo_bring_back_the_previous_template(live):
