@@ -91,6 +91,9 @@ RUNS = (
     Run("scale.py", ("--delay", "0.05", "--steps", "1", "--runs", "2:2", "--workers", "0"),
         (rf"--in-flight 2\s+{NUMBER}\s+{NUMBER}.*2 failed",  # the stub model only reads: both episodes fail, as run
          rf"one agent command alone .*: {NUMBER} ms of CPU")),
+    Run("test_loop.py", ("--top", "2", "--", "tests/core/test_errors.py", "-n", "0", "-p", "no:randomly"),
+        (rf"run 1: {NUMBER} s wall .* passed", rf"median {NUMBER} s over 1 runs; test time summed over workers {NUMBER} s",
+         rf"{NUMBER} s  tests/core/test_errors\.py")),
     Run("training.py", ("--episodes", "1", "--jobs", "1", "--app", "malt", "--malt-topology", "synthetic:200",
                         "--random-steps", "2"),
         (rf"malt\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+1/1\s+{NUMBER}",)),
