@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import sandbox
 from ..core.process import Finished
-from ..sandbox import views
+from ..sandbox import tmpfs, views
 from .kubectl import ONE_SHOT_GO
 
 #: what a phase's box may run: bash, text tools, kubectl (and curl where installed), and the rest of coreutils a
@@ -35,7 +35,6 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 OUTPUT_BYTES = 1 << 20
 #: the agent's workspace /app (as root a tmpfs of this size: what it writes never fills the host's disk)
 WORKSPACE_BYTES, WORKSPACE_FILES = 256 << 20, 65536
-MNT_DETACH, MS_NOSUID, MS_NODEV = 2, 2, 4
 
 
 @dataclass(frozen=True)
@@ -101,21 +100,12 @@ def mount_workspace(folder: str) -> bool:
     folder of the work folder, bounded only by each file's size limit)."""
     if os.geteuid() != 0:
         return False
-    options = f"size={WORKSPACE_BYTES},nr_inodes={WORKSPACE_FILES},mode=0755".encode()
-    return _libc().mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+    return tmpfs.mount(folder, f"size={WORKSPACE_BYTES},nr_inodes={WORKSPACE_FILES},mode=0755",
+                       tmpfs.MS_NOSUID | tmpfs.MS_NODEV) == 0
 
 
 def unmount_workspace(folder: str) -> None:
-    _libc().umount2(folder.encode(), MNT_DETACH)
-
-
-def _libc():
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
-    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
-    return libc
+    tmpfs.unmount(folder)
 
 
 def _own(folder: str, uid: int) -> None:
