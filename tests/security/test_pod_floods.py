@@ -19,14 +19,9 @@ import pytest
 from pytest_netarena.cluster import live_support
 from pytest_netarena.kube import EmbeddedAPIServer, kubectl_env, kubectl_path
 
+from .pods import pod
+
 pytestmark = pytest.mark.skipif(not live_support().ok, reason=f"pods cannot run here: {live_support().reason}")
-
-
-def _pod(name: str, command: str, **container) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
-                                                            "labels": {"app": name}},
-            "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", command],
-                                     **container}]}}
 
 
 class Cluster:
@@ -75,7 +70,7 @@ def test_a_pod_filling_its_disk_leaves_every_other_pod_its_room(cluster):
             "echo filled $(ls -l /fill* | awk '{s += $5} END {print int(s / 1024)}'); rm -f /fill*; "
             "i=0; while [ $i -lt 30000 ] && printf '' > /n$i; do i=$((i+1)); done 2>/dev/null; echo files $i; "
             "exec sleep 3600")
-    cluster.run(_pod("filler", fill), _pod("victim", "exec sleep 3600"))
+    cluster.run(pod("filler", fill), pod("victim", "exec sleep 3600"))
     deadline = time.monotonic() + 120
     log = ""
     while "files" not in log and time.monotonic() < deadline:
@@ -97,7 +92,7 @@ def test_exec_sessions_opened_without_end_stop_at_a_cap_and_end_with_their_clien
     marker = f"{3000 + os.getpid() % 1000}.{int(time.time()) % 1000 + 1}"
     sockets: list[socket.socket] = []
     try:
-        made.run(_pod("one", "exec sleep 3600"), _pod("two", "exec sleep 3600"))
+        made.run(pod("one", "exec sleep 3600"), pod("two", "exec sleep 3600"))
         answers = []
         for name in ("one",) * 8 + ("two",) * 5:
             sock, answer = _open_exec(made.server.port, name, ["sleep", marker])
@@ -149,8 +144,8 @@ def _open_exec(port: int, pod: str, command: list[str]) -> tuple[socket.socket, 
 
 
 def test_a_container_writing_without_end_costs_the_harness_a_bounded_share(cluster):
-    cluster.run(_pod("quiet", "exec sleep 3600"))
-    cluster.server.apply_objects([_pod("loud", "exec yes")])
+    cluster.run(pod("quiet", "exec sleep 3600"))
+    cluster.server.apply_objects([pod("loud", "exec yes")])
     cluster.live.wait_ready(60, "default")
     time.sleep(1)
     started_cpu, started = time.process_time(), time.monotonic()
